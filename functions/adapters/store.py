@@ -1,0 +1,195 @@
+"""DynamoDB adapters: operations (with per-target locks) and per-user state (preferences)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions.adapters import aws
+from functions.domain.operations import Operation, OperationStatus, Target
+from functions.domain.ports import LockHeld, StaleWrite
+
+_LIST_PK = "OP"
+
+
+def _s(v: str) -> dict[str, str]:
+    return {"S": v}
+
+
+def _n(v: int) -> dict[str, str]:
+    return {"N": str(v)}
+
+
+def _encode_token(key: dict[str, Any] | None) -> str | None:
+    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode() if key else None
+
+
+def _decode_token(token: str | None) -> dict[str, Any] | None:
+    if not token:
+        return None
+    try:
+        key = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, json.JSONDecodeError):
+        from functions.domain.errors import InvalidInput
+
+        raise InvalidInput.field(["query", "next_token"], "not a token this API issued") from None
+    if not isinstance(key, dict):
+        from functions.domain.errors import InvalidInput
+
+        raise InvalidInput.field(["query", "next_token"], "not a token this API issued")
+    return key
+
+
+@dataclass
+class DynamoOperationRepository:
+    table: str
+    region: str | None = None
+
+    @property
+    def _ddb(self) -> Any:
+        return aws.client("dynamodb", self.region)
+
+    def _item(self, op: Operation) -> dict[str, Any]:
+        return {
+            "pk": _s(op.id),
+            "list_pk": _s(_LIST_PK),
+            "created_key": _s(f"{op.created_at}#{op.id}"),
+            "target_key": _s(op.target.index_key),
+            "status": _s(op.status.value),
+            "kind": _s(op.kind),
+            "version": _n(op.version),
+            "body": _s(op.model_dump_json()),
+        }
+
+    def _lock_item(self, op: Operation) -> dict[str, Any]:
+        return {"pk": _s(op.target.lock_key), "operation_id": _s(op.id), "since": _s(op.updated_at)}
+
+    def create(self, op: Operation) -> None:
+        try:
+            self._ddb.transact_write_items(TransactItems=[
+                {"Put": {"TableName": self.table, "Item": self._item(op),
+                         "ConditionExpression": "attribute_not_exists(pk)"}},
+                {"Put": {"TableName": self.table, "Item": self._lock_item(op),
+                         "ConditionExpression": "attribute_not_exists(pk)"}},
+            ])
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            holder = self.holder(op.target)
+            raise LockHeld(holder or "unknown") from None
+
+    def acquire(self, op: Operation) -> None:
+        try:
+            self._ddb.put_item(
+                TableName=self.table, Item=self._lock_item(op),
+                ConditionExpression="attribute_not_exists(pk) OR operation_id = :id",
+                ExpressionAttributeValues={":id": _s(op.id)},
+            )
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            raise LockHeld(self.holder(op.target) or "unknown") from None
+
+    def release(self, op: Operation) -> None:
+        self.break_lock(op.target, op.id)
+
+    def break_lock(self, target: Target, holder_id: str) -> None:
+        try:
+            self._ddb.delete_item(
+                TableName=self.table, Key={"pk": _s(target.lock_key)},
+                ConditionExpression="operation_id = :id", ExpressionAttributeValues={":id": _s(holder_id)},
+            )
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def holder(self, target: Target) -> str | None:
+        item = self._ddb.get_item(TableName=self.table, Key={"pk": _s(target.lock_key)},
+                                  ConsistentRead=True).get("Item")
+        return item["operation_id"]["S"] if item else None
+
+    def get(self, op_id: str) -> Operation | None:
+        item = self._ddb.get_item(TableName=self.table, Key={"pk": _s(op_id)}, ConsistentRead=True).get("Item")
+        if not item or "body" not in item:
+            return None
+        return Operation.model_validate_json(item["body"]["S"]).model_copy(
+            update={"version": int(item["version"]["N"])}
+        )
+
+    def save(self, old: Operation, new: Operation) -> Operation:
+        saved = new.model_copy(update={"version": old.version + 1})
+        try:
+            self._ddb.put_item(
+                TableName=self.table, Item=self._item(saved),
+                ConditionExpression="version = :v", ExpressionAttributeValues={":v": _n(old.version)},
+            )
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise StaleWrite(new.id) from None
+            raise
+        return saved
+
+    def list(
+        self, *, cluster: str | None, status: OperationStatus | None, limit: int, token: str | None
+    ) -> tuple[list[Operation], str | None]:
+        args: dict[str, Any] = {"TableName": self.table, "ScanIndexForward": False, "Limit": limit}
+        if cluster:
+            args |= {"IndexName": "by_target", "KeyConditionExpression": "target_key = :t",
+                     "ExpressionAttributeValues": {":t": _s(Target(cluster=cluster).index_key)}}
+        else:
+            args |= {"IndexName": "by_created", "KeyConditionExpression": "list_pk = :p",
+                     "ExpressionAttributeValues": {":p": _s(_LIST_PK)}}
+        if status:
+            args["FilterExpression"] = "#st = :st"
+            args["ExpressionAttributeNames"] = {"#st": "status"}
+            args["ExpressionAttributeValues"][":st"] = _s(status.value)
+        start = _decode_token(token)
+        if start:
+            args["ExclusiveStartKey"] = start
+        page = self._ddb.query(**args)
+        items = [
+            Operation.model_validate_json(i["body"]["S"]).model_copy(update={"version": int(i["version"]["N"])})
+            for i in page.get("Items", [])
+        ]
+        return items, _encode_token(page.get("LastEvaluatedKey"))
+
+
+@dataclass
+class DynamoStateStore:
+    """Per-user preferences and cluster records: pk = kind#id, sk = detail."""
+
+    table: str
+    region: str | None = None
+
+    @property
+    def _ddb(self) -> Any:
+        return aws.client("dynamodb", self.region)
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        item = self._ddb.get_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)},
+                                  ConsistentRead=True).get("Item")
+        return json.loads(item["body"]["S"]) if item else None
+
+    def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None:
+        item: dict[str, Any] = {"pk": _s(pk), "sk": _s(sk), "body": _s(json.dumps(body, default=str))}
+        if ttl:
+            item["ttl"] = _n(ttl)
+        self._ddb.put_item(TableName=self.table, Item=item)
+
+    def delete(self, pk: str, sk: str) -> None:
+        self._ddb.delete_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)})
+
+    def query(self, pk: str) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        args: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :p",
+                                "ExpressionAttributeValues": {":p": _s(pk)}}
+        while True:
+            page = self._ddb.query(**args)
+            out.extend(json.loads(i["body"]["S"]) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return out
+            args["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -1,0 +1,38 @@
+"""Per-request context the routes read: who is calling, and helpers for operation responses."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from functions.domain.operations import Actor, Operation
+from functions.domain.principal import Principal, Role
+
+
+def principal(router: Router) -> Principal:
+    p = router.context.get("principal")
+    assert isinstance(p, Principal)  # set by the auth middleware before any route runs
+    return p
+
+
+def require(router: Router, role: Role) -> Principal:
+    p = principal(router)
+    p.require(role)
+    return p
+
+
+def actor(p: Principal) -> Actor:
+    return Actor(sub=p.sub, name=p.name)
+
+
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response[str]:
+    return Response(status_code=status, content_type="application/json", body=json.dumps(body, default=str),
+                    headers=headers or {})
+
+
+def accepted(op: Operation) -> Response[str]:
+    """A mutation's answer: 202, the Operation record itself, and where to watch it."""
+    return json_response(op.public(), 202, {"Location": f"/v1/operations/{op.id}"})

@@ -1,0 +1,36 @@
+"""The API's services, built once per container from its settings; clients are lazy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.publisher import EventBridgePublisher
+from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
+from functions.adapters.workflows import StepFunctionsRunner
+from functions.domain.kinds import KINDS
+from functions.domain.service import OperationService
+from functions.observability import logger
+from functions.settings import ApiSettings, api_settings
+
+
+@dataclass
+class Services:
+    settings: ApiSettings
+    operations: OperationService
+    state: DynamoStateStore
+
+
+@lru_cache(maxsize=1)
+def services() -> Services:
+    s = api_settings()
+    ops = OperationService(
+        repo=DynamoOperationRepository(s.operations_table),
+        publisher=EventBridgePublisher(s.event_bus_name),
+        runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
+        guard=PowertoolsIdempotencyGuard(s.idempotency_table),
+        correlation_id=lambda: logger.get_correlation_id() or "-",
+        steps_for=dict(KINDS),
+    )
+    return Services(settings=s, operations=ops, state=DynamoStateStore(s.state_table))

@@ -1,0 +1,104 @@
+"""PodStart REST API /v1: one Powertools resolver, validation on, every error problem+json."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from functions.api import problems
+from functions.api.context import json_response
+from functions.api.routes import catalog, operations, preferences
+from functions.domain.errors import PayloadTooLarge, Problem, Unauthorized
+from functions.domain.principal import Principal
+from functions.observability import logger, metrics, tracer
+
+API_TITLE = "PodStart API"
+API_VERSION = "1.0.0"
+CORRELATION_HEADER = "X-Correlation-Id"
+
+app = APIGatewayRestResolver(enable_validation=True)
+
+
+def _instance() -> str | None:
+    return app.current_event.path if getattr(app, "current_event", None) else None
+
+
+def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Who is calling: Cognito authorizer claims (the sandbox fills the same shape)."""
+    ctx = app.current_event.request_context
+    claims = (ctx.authorizer.claims if ctx.authorizer else None) or {}
+    if not claims:
+        raise Unauthorized("sign in first: send Authorization: Bearer <token>")
+    app.append_context(principal=Principal.from_claims(dict(claims)))
+    from functions.settings import api_settings
+
+    body = app.current_event.body or ""
+    if len(body.encode()) > api_settings().max_body_bytes:
+        raise PayloadTooLarge(f"request body is larger than {api_settings().max_body_bytes} bytes")
+    return next_middleware(app)
+
+
+def correlate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    response = next_middleware(app)
+    response.headers[CORRELATION_HEADER] = logger.get_correlation_id() or ""
+    return response
+
+
+app.use(middlewares=[correlate, authenticate])
+app.include_router(operations.router)
+app.include_router(catalog.router)
+app.include_router(preferences.router)
+
+
+@lru_cache(maxsize=1)
+def openapi_document() -> dict[str, Any]:
+    doc = json.loads(app.get_openapi_json_schema(
+        title=API_TITLE, version=API_VERSION,
+        description="PodStart: a serverless control plane for SageMaker HyperPod clusters on EKS.",
+    ))
+    return doc  # type: ignore[no-any-return]
+
+
+@app.get("/v1/openapi.json", include_in_schema=False)
+def get_openapi() -> Response[str]:
+    return json_response(openapi_document())
+
+
+@app.exception_handler(Problem)
+def _problem(exc: Problem) -> Response[str]:
+    return problems.from_problem(exc, _instance())
+
+
+@app.exception_handler(RequestValidationError)
+def _invalid(exc: RequestValidationError) -> Response[str]:
+    return problems.from_validation(list(exc.errors()), _instance())
+
+
+@app.not_found
+def _not_found(exc: NotFoundError) -> Response[str]:
+    return problems.problem_response({
+        "type": "https://podstart.dev/problems/not-found", "title": "Not found", "status": 404,
+        "detail": f"no route {app.current_event.http_method} {app.current_event.path}", "instance": _instance(),
+    })
+
+
+@app.exception_handler(Exception)
+def _bug(exc: Exception) -> Response[str]:
+    logger.exception("unhandled error")
+    metrics.add_metric(name="UnhandledErrors", unit="Count", value=1)
+    return problems.internal_error(_instance(), logger.get_correlation_id())
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,33 @@
+"""/v1/preferences: the caller's active cluster and defaults (one per user, not one global)."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from functions.api.context import json_response, principal
+from functions.api.deps import services
+from functions.domain.preferences import Preferences, PreferencesUpdate, prefs_key
+
+router = Router()
+
+
+@router.get("/v1/preferences", summary="Your active cluster and defaults", tags=["preferences"],
+            responses={200: {"description": "Preferences", "content": {"application/json": {"model": Preferences}}}})
+def get_preferences() -> Response[str]:
+    p = principal(router)
+    stored = services().state.get(*prefs_key(p.sub))
+    return json_response(Preferences.model_validate(stored or {}).model_dump(mode="json"))
+
+
+@router.put("/v1/preferences", summary="Set your active cluster and defaults (send only what changes)",
+            tags=["preferences"],
+            responses={200: {"description": "Preferences", "content": {"application/json": {"model": Preferences}}}})
+def set_preferences(body: PreferencesUpdate) -> Response[str]:
+    p = principal(router)
+    state = services().state
+    current = Preferences.model_validate(state.get(*prefs_key(p.sub)) or {})
+    updated = current.apply(body)
+    if updated != current:
+        state.put(*prefs_key(p.sub), updated.model_dump(mode="json"))
+    return json_response({**updated.model_dump(mode="json"), "changed": updated != current})

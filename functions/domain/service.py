@@ -1,0 +1,183 @@
+"""Operations engine: start, read, watch, retry and cancel operations. Pure: adapters come in."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from functions.domain import operations as ops
+from functions.domain.errors import Conflict, InvalidInput, NotFound
+from functions.domain.events import envelope
+from functions.domain.operations import Actor, Operation, OperationStatus, Target
+from functions.domain.ports import (
+    EventPublisher,
+    IdempotencyGuard,
+    IdempotencyInProgress,
+    IdempotencyMismatch,
+    LockHeld,
+    OperationRepository,
+    StaleWrite,
+    WorkflowRunner,
+)
+
+MAX_WAIT_SECONDS = 20  # API Gateway answers within 29 s
+
+
+def new_id() -> str:
+    return "op-" + uuid.uuid4().hex[:20]
+
+
+@dataclass
+class OperationService:
+    repo: OperationRepository
+    publisher: EventPublisher
+    runner: WorkflowRunner
+    guard: IdempotencyGuard
+    correlation_id: Callable[[], str] = lambda: "-"
+    id_factory: Callable[[], str] = new_id
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    steps_for: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    # -- writes -------------------------------------------------------------------------------
+    def record(self, old: Operation | None, new: Operation) -> Operation:
+        saved = self.repo.save(old, new) if old is not None else new
+        cid = self.correlation_id()
+        self.publisher.publish([envelope(t, d, cid) for t, d in ops.changes(old, saved)])
+        return saved
+
+    def start(
+        self,
+        *,
+        kind: str,
+        target: Target,
+        request: dict[str, Any],
+        principal: Actor,
+        idempotency_key: str | None,
+    ) -> tuple[Operation, bool]:
+        """Start an operation; returns (operation, created). A replayed key returns the first one."""
+        steps = self.steps_for.get(kind)
+        if steps is None or not self.runner.has_workflow(kind):
+            raise NotFound(f"no workflow is deployed for operation kind {kind!r}")
+        rhash = ops.request_hash(kind, target, request)
+        created: list[Operation] = []
+
+        def create() -> str:
+            op = ops.new_operation(
+                op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=request,
+                principal=principal, idempotency_key=idempotency_key,
+            )
+            self._create_locked(op)
+            self.record(None, op)
+            created.append(self._launch(op))
+            return op.id
+
+        if idempotency_key:
+            try:
+                op_id = self.guard.once(scope=principal.sub, key=idempotency_key, request_hash=rhash, create=create)
+            except IdempotencyMismatch:
+                raise InvalidInput(
+                    "Idempotency-Key was already used with a different request; use a new key for a new request",
+                    errors=[{"loc": ["header", "Idempotency-Key"], "msg": "reused with a different request"}],
+                ) from None
+            except IdempotencyInProgress:
+                raise Conflict("a request with this Idempotency-Key is still being processed; retry shortly") from None
+        else:
+            op_id = create()
+        if created:
+            return created[0], True
+        return self.get(op_id), False
+
+    def _create_locked(self, op: Operation) -> None:
+        for _ in range(2):
+            try:
+                self.repo.create(op)
+                return
+            except LockHeld as held:
+                self._raise_if_active(op.target, held.holder_id)
+        raise Conflict(f"{op.target.cluster or op.target.resource} is busy; try again")
+
+    def _raise_if_active(self, target: Target, holder_id: str) -> None:
+        holder = self.repo.get(holder_id)
+        if holder is not None and not holder.status.terminal:
+            raise Conflict(
+                f"{holder.kind} operation {holder.id} is {holder.status} on "
+                f"{target.cluster or target.resource}; wait for it to finish or cancel it",
+                running_operation=holder.id,
+                running_operation_kind=holder.kind,
+            )
+        self.repo.break_lock(target, holder_id)  # a stale lock left by an operation that ended
+
+    def _launch(self, op: Operation) -> Operation:
+        try:
+            arn = self.runner.start(op)
+        except Exception as exc:  # the workflow never started: fail the operation, free the target
+            failed = ops.fail(op, ops.ErrorInfo(code="WorkflowStartFailed", message=str(exc), retryable=True))
+            failed = self.record(self.get(op.id), failed)
+            self.repo.release(failed)
+            return failed
+        for _ in range(5):
+            current = self.get(op.id)
+            if current.execution_arn == arn or current.status.terminal:
+                return current
+            try:
+                return self.record(current, current.model_copy(update={"execution_arn": arn}))
+            except StaleWrite:  # the workflow's first step wrote meanwhile
+                continue
+        return self.get(op.id)
+
+    def retry(self, op_id: str, principal: Actor) -> Operation:
+        op = self.get(op_id)
+        fresh = ops.prepare_retry(op)  # Conflict unless FAILED/CANCELLED
+        for _ in range(2):
+            try:
+                self.repo.acquire(fresh)
+                break
+            except LockHeld as held:
+                if held.holder_id == op.id:
+                    break
+                self._raise_if_active(op.target, held.holder_id)
+        saved = self.record(op, fresh)
+        return self._launch(saved)
+
+    def cancel(self, op_id: str) -> Operation:
+        op = self.get(op_id)
+        cancelled = self.record(op, ops.cancel(op))
+        if op.execution_arn:
+            try:
+                self.runner.stop(op.execution_arn, "cancelled by request")
+            except Exception:
+                pass
+        self.repo.release(cancelled)
+        return cancelled
+
+    # -- reads --------------------------------------------------------------------------------
+    def get(self, op_id: str) -> Operation:
+        op = self.repo.get(op_id)
+        if op is None:
+            raise NotFound(f"operation {op_id} does not exist")
+        return op
+
+    def watch(self, op_id: str, wait_seconds: float, since_version: int | None = None) -> Operation:
+        """Long poll: return at once if terminal or changed since `since_version`, else on the next change."""
+        op = self.get(op_id)
+        baseline = op.version if since_version is None else since_version
+        if op.status.terminal or wait_seconds <= 0 or op.version != baseline:
+            return op
+        deadline = self.monotonic() + min(wait_seconds, MAX_WAIT_SECONDS)
+        delay = 0.25
+        while self.monotonic() < deadline:
+            self.sleep(min(delay, max(0.0, deadline - self.monotonic())))
+            op = self.get(op_id)
+            if op.version != baseline or op.status.terminal:
+                return op
+            delay = min(delay * 1.5, 2.0)
+        return op
+
+    def list(
+        self, *, cluster: str | None, status: OperationStatus | None, limit: int, token: str | None
+    ) -> tuple[list[Operation], str | None]:
+        return self.repo.list(cluster=cluster, status=status, limit=limit, token=token)

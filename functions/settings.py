@@ -1,0 +1,53 @@
+"""Typed configuration, parsed once per function from its environment; fails fast when incomplete."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class CommonSettings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    operations_table: str
+    state_table: str
+    event_bus_name: str = "podstart"
+    aws_region: str = Field(default="us-west-2", alias="AWS_REGION")
+
+
+class ApiSettings(CommonSettings):
+    idempotency_table: str
+    workflow_arns: dict[str, str] = Field(default_factory=dict)
+    data_bucket: str = ""
+    max_body_bytes: int = 256 * 1024
+
+    @field_validator("workflow_arns", mode="before")
+    @classmethod
+    def _json(cls, v: Any) -> Any:
+        return json.loads(v) if isinstance(v, str) else v
+
+
+class StepsSettings(CommonSettings):
+    data_bucket: str = ""
+    assets_bucket: str = ""
+    time_scale: float = 1.0
+    podstart_role_arn: str = ""
+
+
+@lru_cache(maxsize=1)
+def api_settings() -> ApiSettings:
+    return ApiSettings()  # type: ignore[call-arg]
+
+
+@lru_cache(maxsize=1)
+def steps_settings() -> StepsSettings:
+    return StepsSettings()  # type: ignore[call-arg]
+
+
+@lru_cache(maxsize=1)
+def common_settings() -> CommonSettings:
+    return CommonSettings()  # type: ignore[call-arg]

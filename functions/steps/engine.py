@@ -1,0 +1,143 @@
+"""The step contract, executed: record RUNNING before acting, SUCCEEDED/FAILED after, typed errors.
+
+Called by the state machine for every Task: begin, run (ensure + watch), finish, fail.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
+
+from functions.adapters import aws
+from functions.domain import operations as ops
+from functions.domain.errors import OperationCancelled, PermanentStepError, StepError, TransientStepError
+from functions.domain.operations import ErrorInfo, Operation, OperationStatus
+from functions.domain.ports import EventPublisher, OperationRepository
+from functions.domain.service import OperationService
+from functions.domain.workflow import Done, Skip, Wait, next_wait
+from functions.observability import logger
+from functions.settings import StepsSettings
+from functions.workflows import registry
+from functions.workflows.context import StepContext
+
+TRANSIENT_CODES = {
+    "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
+    "RequestLimitExceeded", "ServiceUnavailable", "ServiceUnavailableException", "InternalFailure",
+    "InternalError", "InternalServerError", "InternalServerException", "RequestTimeout",
+    "RequestTimeoutException", "PriorRequestNotComplete", "SlowDown", "ProvisionedThroughputExceededException",
+    "TransactionInProgressException",
+}
+
+
+def classify(exc: Exception) -> StepError:
+    """One mapping from AWS/Kubernetes failures to retryable-or-not step errors."""
+    if isinstance(exc, StepError):
+        return exc
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "ClientError")
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 400)
+        message = exc.response.get("Error", {}).get("Message") or str(exc)
+        op_name = getattr(exc, "operation_name", "")
+        text = f"{op_name}: {message}" if op_name else message
+        if code in TRANSIENT_CODES or status >= 500:
+            return TransientStepError(code, text)
+        return PermanentStepError(code, text)
+    if isinstance(exc, EndpointConnectionError | BotoCoreError | ConnectionError | TimeoutError):
+        return TransientStepError(type(exc).__name__, str(exc))
+    k8s_status = getattr(exc, "status", None)  # kubernetes ApiException
+    if isinstance(k8s_status, int):
+        if k8s_status == 429 or k8s_status >= 500:
+            return TransientStepError(f"Kubernetes{k8s_status}", str(getattr(exc, "reason", exc)))
+        return PermanentStepError(f"Kubernetes{k8s_status}", str(getattr(exc, "body", exc))[:500])
+    return PermanentStepError(type(exc).__name__, str(exc))
+
+
+@dataclass
+class Engine:
+    repo: OperationRepository
+    publisher: EventPublisher
+    settings: StepsSettings
+    state: Any
+
+    def _service(self) -> OperationService:
+        # Only record/publish are used here; the API owns start/retry/cancel.
+        return OperationService(repo=self.repo, publisher=self.publisher, runner=None, guard=None,  # type: ignore[arg-type]
+                                correlation_id=lambda: logger.get_correlation_id() or "-")
+
+    def _load(self, op_id: str) -> Operation:
+        op = self.repo.get(op_id)
+        if op is None:
+            raise PermanentStepError("OperationNotFound", f"operation {op_id} does not exist")
+        return op
+
+    def handle(self, event: dict[str, Any]) -> dict[str, Any]:
+        action = event["action"]
+        op = self._load(event["operation_id"])
+        if action == "fail":
+            return self._fail(op, event.get("error") or {})
+        if op.status is OperationStatus.CANCELLED:
+            raise OperationCancelled("OperationCancelled", f"operation {op.id} was cancelled")
+        if action == "begin":
+            self._service().record(op, ops.begin(op, event.get("execution")))
+            return {"status": "DONE", "wait_seconds": 0}
+        if action == "run":
+            return self._run(op, event["step"])
+        if action == "finish":
+            saved = self._service().record(op, ops.succeed(op, op.outputs()))
+            self.repo.release(saved)
+            return {"status": "DONE", "wait_seconds": 0}
+        raise PermanentStepError("UnknownAction", f"unknown action {action!r}")
+
+    def _run(self, op: Operation, name: str) -> dict[str, Any]:
+        svc = self._service()
+        step = op.step(name)
+        if step.status.done:
+            return {"status": "DONE", "wait_seconds": 0}  # a retry skips what already succeeded
+        impl = registry.lookup(op.kind, name)
+        if impl is None:
+            raise PermanentStepError("UnknownStep", f"{op.kind} has no step {name!r}")
+        if step.status is not ops.StepStatus.RUNNING:
+            op = svc.record(op, ops.step_started(op, name))  # the phase is recorded before anything acts
+            step = op.step(name)
+        ctx = StepContext(operation=op, step=step, settings=self.settings, clients=aws.client, state=self.state)
+        try:
+            outcome = impl(ctx)
+        except Exception as exc:
+            err = classify(exc)
+            if isinstance(err, TransientStepError):
+                logger.warning("transient step error", step=name, code=err.code, error=err.message)
+                svc.record(op, ops.step_progress(op, name, f"retrying after {err.code}: {err.message}"[:500]))
+            else:
+                logger.error("step failed", step=name, code=err.code, error=err.message)
+                svc.record(op, ops.step_failed(op, name, ErrorInfo(code=err.code, message=err.message[:1000],
+                                                                   retryable=True)))
+            raise err from exc
+        if isinstance(outcome, Wait):
+            wait = next_wait(step.polls, outcome.expected_seconds, self.settings.time_scale)
+            svc.record(op, ops.step_progress(op, name, outcome.message, outcome.outputs))
+            return {"status": "WAIT", "wait_seconds": wait}
+        if isinstance(outcome, Skip):
+            svc.record(op, ops.step_skipped(op, name, outcome.message))
+            return {"status": "DONE", "wait_seconds": 0}
+        assert isinstance(outcome, Done)
+        svc.record(op, ops.step_succeeded(op, name, outcome.message, outcome.outputs))
+        return {"status": "DONE", "wait_seconds": 0}
+
+    def _fail(self, op: Operation, error: dict[str, Any]) -> dict[str, Any]:
+        if op.status.terminal:
+            self.repo.release(op)
+            return {"status": "DONE", "wait_seconds": 0}
+        code = str(error.get("Error") or "StepFailed")
+        message = str(error.get("Cause") or code)
+        try:
+            cause = json.loads(message)
+            message = str(cause.get("errorMessage") or message)
+        except (ValueError, AttributeError):
+            pass
+        info = ErrorInfo(code=code, message=message[:1000], retryable=True)
+        saved = self._service().record(op, ops.fail(op, info))
+        self.repo.release(saved)
+        return {"status": "DONE", "wait_seconds": 0}

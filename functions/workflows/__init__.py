@@ -1,0 +1,1 @@
+"""Step implementations per operation kind: idempotent "ensure" functions over injected adapters."""

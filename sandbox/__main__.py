@@ -1,0 +1,64 @@
+"""`python -m sandbox` (what `make dev` runs): the whole control plane on one port, no AWS account."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import time
+
+import uvicorn
+
+from sandbox.app import Sandbox, write_tokens
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    t0 = time.monotonic()
+    sandbox = Sandbox()
+    print("PodStart sandbox: starting the embedded AWS and Kubernetes ...", flush=True)
+    sandbox.start()
+    token_file = write_tokens(sandbox)
+    config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
+                            log_level="warning", ws="websockets-sansio" if _has_sansio() else "auto")
+    server = uvicorn.Server(config)
+
+    def on_started() -> None:
+        print(f"""
+PodStart sandbox is serving on {sandbox.base_url}  (ready in {time.monotonic() - t0:.1f} s)
+  Open:        {sandbox.sign_in_url()}
+  REST API:    {sandbox.base_url}/v1   (OpenAPI: /v1/openapi.json)
+  MCP:         {sandbox.base_url}/mcp
+  Live events: ws://{sandbox.settings.host}:{sandbox.settings.port}/ws
+  Token:       {token_file} (viewer token: {sandbox.settings.state_dir / 'viewer-token'})
+  Embedded AWS endpoint: {sandbox.aws.endpoint}   time scale: {sandbox.settings.time_scale}x
+  Everything lives in memory: stopping the sandbox (Ctrl-C) resets it.
+""", flush=True)
+
+    original_startup = server.startup
+
+    async def startup(sockets: object = None) -> None:
+        await original_startup(sockets=sockets)  # type: ignore[arg-type]
+        if server.started:
+            on_started()
+
+    server.startup = startup  # type: ignore[method-assign]
+    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    try:
+        server.run()
+    finally:
+        sandbox.stop()
+        print("PodStart sandbox stopped.", flush=True)
+    return 0
+
+
+def _has_sansio() -> bool:
+    try:
+        import websockets.sansio  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    sys.exit(main())

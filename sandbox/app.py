@@ -1,0 +1,301 @@
+"""The sandbox: embedded AWS + embedded Kubernetes + one local HTTP port serving UI, REST, MCP and /ws."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from functions.lambdas import LAMBDAS
+from sandbox import proxy, resources
+from sandbox.auth import Tokens
+from sandbox.config import SandboxSettings
+from sandbox.events_feed import EventFeed
+
+LOG = logging.getLogger("podstart.sandbox")
+WEB_DIST = resources.REPO / "web" / "dist"
+PROBLEM = "application/problem+json"
+
+
+def _problem(status: int, title: str, detail: str) -> JSONResponse:
+    return JSONResponse({"type": f"https://podstart.dev/problems/{title.lower().replace(' ', '-')}",
+                         "title": title, "status": status, "detail": detail}, status_code=status, media_type=PROBLEM)
+
+
+class Sandbox:
+    """Starts everything in-process; `app` is the ASGI app for the one port."""
+
+    def __init__(self, settings: SandboxSettings | None = None) -> None:
+        self.settings = settings or SandboxSettings()
+        self.tokens = Tokens.make(self.settings.token, self.settings.viewer_token)
+        self.feed = EventFeed()
+        self.ready = threading.Event()
+        self.aws: Any = None
+        self.kube: Any = None
+        self.info: dict[str, Any] = {}
+        self._api: Any = None
+        self._mcp: Any = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        from functions.adapters import aws as aws_factory
+        from sandbox.aws import EmbeddedAws
+        from sandbox.kube import KubeApiServer
+
+        scale = self.settings.time_scale
+        self.kube = KubeApiServer(port=self.settings.kube_port, time_scale=scale)
+        self.kube.start()
+        self.aws = EmbeddedAws(port=self.settings.aws_port, time_scale=scale, kube=self.kube)
+        self.aws.start()
+        os.environ.update(self.aws.env())
+        aws_factory.client.cache_clear()  # clients made before the endpoint was exported are stale
+        self.feed.install()
+        handlers = {spec.function_name: spec.load() for spec in LAMBDAS.values()}
+        function_arns = {name: self.aws.function_arn(name) for name in handlers}
+        made = resources.create_all(self._plain_client, function_arns, self._workflow_role())
+        os.environ.update({
+            "OPERATIONS_TABLE": made["tables"]["operations"],
+            "STATE_TABLE": made["tables"]["state"],
+            "IDEMPOTENCY_TABLE": made["tables"]["idempotency"],
+            "EVENT_BUS_NAME": made["bus"],
+            "WORKFLOW_ARNS": json.dumps(made["workflows"]),
+            "DATA_BUCKET": made["buckets"]["data"],
+            "ASSETS_BUCKET": made["buckets"]["assets"],
+            "TIME_SCALE": str(scale),
+            "PODSTART_ROLE_ARN": f"arn:aws:iam::{resources.ACCOUNT}:role/podstart-steps",
+            "POWERTOOLS_SERVICE_NAME": "podstart-sandbox",
+            "POWERTOOLS_TRACE_DISABLED": "1",
+            "POWERTOOLS_METRICS_NAMESPACE": "PodStart",
+            "POWERTOOLS_METRICS_DISABLED": "1",
+            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            "AWS_LAMBDA_FUNCTION_NAME": "podstart-sandbox",
+        })
+        self._clear_settings_caches()
+        self.aws.route_lambdas(handlers)
+        self._api = LAMBDAS["api"].load()
+        self.info = made
+        self.ready.set()
+
+    @staticmethod
+    def _clear_settings_caches() -> None:
+        from functions import settings
+
+        for fn in (settings.api_settings, settings.steps_settings, settings.common_settings):
+            fn.cache_clear()
+
+    def register_workflow(self, kind: str, steps: dict[str, Any]) -> str:
+        """Deploy an extra workflow (tests use this to exercise the engine on their own steps)."""
+        from functions.api import deps
+        from functions.domain.asl import definition
+        from functions.domain.kinds import KINDS
+        from functions.workflows import registry
+
+        KINDS[kind] = tuple(steps)
+        registry.register(kind, steps)
+        body = json.dumps(definition(kind, tuple(steps))).replace(
+            "${StepsFunctionArn}", self.aws.function_arn("podstart-steps"))
+        sfn = self._plain_client("stepfunctions")
+        arn = str(sfn.create_state_machine(name="podstart-" + kind.replace(".", "-"), definition=body,
+                                           roleArn=self._workflow_role())["stateMachineArn"])
+        self.info["workflows"][kind] = arn
+        os.environ["WORKFLOW_ARNS"] = json.dumps(self.info["workflows"])
+        self._clear_settings_caches()
+        deps.services.cache_clear()
+        return arn
+
+    def stop(self) -> None:
+        if self.aws is not None:
+            self.aws.stop()
+        if self.kube is not None:
+            self.kube.stop()
+
+    def _plain_client(self, service: str, region: str | None = None) -> Any:
+        from functions.adapters import aws as aws_factory
+
+        return aws_factory.client(service, region)
+
+    def _workflow_role(self) -> str:
+        iam = self._plain_client("iam")
+        doc = json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+        try:
+            return str(iam.create_role(RoleName="podstart-workflows", AssumeRolePolicyDocument=doc)["Role"]["Arn"])
+        except iam.exceptions.EntityAlreadyExistsException:
+            return str(iam.get_role(RoleName="podstart-workflows")["Role"]["Arn"])
+
+    # -- URLs -----------------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.settings.host}:{self.settings.port}"
+
+    def sign_in_url(self) -> str:
+        return f"{self.base_url}/#token={self.tokens.admin}"
+
+    # -- HTTP -----------------------------------------------------------------------------------
+    def _claims(self, request: Request) -> dict[str, str] | None:
+        return self.tokens.claims(request.headers.get("authorization"))
+
+    async def healthz(self, request: Request) -> Response:
+        if not self.ready.is_set():
+            return JSONResponse({"status": "starting"}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    async def api(self, request: Request) -> Response:
+        if not self.ready.is_set():
+            return _problem(503, "Starting", "the sandbox is still starting")
+        body = await request.body()
+        event = proxy.to_event(
+            request.method, request.url.path, list(request.headers.items()),
+            list(request.query_params.multi_items()), body, self._claims(request),
+            request.client.host if request.client else "127.0.0.1",
+        )
+        from sandbox.aws.lambdas import LambdaContext
+
+        ctx = LambdaContext("podstart-api", self.aws.function_arn("podstart-api"), timeout_s=29)
+        result = await asyncio.to_thread(self._api, event, ctx)
+        status, headers, payload = proxy.from_result(result)
+        headers.pop("Content-Length", None)
+        return Response(payload, status_code=status, headers=headers)
+
+    def _require(self, request: Request, admin: bool = False) -> JSONResponse | None:
+        claims = self._claims(request)
+        if claims is None:
+            return _problem(401, "Unauthorized", "sign in first: send Authorization: Bearer <token>")
+        if admin and claims.get("cognito:groups") != "admin":
+            return _problem(403, "Forbidden", "sandbox controls need the admin token")
+        return None
+
+    async def sandbox_info(self, request: Request) -> Response:
+        if (denied := self._require(request)) is not None:
+            return denied
+        return JSONResponse({
+            "aws_endpoint": self.aws.endpoint,
+            "kubernetes": self.kube.clusters(),
+            "time_scale": self.settings.time_scale,
+            "region": resources.REGION,
+            "tables": self.info.get("tables"),
+            "buckets": self.info.get("buckets"),
+        })
+
+    async def calls(self, request: Request) -> Response:
+        if (denied := self._require(request)) is not None:
+            return denied
+        q = request.query_params
+        return JSONResponse({"items": self.aws.calls.records(service=q.get("service"),
+                                                             operation=q.get("operation"))})
+
+    async def faults(self, request: Request) -> Response:
+        if (denied := self._require(request, admin=True)) is not None:
+            return denied
+        if request.method == "DELETE":
+            self.aws.faults.clear()
+            return Response(status_code=204)
+        if request.method == "GET":
+            return JSONResponse({"items": self.aws.faults.list()})
+        try:
+            body = await request.json()
+            fault = {
+                "service": str(body["service"]), "operation": str(body["operation"]),
+                "error_code": str(body["error_code"]), "count": int(body.get("count", 1)),
+                "message": body.get("message"), "status_code": int(body.get("status_code", 400)),
+            }
+        except (ValueError, KeyError, TypeError) as exc:
+            return _problem(422, "Invalid request", f"need service, operation, error_code (and count): {exc}")
+        if fault["count"] < 1:
+            return _problem(422, "Invalid request", "count: must be at least 1")
+        self.aws.faults.add(**fault)
+        return JSONResponse(fault, status_code=201)
+
+    async def ws(self, websocket: WebSocket) -> None:
+        """Live events. Authenticate with an Authorization header or a first message {"token": ...}."""
+        await websocket.accept()
+        claims = self.tokens.claims(websocket.headers.get("authorization"))
+        if claims is None:
+            try:
+                first = await asyncio.wait_for(websocket.receive_json(), timeout=10)
+                claims = self.tokens.claims(f"Bearer {first.get('token', '')}")
+            except (TimeoutError, WebSocketDisconnect, ValueError, AttributeError):
+                claims = None
+        if claims is None:
+            await websocket.send_json({"type": "error", "status": 401, "detail": "send {\"token\": ...} first"})
+            await websocket.close(code=4401)
+            return
+        await websocket.send_json({"type": "ready"})
+        sub = self.feed.subscribe()
+        try:
+            while True:
+                event = await sub[1].get()
+                await websocket.send_json({"type": "event", **event})
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            self.feed.unsubscribe(sub)
+
+    async def index(self, request: Request) -> Response:
+        path = request.url.path.lstrip("/") or "index.html"
+        if WEB_DIST.is_dir():
+            candidate = (WEB_DIST / path).resolve()
+            if candidate.is_file() and WEB_DIST.resolve() in candidate.parents:
+                return FileResponse(candidate)
+            return FileResponse(WEB_DIST / "index.html")
+        return HTMLResponse(
+            "<!doctype html><html lang=en><head><meta charset=utf-8><title>PodStart sandbox</title>"
+            "<link rel=icon href=data:,></head><body><h1>PodStart sandbox</h1>"
+            "<p>The web UI is not built yet. The REST API is at <code>/v1</code> "
+            "(OpenAPI: <code>/v1/openapi.json</code>), MCP at <code>/mcp</code>.</p></body></html>"
+        )
+
+    def _mcp_app(self) -> Any:
+        try:
+            from mcp_gateway.asgi import create_app
+        except ImportError:
+            return None
+        try:
+            return create_app(f"{self.base_url}")
+        except Exception:
+            LOG.exception("MCP gateway unavailable")
+            return None
+
+    def asgi(self) -> Starlette:
+        routes: list[Any] = [
+            Route("/healthz", self.healthz),
+            Route("/v1/sandbox", self.sandbox_info),
+            Route("/v1/sandbox/calls", self.calls),
+            Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
+            Route("/v1/{path:path}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+            WebSocketRoute("/ws", self.ws),
+        ]
+        self._mcp = self._mcp_app()
+        if self._mcp is not None:
+            routes.append(Mount("/mcp", app=self._mcp))
+        routes.append(Route("/{path:path}", self.index))
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with contextlib.AsyncExitStack() as stack:
+                lifespan_ctx = getattr(self._mcp, "router", None)
+                if lifespan_ctx is not None and hasattr(lifespan_ctx, "lifespan_context"):
+                    await stack.enter_async_context(lifespan_ctx.lifespan_context(self._mcp))
+                yield
+
+        return Starlette(routes=routes, lifespan=lifespan)
+
+
+def write_tokens(sandbox: Sandbox) -> Path:
+    sandbox.tokens.write(sandbox.settings.state_dir)
+    return sandbox.settings.state_dir / "token"
+
+
+__all__ = ["Sandbox", "write_tokens"]

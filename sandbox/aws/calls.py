@@ -1,0 +1,178 @@
+"""Client-side call log and fault injection, as botocore hooks on the control plane's client factory."""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+_SECRET = re.compile(
+    r"secret|password|passwd|credential|private.?key|session.?token|authorization|"
+    r"^token$|apikey|api.?key",
+    re.IGNORECASE,
+)
+_MAX_STR = 512
+_MAX_ITEMS = 50
+_MAX_DEPTH = 6
+
+
+def redact(value: Any, depth: int = 0) -> Any:
+    """A JSON-friendly, bounded copy of API params with anything that looks secret masked."""
+    if depth > _MAX_DEPTH:
+        return "..."
+    if isinstance(value, dict):
+        return {
+            k: ("***" if isinstance(k, str) and _SECRET.search(k) else redact(v, depth + 1))
+            for k, v in list(value.items())[:_MAX_ITEMS]
+        }
+    if isinstance(value, list | tuple):
+        items = [redact(v, depth + 1) for v in value[:_MAX_ITEMS]]
+        if len(value) > _MAX_ITEMS:
+            items.append(f"... {len(value) - _MAX_ITEMS} more")
+        return items
+    if isinstance(value, bytes | bytearray):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, str) and len(value) > _MAX_STR:
+        return value[:_MAX_STR] + f"... ({len(value)} chars)"
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return repr(value)[:_MAX_STR]
+
+
+class CallLog:
+    """Every AWS API call made through functions.adapters.aws.client, oldest first, bounded."""
+
+    def __init__(self, maxlen: int = 20_000) -> None:
+        self._records: collections.deque[dict[str, Any]] = collections.deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def append(self, service: str, operation: str, params: Any, outcome: str) -> None:
+        record = {
+            "service": service,
+            "operation": operation,
+            "params": params,
+            "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+            "outcome": outcome,
+        }
+        with self._lock:
+            self._records.append(record)
+
+    def records(self, service: str | None = None, operation: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            snapshot = list(self._records)
+        return [
+            r
+            for r in snapshot
+            if (service is None or r["service"] == service)
+            and (operation is None or r["operation"] == operation)
+        ]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+
+@dataclass
+class Fault:
+    service: str
+    operation: str
+    error_code: str
+    count: int
+    message: str
+    status_code: int
+
+
+class FaultInjector:
+    """Fail a named AWS call N times with a given error code, client side (no botocore retry)."""
+
+    def __init__(self) -> None:
+        self._faults: list[Fault] = []
+        self._lock = threading.Lock()
+
+    def add(
+        self,
+        service: str,
+        operation: str,
+        error_code: str,
+        count: int = 1,
+        message: str | None = None,
+        status_code: int = 400,
+    ) -> None:
+        with self._lock:
+            self._faults.append(
+                Fault(
+                    service,
+                    operation,
+                    error_code,
+                    count,
+                    message or f"Injected fault: {error_code}",
+                    status_code,
+                )
+            )
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def list(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(vars(f)) for f in self._faults]
+
+    def take(self, service: str, operation: str) -> Fault | None:
+        """The first matching fault with calls left, its count decremented; None if none matches."""
+        with self._lock:
+            for fault in self._faults:
+                if fault.service == service and fault.operation == operation and fault.count > 0:
+                    fault.count -= 1
+                    if fault.count == 0:
+                        self._faults.remove(fault)
+                    return fault
+        return None
+
+
+class ClientHooks:
+    """botocore handlers: remember params, short-circuit faulted calls, record the outcome."""
+
+    _KEY = "podstart_sandbox_params"
+
+    def __init__(self, calls: CallLog, faults: FaultInjector) -> None:
+        self.calls = calls
+        self.faults = faults
+
+    def install(self) -> None:
+        from functions.adapters import aws
+
+        aws.register_hook("before-parameter-build", self.before_parameter_build)
+        aws.register_hook("before-call", self.before_call)
+        aws.register_hook("after-call", self.after_call)
+
+    def before_parameter_build(
+        self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any
+    ) -> None:
+        context[self._KEY] = redact(params)
+
+    def before_call(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
+        fault = self.faults.take(model.service_model.service_name, model.name)
+        if fault is None:
+            return None
+        from botocore.awsrequest import AWSResponse
+
+        http = AWSResponse("http://sandbox/fault", fault.status_code, {}, None)
+        return http, {
+            "Error": {"Code": fault.error_code, "Message": fault.message},
+            "ResponseMetadata": {"HTTPStatusCode": fault.status_code, "HTTPHeaders": {}},
+        }
+
+    def after_call(
+        self, http_response: Any, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any
+    ) -> None:
+        outcome = "ok"
+        status = getattr(http_response, "status_code", 200)
+        if status >= 300:
+            outcome = str((parsed or {}).get("Error", {}).get("Code") or status)
+        self.calls.append(model.service_model.service_name, model.name, context.get(self._KEY, {}), outcome)

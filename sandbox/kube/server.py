@@ -1,0 +1,617 @@
+"""HTTP front of the Kubernetes API double: one threaded server, each cluster under /clusters/<name>."""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sandbox.kube.controllers import DEFAULT_RECONCILERS, ControllerLoop, Reconciler
+from sandbox.kube.errors import ApiError, bad_request, not_found
+from sandbox.kube.registry import ALL_VERBS, ResourceType, TypeRegistry
+from sandbox.kube.store import ClusterStore, Obj, get_path
+
+VERSION_INFO = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-eks-sandbox",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2025-01-01T00:00:00Z",
+    "goVersion": "go1.23.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_NO_SUCH_RESOURCE = ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
+def _version_priority(version: str) -> tuple[int, int, int]:
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not m:
+        return (0, 0, 0)
+    stage = {"alpha": 1, "beta": 2, None: 3}[m.group(2)]
+    return (stage, int(m.group(1)), int(m.group(3) or 0))
+
+
+def _sorted_versions(versions: list[str]) -> list[str]:
+    return sorted(versions, key=_version_priority, reverse=True)
+
+
+def _age(timestamp: str | None) -> str:
+    if not timestamp:
+        return "<unknown>"
+    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    secs = max(int((datetime.now(UTC) - created).total_seconds()), 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size * 2 or (unit == "m" and secs >= 120):
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
+
+
+def _ready_pods(o: Obj) -> str:
+    statuses = get_path(o, "status.containerStatuses") or []
+    total = len(get_path(o, "spec.containers") or [])
+    return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
+
+
+_COLUMNS: dict[tuple[str, str], list[tuple[str, Any]]] = {
+    ("", "pods"): [
+        ("Ready", _ready_pods),
+        ("Status", lambda o: get_path(o, "status.phase") or ""),
+        ("Restarts", lambda o: "0"),
+    ],
+    ("", "namespaces"): [("Status", lambda o: get_path(o, "status.phase") or "")],
+    ("", "persistentvolumeclaims"): [
+        ("Status", lambda o: get_path(o, "status.phase") or ""),
+        ("Volume", lambda o: get_path(o, "spec.volumeName") or ""),
+    ],
+    ("", "persistentvolumes"): [
+        ("Status", lambda o: get_path(o, "status.phase") or ""),
+        (
+            "Claim",
+            lambda o: "/".join(
+                filter(None, (get_path(o, "spec.claimRef.namespace"), get_path(o, "spec.claimRef.name")))
+            ),
+        ),
+    ],
+    ("", "services"): [
+        ("Type", lambda o: get_path(o, "spec.type") or ""),
+        ("Cluster-IP", lambda o: get_path(o, "spec.clusterIP") or ""),
+    ],
+    ("apps", "deployments"): [
+        (
+            "Ready",
+            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
+        ),
+        ("Up-to-date", lambda o: get_path(o, "status.updatedReplicas") or 0),
+        ("Available", lambda o: get_path(o, "status.availableReplicas") or 0),
+    ],
+    ("apps", "statefulsets"): [
+        (
+            "Ready",
+            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
+        ),
+    ],
+    ("batch", "jobs"): [
+        (
+            "Status",
+            lambda o: next(
+                (
+                    c["type"]
+                    for c in get_path(o, "status.conditions") or []
+                    if c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                ),
+                "Running",
+            ),
+        ),
+        (
+            "Completions",
+            lambda o: f"{get_path(o, 'status.succeeded') or 0}/{get_path(o, 'spec.completions') or 1}",
+        ),
+    ],
+}
+
+
+def _table(rt: ResourceType, objs: list[Obj], list_meta: Obj, include: str) -> Obj:
+    extra: list[tuple[str, Any]] = list(_COLUMNS.get(rt.storage_key, []))
+    for name, path in rt.printer_columns:
+        if path != ".metadata.creationTimestamp" and "[" not in path:
+            extra.append((name, lambda o, p=path: get_path(o, p)))
+    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}]
+    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0} for n, _ in extra]
+    columns.append({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0})
+    rows = []
+    for o in objs:
+        cells = [
+            o["metadata"]["name"],
+            *[fn(o) for _, fn in extra],
+            _age(o["metadata"].get("creationTimestamp")),
+        ]
+        row: Obj = {"cells": ["" if c is None else c for c in cells]}
+        if include == "Object":
+            row["object"] = o
+        elif include != "None":
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": o["metadata"],
+            }
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": columns,
+        "rows": rows,
+    }
+
+
+def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> list[Obj]:
+    out: list[Obj] = []
+    for rt in registry.in_group_version(group, version):
+        entry: Obj = {
+            "name": rt.plural,
+            "singularName": rt.singular,
+            "namespaced": rt.namespaced,
+            "kind": rt.kind,
+            "verbs": list(ALL_VERBS),
+        }
+        if rt.short_names:
+            entry["shortNames"] = list(rt.short_names)
+        if rt.categories:
+            entry["categories"] = list(rt.categories)
+        out.append(entry)
+        if rt.status:
+            out.append(
+                {
+                    "name": f"{rt.plural}/status",
+                    "singularName": "",
+                    "namespaced": rt.namespaced,
+                    "kind": rt.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        if rt.scale:
+            out.append(
+                {
+                    "name": f"{rt.plural}/scale",
+                    "singularName": "",
+                    "namespaced": rt.namespaced,
+                    "group": "autoscaling",
+                    "version": "v1",
+                    "kind": "Scale",
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        if rt.storage_key == ("", "pods"):
+            out.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
+    return out
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes; avoid 40 ms stalls
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    # ---------------------------------------------------------------- plumbing
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            return self.rfile.read(length)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().strip().split(b";")[0] or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return data
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        return b""
+
+    def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, code: int, obj: Any) -> None:
+        self._send(code, json.dumps(obj).encode())
+
+    def _start_stream(self, content_type: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        if data:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    def _end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            body = self._read_body()
+            if "protobuf" in self.headers.get("Content-Type", ""):
+                raise ApiError(
+                    415,
+                    "UnsupportedMediaType",
+                    "this sandbox API server reads JSON and YAML only, not protobuf "
+                    "(use kubectl apply -f / create -f instead of kubectl create <kind> / run)",
+                )
+            parts = urlsplit(self.path)
+            query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            segs = [s for s in parts.path.split("/") if s]
+            if len(segs) < 2 or segs[0] != "clusters":
+                if segs and segs[-1] in ("healthz", "livez", "readyz"):
+                    self._send(200, b"ok", "text/plain")
+                    return
+                raise _NO_SUCH_RESOURCE
+            store = self.server.api.store_or_none(segs[1])
+            if store is None:
+                raise ApiError(404, "NotFound", f"cluster {segs[1]!r} not found")
+            segs = segs[2:]
+            if segs and segs[-1] in ("healthz", "livez", "readyz"):
+                self._send(200, b"ok", "text/plain")
+                return
+            auth = self.headers.get("Authorization")
+            if auth is None and self.server.api.require_token:
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            if auth is not None and (not auth.startswith("Bearer ") or not auth[7:].strip()):
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            self._route(store, method, segs, query, body)
+        except ApiError as err:
+            self._json(err.code, err.status())
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as err:  # surface bugs as 500 Status rather than a dropped connection
+            self._json(500, ApiError(500, "InternalError", f"internal error: {err!r}").status())
+
+    # ---------------------------------------------------------------- routing
+
+    def _route(self, store: ClusterStore, method: str, segs: list[str], query: dict[str, str], body: bytes) -> None:
+        registry = store.registry
+        if method == "GET" and segs == ["version"]:
+            return self._json(200, VERSION_INFO)
+        if method == "GET" and segs == ["api"]:
+            host, port = str(self.server.server_address[0]), self.server.server_address[1]
+            return self._json(
+                200,
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": f"{host}:{port}"}],
+                },
+            )
+        if method == "GET" and segs == ["apis"]:
+            groups = [self._api_group(g, v) for g, v in registry.groups().items() if g]
+            return self._json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+        if not segs or segs[0] not in ("api", "apis"):
+            raise _NO_SUCH_RESOURCE
+        if segs[0] == "api":
+            if len(segs) < 2:
+                raise _NO_SUCH_RESOURCE
+            group, version, rest = "", segs[1], segs[2:]
+        else:
+            if len(segs) == 2 and method == "GET":
+                versions = registry.groups().get(segs[1])
+                if not versions:
+                    raise _NO_SUCH_RESOURCE
+                return self._json(200, self._api_group(segs[1], versions))
+            if len(segs) < 3:
+                raise _NO_SUCH_RESOURCE
+            group, version, rest = segs[1], segs[2], segs[3:]
+        if not rest:
+            resources = _discovery_resources(registry, group, version)
+            if not resources or method != "GET":
+                raise _NO_SUCH_RESOURCE
+            gv = f"{group}/{version}" if group else version
+            return self._json(
+                200,
+                {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources},
+            )
+        watch = query.get("watch", "") in ("true", "1")
+        if rest[0] == "watch":
+            watch, rest = True, rest[1:]
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            inner = registry.lookup(group, version, rest[2])
+            if inner is not None and inner.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        if not rest:
+            raise _NO_SUCH_RESOURCE
+        rt = registry.lookup(group, version, rest[0])
+        if rt is None or len(rest) > 3 or (rt.namespaced and namespace is None and len(rest) > 1):
+            raise _NO_SUCH_RESOURCE
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else None
+        if (
+            sub not in (None, "status", "scale", "log")
+            or (sub == "status" and not rt.status)
+            or (sub == "log" and rt.storage_key != ("", "pods"))
+        ):
+            raise _NO_SUCH_RESOURCE
+        manager = query.get("fieldManager") or self.headers.get("User-Agent", "unknown").split("/")[0]
+        accept = self.headers.get("Accept", "")
+        table = "as=Table" in accept
+        if name is None:
+            return self._collection(store, rt, method, namespace, query, body, watch, table, manager)
+        if method == "GET" and sub == "log":
+            return self._logs(store, namespace or "default", name, query)
+        if method == "GET" and watch:
+            query["fieldSelector"] = ",".join(filter(None, (query.get("fieldSelector"), f"metadata.name={name}")))
+            return self._watch(store, rt, namespace, query, table)
+        if method == "GET":
+            obj = store.get_scale(rt, namespace, name) if sub == "scale" else store.get_rt(rt, namespace, name)
+            if table and sub is None:
+                obj = _table(
+                    rt,
+                    [obj],
+                    {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                    query.get("includeObject", "Metadata"),
+                )
+            return self._json(200, obj)
+        if method == "PUT":
+            return self._json(200, store.replace_rt(rt, namespace, name, self._decode(body), sub, manager))
+        if method == "PATCH":
+            ctype = self.headers.get("Content-Type", "application/merge-patch+json")
+            force = query.get("force", "") in ("true", "1")
+            return self._json(
+                200,
+                store.patch_rt(rt, namespace, name, ctype, body, sub, query.get("fieldManager"), force)
+                if ctype.startswith("application/apply-patch")
+                else store.patch_rt(rt, namespace, name, ctype, body, sub, manager),
+            )
+        if method == "DELETE" and sub is None:
+            return self._json(200, store.delete_rt(rt, namespace, name))
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    @staticmethod
+    def _api_group(group: str, versions: list[str]) -> Obj:
+        ordered = _sorted_versions(versions)
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in ordered]
+        return {
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            "name": group,
+            "versions": gvs,
+            "preferredVersion": gvs[0],
+        }
+
+    @staticmethod
+    def _decode(body: bytes) -> Obj:
+        try:
+            obj = json.loads(body or b"null")
+        except ValueError as err:
+            raise bad_request(f"invalid JSON body: {err}") from err
+        if not isinstance(obj, dict):
+            raise bad_request("the request body must be a JSON object")
+        return obj
+
+    def _collection(
+        self,
+        store: ClusterStore,
+        rt: ResourceType,
+        method: str,
+        namespace: str | None,
+        query: dict[str, str],
+        body: bytes,
+        watch: bool,
+        table: bool,
+        manager: str,
+    ) -> None:
+        if method == "GET" and watch:
+            return self._watch(store, rt, namespace, query, table)
+        if method == "GET":
+            limit = int(query.get("limit") or 0)
+            listed = store.list_rt(
+                rt,
+                namespace,
+                query.get("labelSelector"),
+                query.get("fieldSelector"),
+                limit,
+                query.get("continue"),
+            )
+            if table:
+                listed = _table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
+            return self._json(200, listed)
+        if method == "POST":
+            return self._json(201, store.create_rt(rt, namespace, self._decode(body), manager))
+        if method == "DELETE":
+            return self._json(
+                200,
+                store.delete_collection_rt(rt, namespace, query.get("labelSelector"), query.get("fieldSelector")),
+            )
+        raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    def _watch(
+        self, store: ClusterStore, rt: ResourceType, namespace: str | None, query: dict[str, str], table: bool
+    ) -> None:
+        timeout = float(query.get("timeoutSeconds") or 1800)
+        watcher = store.watch_rt(
+            rt,
+            namespace,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+            query.get("resourceVersion"),
+        )
+        deadline = time.monotonic() + timeout
+        try:
+            self._start_stream("application/json")
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.server.stopping.is_set():
+                    break
+                try:
+                    event = watcher.events.get(timeout=min(remaining, 0.5))
+                except queue.Empty:
+                    continue
+                if event is None:
+                    break
+                etype, obj = event
+                if table and etype != "ERROR":
+                    obj = _table(
+                        rt,
+                        [obj],
+                        {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+                        query.get("includeObject", "Metadata"),
+                    )
+                self._chunk(json.dumps({"type": etype, "object": obj}).encode() + b"\n")
+            self._end_stream()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            store.unwatch(watcher)
+
+    def _logs(self, store: ClusterStore, namespace: str, name: str, query: dict[str, str]) -> None:
+        pod = store.get("v1", "Pod", name, namespace)
+        if pod is None:
+            raise not_found("pods", name)
+        container = query.get("container") or None
+        names = [c.get("name") for c in get_path(pod, "spec.containers") or []]
+        if container and container not in names:
+            raise bad_request(f"container {container} is not valid for pod {name}")
+        text = store.read_log(namespace, name, container)
+        offset = len(text)
+        if query.get("tailLines"):
+            lines = text.splitlines(keepends=True)
+            text = "".join(lines[-int(query["tailLines"]) :]) if int(query["tailLines"]) else ""
+        if query.get("limitBytes"):
+            text = text[: int(query["limitBytes"])]
+        if query.get("follow", "") not in ("true", "1"):
+            return self._send(200, text.encode(), "text/plain")
+        try:
+            self._start_stream("text/plain")
+            self._chunk(text.encode())
+            while not self.server.stopping.is_set():
+                more, done = store.follow_log(namespace, name, container, offset, 0.5)
+                offset += len(more)
+                self._chunk(more.encode())
+                if done:
+                    break
+            self._end_stream()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # clients hanging up are routine
+            super().handle_error(request, client_address)
+
+    def __init__(self, addr: tuple[str, int], api: KubeApiServer) -> None:
+        self.api = api
+        self.stopping = threading.Event()
+        super().__init__(addr, _Handler)
+
+
+class KubeApiServer:
+    """Embedded Kubernetes API for the sandbox: many clusters, one port, simulated controllers."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, time_scale: float = 60.0, *, require_token: bool = False
+    ) -> None:
+        """Any `Bearer` token is accepted. kubectl sends no token over plain http, so requests without
+        an Authorization header are served as anonymous unless `require_token` (then 401)."""
+        self._host, self._port = host, port
+        self.require_token = require_token
+        self.time_scale = time_scale
+        self._lock = threading.Lock()
+        self._stores: dict[str, ClusterStore] = {}
+        self.reconcilers: list[Reconciler] = list(DEFAULT_RECONCILERS)
+        self._controllers = ControllerLoop(self._all_stores, self.reconcilers, time_scale)
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._httpd = _Server((self._host, self._port), self)
+        self._port = self._httpd.server_address[1]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="kube-api", daemon=True
+        )
+        self._thread.start()
+        self._controllers.start()
+
+    def stop(self) -> None:
+        self._controllers.stop()
+        if self._httpd is not None:
+            self._httpd.stopping.set()
+            for store in self._all_stores():
+                store.close()
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._host}:{self._port}"
+
+    def add_cluster(self, name: str) -> str:
+        with self._lock:
+            if name not in self._stores:
+                self._stores[name] = ClusterStore(name)
+        return f"{self.url}/clusters/{name}"
+
+    def remove_cluster(self, name: str) -> None:
+        with self._lock:
+            store = self._stores.pop(name, None)
+        if store is not None:
+            store.close()
+
+    def clusters(self) -> dict[str, str]:
+        with self._lock:
+            return {name: f"{self.url}/clusters/{name}" for name in self._stores}
+
+    def store(self, name: str) -> ClusterStore:
+        with self._lock:
+            return self._stores[name]
+
+    def store_or_none(self, name: str) -> ClusterStore | None:
+        with self._lock:
+            return self._stores.get(name)
+
+    def add_reconciler(self, reconcile: Reconciler) -> None:
+        """Plug in another simulated controller; it runs on the next tick for every cluster."""
+        self.reconcilers.append(reconcile)
+
+    def _all_stores(self) -> list[ClusterStore]:
+        with self._lock:
+            return list(self._stores.values())

@@ -1,0 +1,102 @@
+"""The AWS resources PodStart needs, created in the embedded AWS the way the CDK stack creates them
+in an account. Key schemas match infra/data.py (a test compares them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from functions.domain.kinds import kind_of_file
+
+REPO = Path(__file__).resolve().parent.parent
+STATEMACHINES = REPO / "statemachines"
+
+TABLES: dict[str, dict[str, Any]] = {
+    "operations": {
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [
+            {"AttributeName": n, "AttributeType": "S"} for n in ("pk", "list_pk", "created_key", "target_key")
+        ],
+        "GlobalSecondaryIndexes": [
+            {"IndexName": "by_created", "KeySchema": [{"AttributeName": "list_pk", "KeyType": "HASH"},
+                                                      {"AttributeName": "created_key", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
+            {"IndexName": "by_target", "KeySchema": [{"AttributeName": "target_key", "KeyType": "HASH"},
+                                                     {"AttributeName": "created_key", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
+        ],
+    },
+    "idempotency": {
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+        "ttl": "expiration",
+    },
+    "state": {
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "S"}],
+        "ttl": "ttl",
+    },
+}
+
+BUS_NAME = "podstart"
+REGION = "us-west-2"
+ACCOUNT = "123456789012"
+
+
+def table_name(logical: str) -> str:
+    return f"podstart-{logical}"
+
+
+def bucket_names() -> dict[str, str]:
+    return {"data": f"podstart-data-{ACCOUNT}", "assets": f"podstart-assets-{ACCOUNT}"}
+
+
+def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dict[str, Any]:
+    """Tables, bus, buckets, state machines and event rules; returns the names and ARNs handlers need."""
+    ddb = client("dynamodb", REGION)
+    existing = set(ddb.list_tables().get("TableNames", []))
+    for logical, spec in TABLES.items():
+        name = table_name(logical)
+        if name in existing:
+            continue
+        args = {k: v for k, v in spec.items() if k != "ttl"}
+        ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", **args)
+        if "ttl" in spec:
+            ddb.update_time_to_live(TableName=name,
+                                    TimeToLiveSpecification={"Enabled": True, "AttributeName": spec["ttl"]})
+    events = client("events", REGION)
+    if BUS_NAME not in {b["Name"] for b in events.list_event_buses().get("EventBuses", [])}:
+        events.create_event_bus(Name=BUS_NAME)
+    s3 = client("s3", REGION)
+    for bucket in bucket_names().values():
+        try:
+            s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+        except s3.exceptions.BucketAlreadyOwnedByYou:
+            pass
+    sfn = client("stepfunctions", REGION)
+    known = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines().get("stateMachines", [])}
+    workflows: dict[str, str] = {}
+    for path in sorted(STATEMACHINES.glob("*.asl.json")):
+        kind = kind_of_file(path.name)
+        body = path.read_text().replace("${StepsFunctionArn}", function_arns["podstart-steps"])
+        body = body.replace("${EventBusName}", BUS_NAME)
+        name = "podstart-" + kind.replace(".", "-")
+        if name in known:
+            sfn.update_state_machine(stateMachineArn=known[name], definition=body)
+            workflows[kind] = known[name]
+        else:
+            workflows[kind] = sfn.create_state_machine(name=name, definition=json.dumps(json.loads(body)),
+                                                       roleArn=role_arn)["stateMachineArn"]
+    rules = {
+        "podstart-executions": {"source": ["aws.states"], "detail-type": ["Step Functions Execution Status Change"]},
+        "podstart-hyperpod": {"source": ["aws.sagemaker"], "detail-type": [
+            "SageMaker HyperPod Cluster State Change", "SageMaker HyperPod Cluster Node Health",
+            "SageMaker HyperPod Cluster Event"]},
+    }
+    for rule, pattern in rules.items():
+        events.put_rule(Name=rule, EventPattern=json.dumps(pattern), State="ENABLED")
+        events.put_targets(Rule=rule, Targets=[{"Id": "projector", "Arn": function_arns["podstart-events"]}])
+    return {"workflows": workflows, "buckets": bucket_names(),
+            "tables": {k: table_name(k) for k in TABLES}, "bus": BUS_NAME}

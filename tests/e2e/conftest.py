@@ -1,0 +1,87 @@
+"""One sandbox for the whole e2e session: started in-process on free ports, driven over HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from sandbox.app import Sandbox
+from sandbox.config import SandboxSettings
+
+TIME_SCALE = float(os.environ.get("PODSTART_TEST_TIME_SCALE", "300"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Api:
+    """A small HTTP client for the sandbox's one port."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.http = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return self.http.get(path, **kw)
+
+    def post(self, path: str, json: Any = None, key: str | None = None, **kw: Any) -> httpx.Response:
+        headers = {"Idempotency-Key": key} if key else {}
+        return self.http.post(path, json=json, headers=headers, **kw)
+
+    def wait_terminal(self, op_id: str, timeout: float = 120) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        op = self.get(f"/v1/operations/{op_id}").json()
+        while op["status"] not in ("SUCCEEDED", "FAILED", "CANCELLED"):
+            assert time.monotonic() < deadline, f"operation {op_id} still {op['status']} at {op.get('phase')}"
+            op = self.get(f"/v1/operations/{op_id}", params={"wait": 10, "version": op["version"]}).json()
+        return op
+
+    def calls(self, service: str | None = None, operation: str | None = None) -> list[dict[str, Any]]:
+        params = {k: v for k, v in (("service", service), ("operation", operation)) if v}
+        return list(self.get("/v1/sandbox/calls", params=params).json()["items"])
+
+
+@pytest.fixture(scope="session")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    settings = SandboxSettings(port=_free_port(), time_scale=TIME_SCALE,
+                               state_dir=Path(tmp_path_factory.mktemp("podstart")))
+    sb = Sandbox(settings)
+    sb.start()
+    server = uvicorn.Server(uvicorn.Config(sb.asgi(), host="127.0.0.1", port=settings.port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "sandbox did not start"
+        time.sleep(0.05)
+    yield sb
+    server.should_exit = True
+    thread.join(timeout=10)
+    sb.stop()
+
+
+@pytest.fixture(scope="session")
+def api(sandbox: Sandbox) -> Api:
+    return Api(sandbox.base_url, sandbox.tokens.admin)
+
+
+@pytest.fixture(scope="session")
+def viewer(sandbox: Sandbox) -> Api:
+    return Api(sandbox.base_url, sandbox.tokens.viewer)
+
+
+@pytest.fixture(scope="session")
+def anonymous(sandbox: Sandbox) -> httpx.Client:
+    return httpx.Client(base_url=sandbox.base_url, timeout=30)

@@ -1,0 +1,68 @@
+"""Operation transitions: what a user sees in the record as a workflow runs, fails, and is retried."""
+
+from __future__ import annotations
+
+import pytest
+
+from functions.domain import operations as ops
+from functions.domain.errors import Conflict
+from functions.domain.operations import Actor, ErrorInfo, OperationStatus, StepStatus, Target
+
+ERR = ErrorInfo(code="AccessDenied", message="no", retryable=True)
+
+
+def new(steps: tuple[str, ...] = ("a", "b", "c")) -> ops.Operation:
+    return ops.new_operation(op_id="op-123456", kind="test.kind", target=Target(cluster="demo", region="us-west-2"),
+                             steps=steps, request={"x": 1}, principal=Actor(sub="u", name="u"), idempotency_key=None)
+
+
+def test_a_new_operation_is_pending_with_every_step_pending_and_names_its_status_tool() -> None:
+    op = new()
+    assert op.status is OperationStatus.PENDING and [s.status for s in op.steps] == [StepStatus.PENDING] * 3
+    body = op.public()
+    assert body["status_tool"] == "get_operation" and body["links"]["self"] == "/v1/operations/op-123456"
+    assert "cancel" in body["links"] and "retry" not in body["links"]
+
+
+def test_starting_a_step_records_the_phase_before_anything_acts() -> None:
+    op = ops.step_started(ops.begin(new(), "arn:exec"), "a")
+    assert op.phase == "a" and op.step("a").status is StepStatus.RUNNING and op.step("a").attempts == 1
+    assert op.status is OperationStatus.RUNNING and op.execution_arn == "arn:exec"
+
+
+def test_failure_lands_on_the_current_step_and_retry_keeps_what_succeeded() -> None:
+    op = ops.step_succeeded(ops.step_started(new(), "a"), "a", "made", {"vpc_id": "vpc-1"})
+    op = ops.step_started(op, "b")
+    failed = ops.fail(op, ERR)
+    assert failed.status is OperationStatus.FAILED and failed.step("b").status is StepStatus.FAILED
+    assert failed.step("b").error == ERR and failed.error == ERR and "retry" in failed.public()["links"]
+    retried = ops.prepare_retry(failed)
+    assert retried.status is OperationStatus.PENDING and retried.attempt == 2
+    assert [s.status for s in retried.steps] == [StepStatus.SUCCEEDED, StepStatus.PENDING, StepStatus.PENDING]
+    assert retried.outputs() == {"vpc_id": "vpc-1"}
+
+
+def test_only_failed_or_cancelled_operations_can_be_retried_and_only_live_ones_cancelled() -> None:
+    with pytest.raises(Conflict):
+        ops.prepare_retry(new())
+    done = ops.succeed(new(), {})
+    with pytest.raises(Conflict):
+        ops.cancel(done)
+    cancelled = ops.cancel(ops.step_started(new(), "a"))
+    assert cancelled.status is OperationStatus.CANCELLED and cancelled.step("a").status is StepStatus.FAILED
+    assert ops.prepare_retry(cancelled).step("a").status is StepStatus.PENDING
+
+
+def test_changes_name_each_step_and_status_change_once() -> None:
+    op = new()
+    assert [t for t, _ in ops.changes(None, op)] == ["Operation Status Changed"]
+    started = ops.step_started(op, "a")
+    kinds = [t for t, _ in ops.changes(op, started)]
+    assert kinds == ["Operation Step Changed", "Operation Status Changed"]
+    assert ops.changes(started, started) == []
+
+
+def test_request_hash_is_canonical() -> None:
+    t = Target(cluster="demo", region="us-west-2")
+    assert ops.request_hash("k", t, {"a": 1, "b": [1, 2]}) == ops.request_hash("k", t, {"b": [1, 2], "a": 1})
+    assert ops.request_hash("k", t, {"a": 1}) != ops.request_hash("k", t, {"a": 2})
