@@ -8,7 +8,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test test-fast lint synth bench asl clean
+.PHONY: install dev test lint synth bench asl clean web test-web chromium
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,21 @@ $(STAMP):
 
 install: $(STAMP)
 
-dev: install ## run the whole product on the embedded sandbox (UI, REST, MCP on :3099)
+WEB_STAMP := web/node_modules/.installed-$(shell sha1sum web/package-lock.json | cut -c1-12)
+
+$(WEB_STAMP): web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	@rm -f web/node_modules/.installed-* && touch $@
+
+web/dist/index.html: $(WEB_STAMP) $(shell find web/src web/public web/index.html web/vite.config.ts -type f 2>/dev/null)
+	cd web && npm run build
+
+web: web/dist/index.html ## build the web UI into web/dist (served by the sandbox, deployed by CDK)
+
+chromium: ## Debian's Chromium for the browser tests (never a downloaded browser)
+	@command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+
+dev: install web ## run the whole product on the embedded sandbox (UI, REST, MCP on :3099)
 	$(PY) -m sandbox
 
 lint: install ## ruff, mypy, and the import contract (domain imports neither boto3 nor kubernetes)
@@ -25,15 +39,21 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-test: lint ## every test layer: unit, functional, infra, then e2e against a sandbox on free ports
+test: lint web chromium ## every layer: unit, functional, infra, e2e on a sandbox, UI components, browser
 	$(PY) -m pytest tests/unit tests/functional tests/infra
 	$(PY) -m pytest tests/e2e
+	cd web && npm run typecheck && npm test
+	cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
+
+test-web: install web chromium ## only the UI: typecheck, vitest, browser end-to-end
+	cd web && npm run typecheck && npm test && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
 
 synth: install ## synthesize the CloudFormation template offline into cdk.out/
 	time $(PY) app.py
 
-bench: install ## cold imports, bundle sizes, synth time, MCP tools/list size
+bench: install web chromium ## cold imports, bundle sizes, synth time, MCP tools/list size, UI load
 	$(PY) -m tests.bench
+	cd web && npm run bench
 
 asl: install ## regenerate statemachines/*.asl.json from functions.domain.asl
 	$(PY) -c "import json; from functions.domain.asl import definition; from functions.domain.kinds import KINDS, state_machine_file; [open('statemachines/' + state_machine_file(k), 'w').write(json.dumps(definition(k, s), indent=2) + '\n') for k, s in KINDS.items()]"

@@ -7,7 +7,6 @@ from pathlib import Path
 import aws_cdk as cdk
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
-from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
 from infra.bundling import REPO_ROOT
@@ -129,14 +128,7 @@ class DataConstruct(Construct):
         self.data_bucket = self._private_bucket("DataBucket", "data")
 
     def _build_assets_bucket(self, lifecycle_scripts: Path) -> None:
-        # HyperPod lifecycle scripts (instance group `LifeCycleConfig.SourceS3Uri`).
+        # HyperPod lifecycle scripts (instance group `LifeCycleConfig.SourceS3Uri`). The steps
+        # function uploads them from its own bundle under lifecycle/<content hash>/ before
+        # CreateCluster, so the scripts a cluster runs always match the code that created it.
         self.assets_bucket = self._private_bucket("AssetsBucket", "assets")
-        if lifecycle_scripts.is_dir() and any(lifecycle_scripts.iterdir()):
-            s3deploy.BucketDeployment(
-                self,
-                "LifecycleScripts",
-                destination_bucket=self.assets_bucket,
-                destination_key_prefix="lifecycle/",
-                sources=[s3deploy.Source.asset(str(lifecycle_scripts))],
-                prune=True,
-            )

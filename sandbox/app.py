@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from functions.lambdas import LAMBDAS
 from sandbox import proxy, resources
 from sandbox.auth import Tokens
+from sandbox.concurrency import make_resolver_thread_safe
 from sandbox.config import SandboxSettings
 from sandbox.events_feed import EventFeed
 
@@ -55,6 +54,14 @@ class Sandbox:
         from sandbox.kube import KubeApiServer
 
         scale = self.settings.time_scale
+        os.environ.update({  # before any handler module builds its Logger
+            "POWERTOOLS_SERVICE_NAME": "podstart-sandbox",
+            "POWERTOOLS_TRACE_DISABLED": "1",
+            "POWERTOOLS_METRICS_NAMESPACE": "PodStart",
+            "POWERTOOLS_METRICS_DISABLED": "1",
+            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            "AWS_LAMBDA_FUNCTION_NAME": "podstart-sandbox",
+        })
         self.kube = KubeApiServer(port=self.settings.kube_port, time_scale=scale)
         self.kube.start()
         self.aws = EmbeddedAws(port=self.settings.aws_port, time_scale=scale, kube=self.kube)
@@ -74,15 +81,10 @@ class Sandbox:
             "DATA_BUCKET": made["buckets"]["data"],
             "ASSETS_BUCKET": made["buckets"]["assets"],
             "TIME_SCALE": str(scale),
-            "PODSTART_ROLE_ARN": f"arn:aws:iam::{resources.ACCOUNT}:role/podstart-steps",
-            "POWERTOOLS_SERVICE_NAME": "podstart-sandbox",
-            "POWERTOOLS_TRACE_DISABLED": "1",
-            "POWERTOOLS_METRICS_NAMESPACE": "PodStart",
-            "POWERTOOLS_METRICS_DISABLED": "1",
-            "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
-            "AWS_LAMBDA_FUNCTION_NAME": "podstart-sandbox",
+            "PODSTART_ROLE_ARN": self._role("podstart-steps", "lambda.amazonaws.com"),
         })
         self._clear_settings_caches()
+        make_resolver_thread_safe()
         self.aws.route_lambdas(handlers)
         self._api = LAMBDAS["api"].load()
         self.info = made
@@ -126,14 +128,17 @@ class Sandbox:
 
         return aws_factory.client(service, region)
 
-    def _workflow_role(self) -> str:
+    def _role(self, name: str, service: str) -> str:
         iam = self._plain_client("iam")
         doc = json.dumps({"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]})
+            {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]})
         try:
-            return str(iam.create_role(RoleName="podstart-workflows", AssumeRolePolicyDocument=doc)["Role"]["Arn"])
+            return str(iam.create_role(RoleName=name, AssumeRolePolicyDocument=doc)["Role"]["Arn"])
         except iam.exceptions.EntityAlreadyExistsException:
-            return str(iam.get_role(RoleName="podstart-workflows")["Role"]["Arn"])
+            return str(iam.get_role(RoleName=name)["Role"]["Arn"])
+
+    def _workflow_role(self) -> str:
+        return self._role("podstart-workflows", "states.amazonaws.com")
 
     # -- URLs -----------------------------------------------------------------------------------
     @property
@@ -232,8 +237,8 @@ class Sandbox:
             await websocket.send_json({"type": "error", "status": 401, "detail": "send {\"token\": ...} first"})
             await websocket.close(code=4401)
             return
+        sub = self.feed.subscribe()  # before "ready": nothing published after it is missed
         await websocket.send_json({"type": "ready"})
-        sub = self.feed.subscribe()
         try:
             while True:
                 event = await sub[1].get()
@@ -278,19 +283,9 @@ class Sandbox:
             WebSocketRoute("/ws", self.ws),
         ]
         self._mcp = self._mcp_app()
-        if self._mcp is not None:
-            routes.append(Mount("/mcp", app=self._mcp))
-        routes.append(Route("/{path:path}", self.index))
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            async with contextlib.AsyncExitStack() as stack:
-                lifespan_ctx = getattr(self._mcp, "router", None)
-                if lifespan_ctx is not None and hasattr(lifespan_ctx, "lifespan_context"):
-                    await stack.enter_async_context(lifespan_ctx.lifespan_context(self._mcp))
-                yield
-
-        return Starlette(routes=routes, lifespan=lifespan)
+        routes += [Route("/mcp", endpoint=self._mcp, methods=["GET", "POST", "DELETE"]), Mount("/mcp", app=self._mcp),
+                   Route("/{path:path}", self.index)]
+        return Starlette(routes=routes)
 
 
 def write_tokens(sandbox: Sandbox) -> Path:

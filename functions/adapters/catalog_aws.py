@@ -31,6 +31,11 @@ def cached(key: tuple[Any, ...], load: Callable[[], T], ttl: float = CACHE_SECON
     return value
 
 
+def clear_cache_key(key: tuple[Any, ...]) -> None:
+    with _cache_lock:
+        _cache.pop(key, None)
+
+
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()

@@ -28,14 +28,22 @@ class PowertoolsIdempotencyGuard:
     table: str
 
     @cached_property
-    def _once(self) -> Callable[..., Any]:
-        persistence = DynamoDBPersistenceLayer(table_name=self.table, boto3_client=aws.client("dynamodb"))
-        config = IdempotencyConfig(
+    def _config(self) -> IdempotencyConfig:
+        return IdempotencyConfig(
             event_key_jmespath="[scope, key]",
             payload_validation_jmespath="request_hash",
             expires_after_seconds=KEY_TTL_SECONDS,
             raise_on_no_idempotency_key=True,
         )
+
+    def register_context(self, context: Any) -> None:
+        """Lets an in-progress key expire with the invocation instead of blocking for a day."""
+        self._config.register_lambda_context(context)
+
+    @cached_property
+    def _once(self) -> Callable[..., Any]:
+        persistence = DynamoDBPersistenceLayer(table_name=self.table, boto3_client=aws.client("dynamodb"))
+        config = self._config
 
         @idempotent_function(data_keyword_argument="call", persistence_store=persistence, config=config,
                              key_prefix="podstart-operation")

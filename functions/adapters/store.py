@@ -180,6 +180,18 @@ class DynamoStateStore:
             item["ttl"] = _n(ttl)
         self._ddb.put_item(TableName=self.table, Item=item)
 
+    def put_new(self, pk: str, sk: str, body: dict[str, Any]) -> bool:
+        """Write only if absent; False when the key is taken."""
+        try:
+            self._ddb.put_item(TableName=self.table, Item={"pk": _s(pk), "sk": _s(sk),
+                                                           "body": _s(json.dumps(body, default=str))},
+                               ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
     def delete(self, pk: str, sk: str) -> None:
         self._ddb.delete_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)})
 

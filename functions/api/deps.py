@@ -20,17 +20,19 @@ class Services:
     settings: ApiSettings
     operations: OperationService
     state: DynamoStateStore
+    guard: PowertoolsIdempotencyGuard
 
 
 @lru_cache(maxsize=1)
 def services() -> Services:
     s = api_settings()
+    guard = PowertoolsIdempotencyGuard(s.idempotency_table)
     ops = OperationService(
         repo=DynamoOperationRepository(s.operations_table),
         publisher=EventBridgePublisher(s.event_bus_name),
         runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
-        guard=PowertoolsIdempotencyGuard(s.idempotency_table),
+        guard=guard,
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
-    return Services(settings=s, operations=ops, state=DynamoStateStore(s.state_table))
+    return Services(settings=s, operations=ops, state=DynamoStateStore(s.state_table), guard=guard)

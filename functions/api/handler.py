@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import problems
 from functions.api.context import json_response
-from functions.api.routes import catalog, operations, preferences
+from functions.api.routes import catalog, clusters, operations, preferences
 from functions.domain.errors import PayloadTooLarge, Problem, Unauthorized
 from functions.domain.principal import Principal
 from functions.observability import logger, metrics, tracer
@@ -48,7 +48,7 @@ def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -
 
 def correlate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
     response = next_middleware(app)
-    response.headers[CORRELATION_HEADER] = logger.get_correlation_id() or ""
+    response.headers[CORRELATION_HEADER] = app.current_event.request_context.request_id or ""
     return response
 
 
@@ -56,6 +56,7 @@ app.use(middlewares=[correlate, authenticate])
 app.include_router(operations.router)
 app.include_router(catalog.router)
 app.include_router(preferences.router)
+app.include_router(clusters.router)
 
 
 @lru_cache(maxsize=1)
@@ -101,4 +102,8 @@ def _bug(exc: Exception) -> Response[str]:
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("httpMethod") in ("POST", "PUT", "PATCH", "DELETE"):
+        from functions.api.deps import services
+
+        services().guard.register_context(context)
     return app.resolve(event, context)

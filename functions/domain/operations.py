@@ -218,6 +218,13 @@ def step_progress(
     return _touch(op, now, steps=steps)
 
 
+def merge_outputs(op: Operation, name: str, outputs: dict[str, Any]) -> Operation:
+    if not outputs:
+        return op
+    s = op.step(name)
+    return op.model_copy(update={"steps": _replace_step(op, name, outputs={**s.outputs, **outputs})})
+
+
 def step_succeeded(
     op: Operation, name: str, message: str | None, outputs: dict[str, Any] | None = None,
     now: str | None = None,

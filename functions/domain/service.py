@@ -6,7 +6,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from functions.domain import operations as ops
 from functions.domain.errors import Conflict, InvalidInput, NotFound
@@ -24,6 +24,15 @@ from functions.domain.ports import (
 )
 
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 29 s
+
+
+class Admission(Protocol):
+    def normalize(self) -> dict[str, Any]:
+        """Check the request against live state (raise a Problem to refuse); the request to store."""
+
+    def claim(self, op: Operation) -> None: ...
+
+    def unclaim(self, op: Operation) -> None: ...
 
 
 def new_id() -> str:
@@ -57,8 +66,14 @@ class OperationService:
         request: dict[str, Any],
         principal: Actor,
         idempotency_key: str | None,
+        admission: Admission | None = None,
     ) -> tuple[Operation, bool]:
-        """Start an operation; returns (operation, created). A replayed key returns the first one."""
+        """Start an operation; returns (operation, created). A replayed key returns the first one.
+
+        `admission` checks the request against live state and normalizes it; it runs only for a new
+        request (a replay returns the first operation without checking again), and it may claim a
+        resource (a cluster name) that is released if the operation cannot be stored.
+        """
         steps = self.steps_for.get(kind)
         if steps is None or not self.runner.has_workflow(kind):
             raise NotFound(f"no workflow is deployed for operation kind {kind!r}")
@@ -66,11 +81,19 @@ class OperationService:
         created: list[Operation] = []
 
         def create() -> str:
+            normalized = admission.normalize() if admission else request
             op = ops.new_operation(
-                op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=request,
+                op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=normalized,
                 principal=principal, idempotency_key=idempotency_key,
             )
-            self._create_locked(op)
+            if admission:
+                admission.claim(op)
+            try:
+                self._create_locked(op)
+            except Exception:
+                if admission:
+                    admission.unclaim(op)
+                raise
             self.record(None, op)
             created.append(self._launch(op))
             return op.id

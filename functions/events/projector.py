@@ -11,6 +11,7 @@ from functions.domain import operations as ops
 from functions.domain.operations import ErrorInfo
 from functions.domain.ports import EventPublisher, OperationRepository
 from functions.domain.service import OperationService
+from functions.workflows import registry
 
 EXECUTION_CHANGE = "Step Functions Execution Status Change"
 HYPERPOD_STATE = "SageMaker HyperPod Cluster State Change"
@@ -40,7 +41,14 @@ class Projector:
         if not op_id or status not in ("FAILED", "TIMED_OUT", "ABORTED"):
             return "ignored"
         op = self.repo.get(op_id)
-        if op is None or op.status.terminal or (op.execution_arn and op.execution_arn != detail.get("executionArn")):
+        if op is None or (op.execution_arn and op.execution_arn != detail.get("executionArn")):
+            return "ignored"
+        if op.status.terminal:
+            if status == "ABORTED":  # a cancel stopped the execution: let the records follow
+                hook = registry.status_hook(op.kind)
+                if hook is not None:
+                    hook(op, self.state)
+                return "records updated"
             return "ignored"
         info = ErrorInfo(code=f"Execution{str(status).title().replace('_', '')}",
                          message=str(detail.get("cause") or f"workflow execution {status}"), retryable=True)

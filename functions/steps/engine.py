@@ -81,15 +81,28 @@ class Engine:
         if op.status is OperationStatus.CANCELLED:
             raise OperationCancelled("OperationCancelled", f"operation {op.id} was cancelled")
         if action == "begin":
-            self._service().record(op, ops.begin(op, event.get("execution")))
+            begun = ops.begin(op, event.get("execution"))
+            self._hook(begun)
+            self._service().record(op, begun)
             return {"status": "DONE", "wait_seconds": 0}
         if action == "run":
             return self._run(op, event["step"])
         if action == "finish":
-            saved = self._service().record(op, ops.succeed(op, op.outputs()))
+            done = ops.succeed(op, op.outputs())
+            self._hook(done)  # records follow before the operation shows as ended
+            saved = self._service().record(op, done)
             self.repo.release(saved)
             return {"status": "DONE", "wait_seconds": 0}
         raise PermanentStepError("UnknownAction", f"unknown action {action!r}")
+
+    def _hook(self, op: Operation) -> None:
+        """Let the kind's records follow the operation (RUNNING, SUCCEEDED, FAILED)."""
+        hook = registry.status_hook(op.kind)
+        if hook is not None:
+            try:
+                hook(op, self.state)
+            except Exception:
+                logger.exception("status hook failed", kind=op.kind)
 
     def _run(self, op: Operation, name: str) -> dict[str, Any]:
         svc = self._service()
@@ -107,23 +120,24 @@ class Engine:
             outcome = impl(ctx)
         except Exception as exc:
             err = classify(exc)
+            kept = ops.merge_outputs(op, name, ctx.made)  # ids the step made before it failed
             if isinstance(err, TransientStepError):
                 logger.warning("transient step error", step=name, code=err.code, error=err.message)
-                svc.record(op, ops.step_progress(op, name, f"retrying after {err.code}: {err.message}"[:500]))
+                svc.record(op, ops.step_progress(kept, name, f"retrying after {err.code}: {err.message}"[:500]))
             else:
                 logger.error("step failed", step=name, code=err.code, error=err.message)
-                svc.record(op, ops.step_failed(op, name, ErrorInfo(code=err.code, message=err.message[:1000],
-                                                                   retryable=True)))
+                svc.record(op, ops.step_failed(kept, name, ErrorInfo(code=err.code, message=err.message[:1000],
+                                                                     retryable=True)))
             raise err from exc
         if isinstance(outcome, Wait):
             wait = next_wait(step.polls, outcome.expected_seconds, self.settings.time_scale)
-            svc.record(op, ops.step_progress(op, name, outcome.message, outcome.outputs))
+            svc.record(op, ops.step_progress(op, name, outcome.message, {**ctx.made, **outcome.outputs}))
             return {"status": "WAIT", "wait_seconds": wait}
         if isinstance(outcome, Skip):
             svc.record(op, ops.step_skipped(op, name, outcome.message))
             return {"status": "DONE", "wait_seconds": 0}
         assert isinstance(outcome, Done)
-        svc.record(op, ops.step_succeeded(op, name, outcome.message, outcome.outputs))
+        svc.record(op, ops.step_succeeded(op, name, outcome.message, {**ctx.made, **outcome.outputs}))
         return {"status": "DONE", "wait_seconds": 0}
 
     def _fail(self, op: Operation, error: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +152,8 @@ class Engine:
         except (ValueError, AttributeError):
             pass
         info = ErrorInfo(code=code, message=message[:1000], retryable=True)
-        saved = self._service().record(op, ops.fail(op, info))
+        failed = ops.fail(op, info)
+        self._hook(failed)
+        saved = self._service().record(op, failed)
         self.repo.release(saved)
         return {"status": "DONE", "wait_seconds": 0}

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from functions.domain.operations import Operation
 from functions.workflows.context import StepFn
 
+StatusHook = Callable[[Operation, Any], None]  # (the operation as it is about to be saved, state store)
+
 STEPS: dict[str, dict[str, StepFn]] = {}
+ON_STATUS: dict[str, StatusHook] = {}
 
 
-def register(kind: str, steps: dict[str, StepFn]) -> None:
+def register(kind: str, steps: dict[str, StepFn], on_status: StatusHook | None = None) -> None:
     STEPS[kind] = dict(steps)
+    if on_status is not None:
+        ON_STATUS[kind] = on_status
 
 
 def lookup(kind: str, step: str) -> StepFn | None:
     _load_builtin()
     return STEPS.get(kind, {}).get(step)
+
+
+def status_hook(kind: str) -> StatusHook | None:
+    _load_builtin()
+    return ON_STATUS.get(kind)
 
 
 _loaded = False
@@ -24,7 +39,5 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
-    try:
-        import functions.workflows.cluster_create  # noqa: F401 - registers itself
-    except ImportError:  # not built yet
-        pass
+    with contextlib.suppress(ImportError):
+        import functions.workflows.clusters  # noqa: F401 - registers the cluster workflows

@@ -66,6 +66,8 @@ class EmbeddedAws:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
         port = self._port or _free_port()
         os.environ["MOTO_PORT"] = str(port)  # moto's Step Functions reach Lambda through it
+        # IAM backends may be built before the config post lands; the env var covers them too.
+        os.environ["MOTO_IAM_LOAD_MANAGED_POLICIES"] = "true"
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self._server.start()
         self._endpoint = f"http://127.0.0.1:{port}"

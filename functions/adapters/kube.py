@@ -1,0 +1,104 @@
+"""Kubernetes adapter: a client for an EKS cluster from its endpoint, CA and an IAM-signed token,
+and server-side apply. Imports the kubernetes package lazily (only the steps function needs it)."""
+
+from __future__ import annotations
+
+import base64
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from functions.adapters import aws
+
+FIELD_MANAGER = "podstart"
+_ca_files: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def eks_token(cluster_name: str, region: str) -> str:
+    """The token `aws eks get-token` makes: a presigned sts:GetCallerIdentity URL naming the cluster."""
+    import boto3
+    from botocore.config import Config
+
+    sts = boto3.session.Session().client("sts", region_name=region, config=Config(signature_version="v4"))
+
+    def inject(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["x-k8s-aws-id"] = params.pop("x-k8s-aws-id")
+
+    def header(request: Any, **_: Any) -> None:
+        request.headers["x-k8s-aws-id"] = request.context["x-k8s-aws-id"]
+
+    sts.meta.events.register("provide-client-params.sts.GetCallerIdentity", inject)
+    sts.meta.events.register("before-sign.sts.GetCallerIdentity", header)
+    url = sts.generate_presigned_url("get_caller_identity", Params={"x-k8s-aws-id": cluster_name},
+                                     ExpiresIn=60, HttpMethod="GET")
+    return "k8s-aws-v1." + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+
+
+def _ca_file(ca_b64: str) -> str:
+    with _lock:
+        path = _ca_files.get(ca_b64)
+        if path is None:
+            f = tempfile.NamedTemporaryFile(prefix="podstart-ca-", suffix=".pem", delete=False)  # noqa: SIM115
+            f.write(base64.b64decode(ca_b64))
+            f.close()
+            path = _ca_files[ca_b64] = f.name
+        return path
+
+
+@dataclass
+class KubeCluster:
+    """A connection to one EKS cluster's Kubernetes API."""
+
+    api: Any  # kubernetes.client.ApiClient
+
+    @classmethod
+    def for_eks(cls, cluster_name: str, region: str) -> KubeCluster:
+        from kubernetes import client as k8s
+
+        desc = aws.client("eks", region).describe_cluster(name=cluster_name)["cluster"]
+        cfg = k8s.Configuration()
+        cfg.host = desc["endpoint"]
+        cfg.api_key = {"authorization": "Bearer " + eks_token(cluster_name, region)}
+        ca = (desc.get("certificateAuthority") or {}).get("data")
+        if cfg.host.startswith("https://") and ca:
+            cfg.ssl_ca_cert = _ca_file(ca)
+        cfg.retries = 2
+        return cls(api=k8s.ApiClient(cfg))
+
+    def version(self) -> dict[str, Any]:
+        from kubernetes import client as k8s
+
+        info = k8s.VersionApi(self.api).get_code()
+        return {"git_version": info.git_version, "platform": info.platform}
+
+    def _resource(self, api_version: str, kind: str) -> Any:
+        from kubernetes import dynamic
+
+        dyn = dynamic.DynamicClient(self.api)
+        return dyn.resources.get(api_version=api_version, kind=kind)
+
+    def apply(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Server-side apply (create or update), owned by the `podstart` field manager."""
+        res = self._resource(manifest["apiVersion"], manifest["kind"])
+        ns = manifest.get("metadata", {}).get("namespace")
+        out = res.server_side_apply(body=manifest, namespace=ns, field_manager=FIELD_MANAGER, force_conflicts=True)
+        return out.to_dict()  # type: ignore[no-any-return]
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        try:
+            return self._resource(api_version, kind).get(name=name, namespace=namespace).to_dict()  # type: ignore[no-any-return]
+        except NotFoundError:
+            return None
+
+    def delete(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> bool:
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        try:
+            self._resource(api_version, kind).delete(name=name, namespace=namespace)
+        except NotFoundError:
+            return False
+        return True

@@ -1,0 +1,359 @@
+"""Cluster workflows: cluster.create and cluster.delete, each step an idempotent ensure."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions.adapters.kube import KubeCluster
+from functions.domain import iam as iamdoc
+from functions.domain import manifests
+from functions.domain.cluster_record import ClusterStatus
+from functions.domain.errors import PermanentStepError
+from functions.domain.network import plan_base_subnets
+from functions.domain.operations import Operation, OperationStatus
+from functions.domain.preferences import ClusterRef, Preferences, prefs_key
+from functions.domain.workflow import Done, Outcome, Skip, Wait
+from functions.workflows import aws_ensure as ens
+from functions.workflows import records, registry
+from functions.workflows.context import StepContext
+
+EKS_CREATE_SECONDS = 600.0  # realistic durations: the first look waits most of it
+HYPERPOD_CREATE_SECONDS = 1200.0
+ADDON_SECONDS = 60.0
+NAT_SECONDS = 90.0
+OIDC_THUMBPRINT = "9e99a48a9960b14926bb7f3b02e22da2b0ab7280"
+CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+
+
+def _elapsed(since: Any) -> float:
+    if not since:
+        return 0.0
+    if isinstance(since, str):
+        since = datetime.fromisoformat(since.replace("Z", "+00:00"))
+    return max(0.0, (datetime.now(UTC) - since).total_seconds())
+
+
+def _names(ctx: StepContext) -> tuple[str, str]:
+    return ctx.request["name"], ctx.request["region"]
+
+
+def base_zones(ctx: StepContext) -> list[str]:
+    """Two zones for the EKS control plane: the instance groups' zones first."""
+    zones: list[str] = []
+    for g in ctx.request["instance_groups"]:
+        if g["availability_zone"] not in zones:
+            zones.append(g["availability_zone"])
+    region_zones = [z["ZoneName"] for z in ctx.aws("ec2").describe_availability_zones(
+        Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}])["AvailabilityZones"]]
+    for z in sorted(region_zones):
+        if len(zones) >= 2:
+            break
+        if z not in zones:
+            zones.append(z)
+    return zones[:2]
+
+
+# -- cluster.create --------------------------------------------------------------------------------
+def eks_control_plane(ctx: StepContext) -> Outcome:
+    name, region = _names(ctx)
+    ec2, iam, eks = ctx.aws("ec2"), ctx.aws("iam"), ctx.aws("eks")
+    out = ctx.outputs
+    vpc_id = out.get("vpc_id") or ens.ensure_vpc(ec2, name, ctx.request["vpc_cidr"])
+    ctx.record(vpc_id=vpc_id)
+    zones = out.get("base_zones") or base_zones(ctx)
+    existing = ens.subnets_of(ec2, vpc_id)
+    ids: dict[str, list[str]] = {"public": [], "private": []}
+    for p in plan_base_subnets(ctx.request["vpc_cidr"], zones):
+        sid = ens.ensure_subnet(ec2, name, vpc_id, p.cidr, p.availability_zone, p.role, existing,
+                                {"kubernetes.io/role/elb": "1"} if p.role == "public"
+                                else {"kubernetes.io/role/internal-elb": "1"})
+        ids[p.role].append(sid)
+    ctx.record(base_zones=zones, public_subnet_ids=ids["public"], private_subnet_ids=ids["private"])
+    igw = ens.ensure_igw(ec2, name, vpc_id)
+    public_rt = ens.ensure_route_table(ec2, name, vpc_id, "public", ids["public"])
+    ens.ensure_default_route(ec2, public_rt, GatewayId=igw)
+    nat_id, nat_state = ens.ensure_nat(ec2, name, vpc_id, ids["public"][0])
+    private_rt = ens.ensure_route_table(ec2, name, vpc_id, "private", ids["private"])
+    ctx.record(internet_gateway_id=igw, nat_gateway_id=nat_id, route_table_ids=[public_rt, private_rt])
+    if nat_state == "pending":
+        return Wait(message=f"NAT gateway {nat_id} is starting", expected_seconds=NAT_SECONDS)
+    ens.ensure_default_route(ec2, private_rt, NatGatewayId=nat_id)
+    ctx.record(s3_endpoint_id=ens.ensure_s3_endpoint(ec2, name, vpc_id, region, [public_rt, private_rt]))
+    sg = ens.ensure_efa_security_group(ec2, name, vpc_id)
+    role_arn = ens.ensure_role(iam, iamdoc.role_name(name, "eks"), iamdoc.trust("eks.amazonaws.com"),
+                               [iamdoc.EKS_CLUSTER_POLICY], {}, name)
+    ctx.record(security_group_id=sg, eks_role_arn=role_arn)
+
+    try:
+        cluster = eks.describe_cluster(name=name)["cluster"]
+    except ClientError as err:
+        if ens.error_code(err) != "ResourceNotFoundException":
+            raise
+        cluster = eks.create_cluster(
+            name=name, version=ctx.request["kubernetes_version"], roleArn=role_arn,
+            resourcesVpcConfig={"subnetIds": ids["private"] + ids["public"], "securityGroupIds": [sg],
+                                "endpointPublicAccess": True, "endpointPrivateAccess": True},
+            accessConfig={"authenticationMode": "API_AND_CONFIG_MAP",
+                          "bootstrapClusterCreatorAdminPermissions": False},
+            tags={ens.CLUSTER_TAG: name, ens.MANAGED_TAG: "true"},
+        )["cluster"]
+    ctx.record(eks_cluster_arn=cluster["arn"])
+    status = cluster.get("status")
+    if status == "CREATING":
+        remaining = EKS_CREATE_SECONDS - _elapsed(cluster.get("createdAt"))
+        return Wait(message="EKS control plane is CREATING (about 10 minutes in AWS)", expected_seconds=remaining)
+    if status != "ACTIVE":
+        raise PermanentStepError("EksClusterNotActive", f"EKS cluster {name} is {status}")
+
+    issuer = cluster["identity"]["oidc"]["issuer"]
+    host = issuer.removeprefix("https://")
+    providers = iam.list_open_id_connect_providers()["OpenIDConnectProviderList"]
+    oidc_arn = next((p["Arn"] for p in providers if p["Arn"].endswith(host)), None)
+    if oidc_arn is None:
+        oidc_arn = iam.create_open_id_connect_provider(Url=issuer, ClientIDList=["sts.amazonaws.com"],
+                                                       ThumbprintList=[OIDC_THUMBPRINT],
+                                                       Tags=ens.tags(name))["OpenIDConnectProviderArn"]
+    ctx.record(oidc_provider_arn=oidc_arn)
+    principal = ctx.settings.podstart_role_arn
+    if principal:
+        entries = eks.list_access_entries(clusterName=name).get("accessEntries", [])
+        if principal not in entries:
+            eks.create_access_entry(clusterName=name, principalArn=principal, type="STANDARD",
+                                    tags={ens.CLUSTER_TAG: name})
+        associated = eks.list_associated_access_policies(clusterName=name, principalArn=principal)
+        if not any(p["policyArn"] == CLUSTER_ADMIN_POLICY for p in associated.get("associatedAccessPolicies", [])):
+            # Installing CRDs, cluster RBAC and DaemonSets for HyperPod needs cluster-wide admin.
+            eks.associate_access_policy(clusterName=name, principalArn=principal, policyArn=CLUSTER_ADMIN_POLICY,
+                                        accessScope={"type": "cluster"})
+    return Done(message=f"EKS {cluster.get('version')} ACTIVE in {vpc_id}", outputs={"access_entry": principal})
+
+
+def activate(ctx: StepContext) -> Outcome:
+    name, region = _names(ctx)
+    key = prefs_key(ctx.operation.principal.sub)
+    prefs = Preferences.model_validate(ctx.state.get(*key) or {})
+    wanted = ClusterRef(name=name, region=region)
+    if prefs.active_cluster != wanted:
+        ctx.state.put(*key, prefs.model_copy(update={"active_cluster": wanted}).model_dump(mode="json"))
+    if ctx.settings.podstart_role_arn:
+        entry = ctx.aws("eks").describe_access_entry(clusterName=name, principalArn=ctx.settings.podstart_role_arn)
+        ctx.record(access_entry_arn=entry["accessEntry"].get("accessEntryArn"))
+    version = KubeCluster.for_eks(name, region).version()
+    return Done(message=f"active cluster for {ctx.operation.principal.name}; Kubernetes {version['git_version']} "
+                        f"answers through the access entry", outputs={"kubernetes_api": version["git_version"]})
+
+
+def _addons_wanted(ctx: StepContext) -> list[str]:
+    names = list(manifests.ADDONS)
+    if (ctx.request.get("storage") or {}).get("fsx_lustre"):
+        names.append(manifests.FSX_ADDON)
+    return names
+
+
+def dependencies(ctx: StepContext) -> Outcome:
+    name, region = _names(ctx)
+    eks = ctx.aws("eks")
+    pending: list[str] = []
+    for addon in _addons_wanted(ctx):
+        try:
+            a = eks.describe_addon(clusterName=name, addonName=addon)["addon"]
+        except ClientError as err:
+            if ens.error_code(err) != "ResourceNotFoundException":
+                raise
+            a = eks.create_addon(clusterName=name, addonName=addon, resolveConflicts="OVERWRITE",
+                                 tags={ens.CLUSTER_TAG: name, ens.MANAGED_TAG: "true"})["addon"]
+        if a["status"] in ("CREATE_FAILED", "DEGRADED", "DELETE_FAILED"):
+            issues = "; ".join(i.get("message", "") for i in (a.get("health") or {}).get("issues", []))
+            raise PermanentStepError("AddonFailed", f"add-on {addon} is {a['status']}: {issues or 'no detail'}")
+        if a["status"] != "ACTIVE":
+            pending.append(addon)
+    ctx.record(addons=_addons_wanted(ctx))
+    kube = KubeCluster.for_eks(name, region)
+    components = manifests.dependency_components(region)
+    if not ctx.outputs.get("components_applied"):
+        for m in components:
+            kube.apply(m)
+        ctx.record(components_applied=[f"{m['kind']}/{m['metadata']['name']}" for m in components])
+    for m in components:
+        if m["kind"] == "DaemonSet":
+            ds = kube.get("apps/v1", "DaemonSet", m["metadata"]["name"], m["metadata"]["namespace"])
+            if not manifests.daemonset_ready(ds):
+                pending.append(m["metadata"]["name"])
+    if pending:
+        return Wait(message=f"waiting for {', '.join(pending)}", expected_seconds=ADDON_SECONDS)
+    return Done(message=f"{len(_addons_wanted(ctx))} add-ons ACTIVE, {len(components)} components ready")
+
+
+def _group_spec(g: dict[str, Any], role_arn: str, uri: str, subnet_id: str, sg: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "InstanceGroupName": g["name"],
+        "InstanceType": g["instance_type"],
+        "InstanceCount": g["instance_count"],
+        "LifeCycleConfig": {"SourceS3Uri": uri, "OnCreate": "on_create.sh"},
+        "ExecutionRole": role_arn,
+        "ThreadsPerCore": 1 if g.get("accelerated") else 2,
+        "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": g["volume_size_gb"]}}],
+        "OverrideVpcConfig": {"SecurityGroupIds": [sg], "Subnets": [subnet_id]},
+        "KubernetesConfig": {"Labels": {"podstart.dev/instance-group": g["name"]}},
+    }
+    if g.get("deep_health_checks"):
+        spec["OnStartDeepHealthChecks"] = list(g["deep_health_checks"])
+    if g["capacity_type"] == "training-plan":
+        spec["TrainingPlanArn"] = g["training_plan_arn"]
+    else:
+        spec["CapacityRequirements"] = {"Spot": {}} if g["capacity_type"] == "spot" else {"OnDemand": {}}
+    if g.get("efa_only"):
+        spec["NetworkInterface"] = {"InterfaceType": "efa-only"}
+    return spec
+
+
+def ensure_execution_role(ctx: StepContext, name: str) -> tuple[str, str]:
+    uri = ens.ensure_lifecycle_scripts(ctx.aws("s3"), ctx.settings.assets_bucket)
+    prefix = uri.removeprefix(f"s3://{ctx.settings.assets_bucket}/")
+    role_arn = ens.ensure_role(
+        ctx.aws("iam"), iamdoc.role_name(name, "hyperpod"), iamdoc.trust("sagemaker.amazonaws.com"),
+        [iamdoc.HYPERPOD_INSTANCE_POLICY],
+        {"lifecycle-scripts": iamdoc.lifecycle_read_policy(ctx.settings.assets_bucket, prefix)}, name)
+    return role_arn, uri
+
+
+def describe_hyperpod(sm: Any, name: str) -> dict[str, Any] | None:
+    try:
+        return sm.describe_cluster(ClusterName=name)  # type: ignore[no-any-return]
+    except ClientError as err:
+        if ens.error_code(err) in ("ResourceNotFound", "ResourceNotFoundException", "ValidationException"):
+            return None
+        raise
+
+
+def hyperpod_watch(cluster: dict[str, Any], doing: str, since: Any) -> Outcome | None:
+    """None when InService; a Wait while it moves; an error when it failed."""
+    status = cluster.get("ClusterStatus")
+    if status == "InService":
+        return None
+    if status in ("Failed", "RollingBack"):
+        raise PermanentStepError("HyperPodClusterFailed",
+                                 f"HyperPod cluster is {status}: {cluster.get('FailureMessage') or 'no reason given'}")
+    return Wait(message=f"HyperPod cluster is {status} ({doing})",
+                expected_seconds=HYPERPOD_CREATE_SECONDS - _elapsed(since))
+
+
+def hyperpod_cluster(ctx: StepContext) -> Outcome:
+    name, _ = _names(ctx)
+    ec2, sm = ctx.aws("ec2"), ctx.aws("sagemaker")
+    out = ctx.outputs
+    if "hyperpod_role_arn" in out and "lifecycle_uri" in out:
+        role_arn, uri = out["hyperpod_role_arn"], out["lifecycle_uri"]
+    else:
+        role_arn, uri = ensure_execution_role(ctx, name)
+    subnets: dict[str, str] = dict(out.get("compute_subnets") or {})
+    for g in ctx.request["instance_groups"]:
+        zone = g["availability_zone"]
+        if zone not in subnets:
+            subnets[zone] = str(ens.ensure_compute_subnet(ec2, name, out["vpc_id"], zone).subnet_id)
+    ctx.record(hyperpod_role_arn=role_arn, lifecycle_uri=uri, compute_subnets=subnets)
+    cluster = describe_hyperpod(sm, name)
+    if cluster is None:
+        sg = out["security_group_id"]
+        sm.create_cluster(
+            ClusterName=name,
+            InstanceGroups=[_group_spec(g, role_arn, uri, subnets[g["availability_zone"]], sg)
+                            for g in ctx.request["instance_groups"]],
+            VpcConfig={"SecurityGroupIds": [sg], "Subnets": out["private_subnet_ids"]},
+            Orchestrator={"Eks": {"ClusterArn": out["eks_cluster_arn"]}},
+            NodeRecovery="Automatic" if ctx.request.get("node_recovery", "automatic") == "automatic" else "None",
+            NodeProvisioningMode="Continuous",  # cluster events and EventBridge need it
+            Tags=ens.tags(name),
+        )
+        cluster = describe_hyperpod(sm, name) or {"ClusterStatus": "Creating"}
+    ctx.record(hyperpod_cluster_arn=cluster.get("ClusterArn"))
+    waiting = hyperpod_watch(cluster, "creating", cluster.get("CreationTime"))
+    if waiting is not None:
+        return waiting
+    groups = ", ".join(f"{g['InstanceGroupName']} {g.get('CurrentCount', 0)}/{g.get('TargetCount', 0)}"
+                       for g in cluster.get("InstanceGroups", []))
+    return Done(message=f"HyperPod cluster InService ({groups})")
+
+
+S3_CSI_SA = ("kube-system", "s3-csi-driver-sa")
+
+
+def storage(ctx: StepContext) -> Outcome:
+    name, region = _names(ctx)
+    spec = ctx.request.get("storage") or {}
+    if not spec.get("s3", True) and not spec.get("fsx_lustre"):
+        return Skip(message="no storage requested")
+    kube = KubeCluster.for_eks(name, region)
+    waiting: list[str] = []
+    if spec.get("s3", True):
+        bucket = ctx.settings.data_bucket
+        if not ctx.outputs.get("s3_volume_applied"):
+            role_arn = ens.ensure_role(ctx.aws("iam"), iamdoc.role_name(name, "s3-csi"),
+                                       iamdoc.trust("pods.eks.amazonaws.com", tag_session=True), [],
+                                       {"data-bucket": iamdoc.data_bucket_policy(bucket)}, name)
+            ctx.record(s3_csi_role_arn=role_arn, data_bucket=bucket)
+            eks = ctx.aws("eks")
+            ns, sa = S3_CSI_SA
+            assoc = eks.list_pod_identity_associations(clusterName=name, namespace=ns,
+                                                       serviceAccount=sa)["associations"]
+            if not assoc:
+                eks.create_pod_identity_association(clusterName=name, namespace=ns, serviceAccount=sa,
+                                                    roleArn=role_arn, tags={ens.CLUSTER_TAG: name})
+            for m in manifests.s3_volume(bucket, region):
+                kube.apply(m)
+            ctx.record(s3_volume_applied=True)
+        pvc = kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, "default")
+        if ((pvc or {}).get("status") or {}).get("phase") != "Bound":
+            waiting.append(f"PVC {manifests.DATA_VOLUME}")
+    fsx_spec = spec.get("fsx_lustre")
+    if fsx_spec:
+        fsx = ctx.aws("fsx")
+        fs = _find_fsx(fsx, name)
+        if fs is None:
+            fs = fsx.create_file_system(
+                FileSystemType="LUSTRE", StorageCapacity=fsx_spec["storage_capacity_gib"],
+                SubnetIds=[next(iter(ctx.outputs["compute_subnets"].values()))],
+                SecurityGroupIds=[ctx.outputs["security_group_id"]],
+                LustreConfiguration={"DeploymentType": "PERSISTENT_2",
+                                     "PerUnitStorageThroughput": fsx_spec["throughput_mb_per_tib"]},
+                Tags=ens.tags(name), ClientRequestToken=ctx.operation.id[:63],
+            )["FileSystem"]
+        ctx.record(fsx_file_system_id=fs["FileSystemId"])
+        if fs.get("Lifecycle", "AVAILABLE") != "AVAILABLE":
+            waiting.append(f"FSx {fs['FileSystemId']} ({fs.get('Lifecycle')})")
+        else:
+            mount = (fs.get("LustreConfiguration") or {}).get("MountName", "fsx")
+            for m in manifests.fsx_volume(fs["FileSystemId"], fs.get("DNSName", ""), mount,
+                                          fsx_spec["storage_capacity_gib"]):
+                kube.apply(m)
+    if waiting:
+        return Wait(message=f"waiting for {', '.join(waiting)}", expected_seconds=30)
+    return Done(message="shared storage mounted: PVC " + manifests.DATA_VOLUME
+                + (" and " + manifests.FSX_VOLUME if fsx_spec else ""))
+
+
+def _find_fsx(fsx: Any, name: str) -> dict[str, Any] | None:
+    for fs in fsx.describe_file_systems().get("FileSystems", []):
+        t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}
+        if t.get(ens.CLUSTER_TAG) == name and fs.get("Lifecycle") not in ("DELETING", "FAILED"):
+            return fs  # type: ignore[no-any-return]
+    return None
+
+
+def create_status(op: Operation, state: Any) -> None:
+    name, region = op.target.cluster or "", op.target.region or ""
+    status = {OperationStatus.SUCCEEDED: ClusterStatus.ACTIVE, OperationStatus.FAILED: ClusterStatus.FAILED,
+              OperationStatus.CANCELLED: ClusterStatus.FAILED}.get(op.status, ClusterStatus.CREATING)
+    records.set_status(state, region, name, status, operation_id=op.id)
+
+
+registry.register("cluster.create", {
+    "eks_control_plane": eks_control_plane,
+    "activate": activate,
+    "dependencies": dependencies,
+    "hyperpod_cluster": hyperpod_cluster,
+    "storage": storage,
+}, on_status=create_status)

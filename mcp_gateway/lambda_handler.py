@@ -1,0 +1,83 @@
+"""The MCP gateway Lambda: API Gateway proxy event -> the stateless streamable HTTP app -> response.
+
+Per invocation the stateless app gets the one request (its own session manager runs for just that
+request, see mcp_gateway.asgi) and the response is collected from the ASGI messages. The catalog
+(OpenAPI document) is fetched once per container with the first caller's token and reused.
+Config: PODSTART_API_URL (the REST API root), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Any
+from urllib.parse import urlencode
+
+_apps: dict[tuple[str, bool], Any] = {}
+
+
+def _app() -> Any:
+    from mcp_gateway.asgi import create_app
+
+    key = (os.environ["PODSTART_API_URL"], os.environ.get("PODSTART_MCP_READ_ONLY", "").lower() in ("1", "true"))
+    if key not in _apps:
+        _apps[key] = create_app(key[0], read_only=key[1])  # caches the catalog across invocations
+    return _apps[key]
+
+
+def _scope(event: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    headers: dict[str, str] = {}
+    for k, v in (event.get("headers") or {}).items():
+        headers[k.lower()] = str(v)
+    for k, vs in (event.get("multiValueHeaders") or {}).items():
+        headers[k.lower()] = ", ".join(str(v) for v in vs)
+    query = event.get("multiValueQueryStringParameters") or {
+        k: [v] for k, v in (event.get("queryStringParameters") or {}).items()}
+    raw = event.get("body") or ""
+    body = base64.b64decode(raw) if event.get("isBase64Encoded") else raw.encode()
+    source_ip = ((event.get("requestContext") or {}).get("identity") or {}).get("sourceIp") or "0.0.0.0"
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+        "method": event.get("httpMethod") or "POST", "scheme": "https",
+        "path": event.get("path") or "/mcp", "raw_path": (event.get("path") or "/mcp").encode(),
+        "root_path": "", "query_string": urlencode([(k, v) for k, vs in query.items() for v in vs]).encode(),
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+        "client": (source_ip, 0), "server": (headers.get("host", "lambda"), 443),
+    }
+    return scope, body
+
+
+async def _serve(app: Any, scope: dict[str, Any], body: bytes) -> dict[str, Any]:
+    sent = False
+    status = 500
+    out_headers: dict[str, list[str]] = {}
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            for k, v in message.get("headers", []):
+                out_headers.setdefault(k.decode("latin-1"), []).append(v.decode("latin-1"))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    payload = b"".join(chunks)
+    return {"statusCode": status, "multiValueHeaders": out_headers, "body": payload.decode(),
+            "isBase64Encoded": False}
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    import anyio
+
+    scope, body = _scope(event)
+    app = _app()
+    return anyio.run(_serve, app, scope, body)

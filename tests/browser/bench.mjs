@@ -1,0 +1,96 @@
+// UI bench: first-load transfer size and time against a sandbox, and time to render a 2,000-row
+// operations table (the list is served by a Playwright route, so no 2,000 real operations are needed).
+// Run: cd web && npm run build && npm run bench
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { REPO, launch, newPage, startSandbox } from "./lib.mjs";
+
+const ROWS = 2000;
+const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
+
+function distSizes() {
+  const dir = join(REPO, "web", "dist");
+  let raw = 0, gz = 0;
+  const walk = (d) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(js|css|html|svg)$/.test(f)) {
+        const b = readFileSync(p);
+        raw += b.length;
+        gz += gzipSync(b).length;
+      }
+    }
+  };
+  walk(dir);
+  return { raw, gz };
+}
+
+function fakeOperations(n) {
+  const statuses = ["SUCCEEDED", "FAILED", "RUNNING", "CANCELLED", "PENDING"];
+  const t = Date.parse("2026-01-01T00:00:00Z");
+  return Array.from({ length: n }, (_, i) => ({
+    id: `op-${String(i).padStart(5, "0")}`,
+    kind: i % 3 ? "cluster.create" : "instance_group.add",
+    target: { cluster: `cluster-${i % 40}`, region: "us-west-2", resource: null },
+    status: statuses[i % statuses.length],
+    phase: "hyperpod_cluster",
+    steps: [],
+    principal: { sub: "admin", name: "admin" },
+    created_at: new Date(t + i * 60_000).toISOString(),
+    updated_at: new Date(t + i * 60_000 + 30_000).toISOString(),
+    version: 3,
+  }));
+}
+
+const sb = await startSandbox();
+const browser = await launch();
+try {
+  const dist = distSizes();
+  // First load, cold cache.
+  const { context, page } = await newPage(browser);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send("Network.enable");
+  let wire = 0, requests = 0;
+  cdp.on("Network.loadingFinished", (e) => { wire += e.encodedDataLength; requests += 1; });
+  const t0 = Date.now();
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  const toHeading = Date.now() - t0;
+  await page.waitForLoadState("networkidle");
+  const nav = await page.evaluate(() => {
+    const n = performance.getEntriesByType("navigation")[0];
+    const fcp = performance.getEntriesByName("first-contentful-paint")[0];
+    return { domContentLoaded: n.domContentLoadedEventEnd, load: n.loadEventEnd, fcp: fcp ? fcp.startTime : null };
+  });
+  const firstWire = wire, firstRequests = requests;
+
+  // 2,000-row operations table.
+  const ops = fakeOperations(ROWS);
+  await page.route(/\/v1\/operations(\?|$)/, (route) =>
+    route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify({ items: ops, next_token: null }) }));
+  const render = await page.evaluate(async (rows) => {
+    const t = performance.now();
+    window.location.hash = "#/operations";
+    const sel = `table[data-rows="${rows}"] tbody tr[aria-rowindex]`;
+    while (!document.querySelector(sel)) await new Promise((r) => requestAnimationFrame(r));
+    const first = performance.now() - t;
+    const scroller = document.querySelector(".ps-vtable-scroll");
+    const t2 = performance.now();
+    scroller.scrollTop = scroller.scrollHeight;
+    const last = `tr[aria-rowindex="${rows + 1}"]`;
+    while (!document.querySelector(last)) await new Promise((r) => requestAnimationFrame(r));
+    return { first, scrollToEnd: performance.now() - t2, domRows: document.querySelectorAll("table[data-rows] tbody tr[aria-rowindex]").length };
+  }, ROWS);
+  await context.close();
+
+  console.log("PodStart web UI bench");
+  console.log(`  dist (js+css+html+svg):     ${kb(dist.raw)} raw, ${kb(dist.gz)} gzipped (all chunks)`);
+  console.log(`  first load transferred:     ${kb(firstWire)} in ${firstRequests} requests (sandbox serves uncompressed)`);
+  console.log(`  first load, to "Clusters":  ${toHeading} ms (DOMContentLoaded ${nav.domContentLoaded.toFixed(0)} ms, load ${nav.load.toFixed(0)} ms, FCP ${nav.fcp?.toFixed(0) ?? "n/a"} ms)`);
+  console.log(`  ${ROWS}-row operations table: ${render.first.toFixed(0)} ms to first rows (navigation + fetch + render), ${render.scrollToEnd.toFixed(0)} ms to scroll to the last row; ${render.domRows} rows in the DOM`);
+} finally {
+  await browser.close();
+  await sb.stop();
+}

@@ -1,0 +1,115 @@
+// Shared helpers for the browser tests and the bench: a sandbox on a free port, Debian's Chromium
+// driven by playwright-core (installed in web/node_modules; no browser downloads).
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const HERE = dirname(fileURLToPath(import.meta.url));
+export const REPO = resolve(HERE, "..", "..");
+export const ARTIFACTS = join(REPO, "test-artifacts", "browser");
+const require = createRequire(join(REPO, "web", "package.json"));
+export const { chromium } = require("playwright-core");
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync", "--no-first-run",
+];
+
+export function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.on("error", fail);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Start `python -m sandbox` (the product's one port) and wait for /healthz. */
+export async function startSandbox({ timeScale = 300 } = {}) {
+  if (!existsSync(join(REPO, "web", "dist", "index.html"))) throw new Error("web/dist is missing: run `npm run build` in web/ first");
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), "podstart-browser-"));
+  const python = process.env.PODSTART_PYTHON ?? join(REPO, ".venv", "bin", "python");
+  const logs = [];
+  const child = spawn(python, ["-m", "sandbox"], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      PYTHONPATH: REPO,
+      PODSTART_PORT: String(port),
+      PODSTART_STATE_DIR: stateDir,
+      PODSTART_TIME_SCALE: String(timeScale),
+      PODSTART_AWS_PORT: "0",
+      PODSTART_KUBE_PORT: "0",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout.on("data", (d) => logs.push(String(d)));
+  child.stderr.on("data", (d) => logs.push(String(d)));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`sandbox exited ${child.exitCode}:\n${logs.join("")}`);
+    try {
+      const r = await fetch(`${base}/healthz`);
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGTERM");
+      throw new Error(`sandbox did not become healthy:\n${logs.join("")}`);
+    }
+    await sleep(250);
+  }
+  const token = readFileSync(join(stateDir, "token"), "utf8").trim();
+  const api = async (path, { method = "GET", body, headers = {} } = {}) => {
+    const r = await fetch(`${base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await r.text();
+    let json = null;
+    try { json = text ? JSON.parse(text) : null; } catch { json = text; }
+    return { status: r.status, json };
+  };
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill("SIGINT");
+    for (let i = 0; i < 40 && child.exitCode === null; i++) await sleep(100);
+    if (child.exitCode === null) child.kill("SIGKILL");
+  };
+  return { base, port, token, api, stop, logs, hasClusters: (await api("/v1/clusters")).status !== 404 };
+}
+
+export async function launch() {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: apt-get install -y chromium`);
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+/** A page that records console errors and failed requests (tests assert there are none). */
+export async function newPage(browser) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  // A failed request shows in the console without its URL: record which one it was.
+  page.on("response", (r) => { if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.request().method()} ${r.url().replace(/token=[^&]+/, "token=***")}`); });
+  return { context, page, problems };
+}
+
+export async function shot(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}

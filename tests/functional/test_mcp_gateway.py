@@ -1,0 +1,473 @@
+"""The MCP gateway, spoken to with the official `mcp` client over streamable HTTP and stdio, against
+the real REST handler (functions.api.handler) served over HTTP on moto."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlsplit
+
+import boto3
+import httpx2
+import pytest
+import uvicorn
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from moto import mock_aws
+
+from mcp_gateway.asgi import create_app
+from mcp_gateway.bench import tools_list_size
+from mcp_gateway.calls import derive_idempotency_key
+from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+ADMIN, VIEWER = "admin-token", "viewer-token"
+CLAIMS = {ADMIN: {"sub": "u-admin", "cognito:username": "ada", "cognito:groups": "admin"},
+          VIEWER: {"sub": "u-viewer", "cognito:username": "vic", "cognito:groups": "viewer"}}
+MUTATING = {"retry_operation", "cancel_operation", "set_preferences", "set_active_cluster"}
+READ_ONLY = {"list_regions", "list_availability_zones", "list_instance_types", "list_training_plans", "get_quotas",
+             "list_operations", "get_operation", "get_preferences"}
+ENV = {
+    "OPERATIONS_TABLE": "podstart-operations", "STATE_TABLE": "podstart-state",
+    "IDEMPOTENCY_TABLE": "podstart-idempotency", "WORKFLOW_ARNS": "{}", "EVENT_BUS_NAME": "podstart",
+    "POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_METRICS_NAMESPACE": "PodStart",
+    "POWERTOOLS_SERVICE_NAME": "podstart-api", "AWS_REGION": "us-west-2", "AWS_DEFAULT_REGION": "us-west-2",
+    "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+}
+
+
+# --- the REST API over HTTP (a test helper until the sandbox server exists) -------------------------
+
+@dataclass
+class _Context:
+    function_name: str = "podstart-api"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-west-2:123456789012:function:podstart-api"
+    aws_request_id: str = "req-mcp-test"
+
+
+def _tables() -> None:
+    ddb = boto3.client("dynamodb", region_name="us-west-2")
+    s = {"AttributeType": "S"}
+    ddb.create_table(
+        TableName=ENV["OPERATIONS_TABLE"], BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": n, **s} for n in ("pk", "list_pk", "created_key", "target_key")],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[
+            {"IndexName": name, "Projection": {"ProjectionType": "ALL"},
+             "KeySchema": [{"AttributeName": h, "KeyType": "HASH"},
+                           {"AttributeName": "created_key", "KeyType": "RANGE"}]}
+            for name, h in (("by_created", "list_pk"), ("by_target", "target_key"))],
+    )
+    ddb.create_table(TableName=ENV["STATE_TABLE"], BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "pk", **s}, {"AttributeName": "sk", **s}],
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                {"AttributeName": "sk", "KeyType": "RANGE"}])
+    ddb.create_table(TableName=ENV["IDEMPOTENCY_TABLE"], BillingMode="PAY_PER_REQUEST",
+                     AttributeDefinitions=[{"AttributeName": "id", **s}],
+                     KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}])
+
+
+def _rest_handler_class(seen: list[dict[str, Any]]) -> type[BaseHTTPRequestHandler]:
+    from functions.api.handler import handler
+    from sandbox.proxy import from_result, to_event
+
+    lock = threading.Lock()  # the Powertools resolver keeps the current event globally
+
+    class RestHandler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            url = urlsplit(self.path)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            token = (self.headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+            event = to_event(self.command, url.path, list(self.headers.items()), parse_qsl(url.query), body,
+                             CLAIMS.get(token), "127.0.0.1")
+            with lock:
+                seen.append({"method": self.command, "path": url.path, "headers": dict(self.headers.items())})
+                status, headers, payload = from_result(handler(event, _Context()))  # type: ignore[arg-type]
+            self.send_response(status)
+            for k, v in headers.items():
+                if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return RestHandler
+
+
+@dataclass
+class RestApi:
+    url: str
+    seen: list[dict[str, Any]]
+    openapi: dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def rest_api() -> Iterator[RestApi]:
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in ENV.items():
+            mp.setenv(k, v)
+        with mock_aws():
+            _tables()
+            from functions.adapters import aws as adapter
+            from functions.adapters import catalog_aws
+            from functions.api import deps
+            from functions.api.handler import openapi_document
+            from functions.settings import api_settings
+
+            for cached in (adapter._session, adapter.client, api_settings, deps.services):
+                cached.cache_clear()
+            catalog_aws.clear_cache()
+            seen: list[dict[str, Any]] = []
+            httpd = ThreadingHTTPServer(("127.0.0.1", 0), _rest_handler_class(seen))
+            thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+            thread.start()
+            try:
+                yield RestApi(f"http://127.0.0.1:{httpd.server_address[1]}", seen, openapi_document())
+            finally:
+                httpd.shutdown()
+                httpd.server_close()
+                for cached in (adapter._session, adapter.client, api_settings, deps.services):
+                    cached.cache_clear()
+
+
+# --- the MCP gateway over streamable HTTP ----------------------------------------------------------
+
+class Served:
+    def __init__(self, app: Any) -> None:
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                                    lifespan="on"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/mcp"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def mcp_url(rest_api: RestApi) -> Iterator[str]:
+    with Served(create_app(rest_api.url)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def mcp_read_only_url(rest_api: RestApi) -> Iterator[str]:
+    with Served(create_app(rest_api.url, read_only=True)) as url:
+        yield url
+
+
+def run(fn: Callable[[Client], Awaitable[T]], url: str, token: str | None = ADMIN) -> T:
+    async def go() -> T:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with (httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                    Client(streamable_http_client(url, http_client=http)) as client):
+            return await fn(client)
+
+    return asyncio.run(go())
+
+
+async def _tools(client: Client) -> list[Any]:
+    return list((await client.list_tools()).tools)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+# --- tests -----------------------------------------------------------------------------------------
+
+def test_tools_list_names_descriptions_and_annotations(mcp_url: str) -> None:
+    # Given the gateway in front of today's REST API / When an agent lists tools
+    tools = {t.name: t for t in run(_tools, mcp_url)}
+
+    # Then every operation an agent needs is there, described, and annotated truthfully
+    assert set(tools) >= READ_ONLY | MUTATING
+    for t in tools.values():
+        assert t.description and len(t.description) < 400, t.name
+        for prop, schema in t.input_schema["properties"].items():
+            assert schema.get("description"), f"{t.name}.{prop} has no description"
+        assert t.annotations is not None
+    for name in READ_ONLY:
+        a = tools[name].annotations
+        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (True, False, True), name
+    for name in MUTATING:
+        assert tools[name].annotations.read_only_hint is False, name
+        assert "idempotency_key" in tools[name].input_schema["properties"], name
+    assert tools["cancel_operation"].annotations.destructive_hint is True
+    assert tools["set_preferences"].annotations.destructive_hint is False
+    assert "get_operation" in tools["retry_operation"].description
+    wait = tools["get_operation"].input_schema["properties"]["wait_seconds"]
+    assert (wait["minimum"], wait["maximum"]) == (0, 20)
+    assert "wait" not in tools["get_operation"].input_schema["properties"]
+
+
+def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -> None:
+    # Given the OpenAPI document the REST API serves
+    doc = rest_api.openapi
+    tools = {t.name: t for t in run(_tools, mcp_url)}
+    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc) if s.name != "set_active_cluster"}
+
+    # Then each tool's properties are exactly the route's path + query + body field names
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if method not in ("get", "put", "post", "patch", "delete"):
+                continue
+            name = by_route[(method, path)]
+            expected = {p["name"] for p in op.get("parameters", []) if p["in"] in ("path", "query")}
+            if "requestBody" in op:
+                ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+                expected |= set(doc["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"])
+            if method != "get":
+                expected.add(IDEMPOTENCY_ARG)
+            if name == "get_operation":
+                expected = (expected - {"wait"}) | {"wait_seconds"}
+            assert set(tools[name].input_schema["properties"]) == expected, name
+            required = {p["name"] for p in op.get("parameters", []) if p.get("required")}
+            assert set(tools[name].input_schema.get("required", [])) == required, name
+    assert set(tools["set_active_cluster"].input_schema["properties"]) == {"active_cluster", IDEMPOTENCY_ARG}
+
+
+def test_list_regions_and_zones_return_structured_content(mcp_url: str) -> None:
+    async def calls(client: Client) -> tuple[Any, Any]:
+        return (await client.call_tool("list_regions", {}),
+                await client.call_tool("list_availability_zones", {"region": "us-west-2"}))
+
+    regions, zones = run(calls, mcp_url)
+
+    assert not regions.is_error, _text(regions)
+    assert "us-west-2" in {r["name"] for r in regions.structured_content["items"]}
+    assert json.loads(_text(regions)) == regions.structured_content
+    assert not zones.is_error, _text(zones)
+    assert zones.structured_content["region"] == "us-west-2"
+    assert any(z["name"] == "us-west-2a" for z in zones.structured_content["items"])
+
+
+def test_bad_input_is_a_tool_error_with_the_field_and_message(mcp_url: str) -> None:
+    result = run(lambda c: c.call_tool("list_availability_zones", {"region": "mars"}), mcp_url)
+
+    assert result.is_error
+    text = _text(result)
+    assert "HTTP 422" in text and "query.region" in text and "pattern" in text, text
+
+
+def test_unknown_argument_is_refused_before_the_api(mcp_url: str, rest_api: RestApi) -> None:
+    before = len(rest_api.seen)
+    result = run(lambda c: c.call_tool("list_regions", {"regoin": "us-west-2"}), mcp_url)
+
+    assert result.is_error and "regoin" in _text(result)
+    assert len(rest_api.seen) == before
+
+
+def test_missing_operation_is_a_404_tool_error(mcp_url: str) -> None:
+    result = run(lambda c: c.call_tool("get_operation", {"operation_id": "op-doesnotexist1", "wait_seconds": 0}),
+                 mcp_url)
+
+    assert result.is_error
+    assert "HTTP 404" in _text(result), _text(result)
+
+
+def test_mutation_carries_the_callers_identity_and_a_derived_idempotency_key(
+        mcp_url: str, rest_api: RestApi) -> None:
+    args = {"active_cluster": {"name": "ml-a", "region": "us-west-2"}}
+
+    async def calls(client: Client) -> tuple[Any, Any]:
+        first = await client.call_tool("set_active_cluster", args)
+        prefs = await client.call_tool("get_preferences", {})
+        return first, prefs
+
+    first, prefs = run(calls, mcp_url)
+
+    assert not first.is_error, _text(first)
+    assert prefs.structured_content["active_cluster"] == args["active_cluster"]
+    put = [s for s in rest_api.seen if s["method"] == "PUT"][-1]
+    assert put["headers"]["Authorization"] == f"Bearer {ADMIN}"
+    assert put["headers"]["Idempotency-Key"] == derive_idempotency_key("set_active_cluster", args)
+
+
+def test_viewer_write_is_refused_by_the_api_as_read_only(mcp_url: str) -> None:
+    # Given a viewer calling a read-write gateway: the REST API is the one that says no (403)
+    result = run(lambda c: c.call_tool("retry_operation", {"operation_id": "op-abcdef123"}), mcp_url, token=VIEWER)
+
+    assert result.is_error
+    assert "HTTP 403" in _text(result) and "read" in _text(result), _text(result)
+
+
+def test_caller_without_token_is_anonymous(mcp_url: str) -> None:
+    result = run(lambda c: c.call_tool("list_regions", {}), mcp_url, token=None)
+
+    assert result.is_error and "HTTP 401" in _text(result), _text(result)
+
+
+def test_read_only_gateway_hides_and_refuses_mutating_tools(mcp_read_only_url: str, rest_api: RestApi) -> None:
+    names = {t.name for t in run(_tools, mcp_read_only_url)}
+    assert names >= READ_ONLY
+    assert not names & MUTATING
+
+    before = len(rest_api.seen)
+    for tool, args in (("set_preferences", {"default_region": "us-east-1"}),
+                       ("retry_operation", {"operation_id": "op-abcdef123"}),
+                       ("cancel_operation", {"operation_id": "op-abcdef123"})):
+        result = run(lambda c, tool=tool, args=args: c.call_tool(tool, args), mcp_read_only_url)
+        assert result.is_error and "read-only" in _text(result), tool
+    assert len(rest_api.seen) == before  # refused in the gateway: nothing reached the API
+
+
+def test_derived_idempotency_key_is_stable() -> None:
+    a = derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123"})
+    assert a == derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123"})
+    assert a == derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123", IDEMPOTENCY_ARG: None})
+    assert a != derive_idempotency_key("cancel_operation", {"operation_id": "op-abcdef123"})
+    assert a != derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef124"})
+    nested = {"active_cluster": {"name": "a", "region": "us-west-2"}}
+    reordered = {"active_cluster": {"region": "us-west-2", "name": "a"}}
+    assert derive_idempotency_key("set_active_cluster", nested) == derive_idempotency_key("set_active_cluster",
+                                                                                          reordered)
+
+
+def test_new_routes_become_tools_with_no_gateway_code(rest_api: RestApi) -> None:
+    # Given a route the map does not know and the coming cluster routes
+    doc = json.loads(json.dumps(rest_api.openapi))
+    doc["paths"]["/v1/clusters/{cluster}/jobs"] = {"post": {
+        "operationId": "submit_job_v1_clusters__cluster__jobs_post", "summary": "Submit a training job",
+        "parameters": [{"name": "cluster", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["image"],
+                        "properties": {"image": {"type": "string"}}}}}}}}
+    doc["paths"]["/v1/clusters/{cluster}"] = {"delete": {
+        "operationId": "delete_cluster_v1_clusters__cluster__delete",
+        "parameters": [{"name": "cluster", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "confirm", "in": "query", "required": True, "schema": {"type": "string"}}]}}
+
+    specs = {s.name: s for s in build_catalog(doc)}
+
+    job = specs["submit_job"]
+    assert set(job.input_schema["properties"]) == {"cluster", "image", IDEMPOTENCY_ARG}
+    assert set(job.input_schema["required"]) == {"cluster", "image"}
+    assert all(p["description"] for p in job.input_schema["properties"].values())
+    delete = specs["delete_cluster"]
+    assert delete.annotations == {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
+
+
+def test_tools_list_stays_small(rest_api: RestApi) -> None:
+    total, per_tool, n = tools_list_size(rest_api.openapi)
+    assert n >= 12 and per_tool < 1000 and total < 40_000
+
+
+def test_stdio_transport(rest_api: RestApi) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_gateway", "--api", rest_api.url, "--read-only"],
+        env={**{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}, "PODSTART_TOKEN": ADMIN,
+             "PYTHONPATH": str(ROOT)},
+        cwd=str(ROOT))
+
+    async def go() -> tuple[set[str], Any, Any]:
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            zones = await client.call_tool("list_availability_zones", {"region": "us-west-2"})
+            refused = await client.call_tool("set_preferences", {"default_region": "us-east-1"})
+            return names, zones, refused
+
+    names, zones, refused = asyncio.run(go())
+
+    assert names >= READ_ONLY and not names & MUTATING
+    assert not zones.is_error and zones.structured_content["region"] == "us-west-2"
+    assert refused.is_error and "read-only" in _text(refused)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_both_protocol_eras_over_http(mcp_url: str, mode: str) -> None:
+    # Given a 2026 client (discover) or a handshake-era client (initialize) against the stateless endpoint
+    async def go() -> tuple[str, Any]:
+        async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30) as http,
+                    Client(streamable_http_client(mcp_url, http_client=http), mode=mode) as client):
+            return client.protocol_version, await client.call_tool("get_preferences", {})
+
+    version, prefs = asyncio.run(go())
+
+    assert version
+    assert not prefs.is_error, _text(prefs)
+    assert "active_cluster" in prefs.structured_content
+
+
+def test_mounted_at_mcp_in_a_starlette_host(rest_api: RestApi) -> None:
+    # Given a host app that routes /mcp to the gateway and runs nothing for it in its lifespan
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Mount, Route
+
+    gateway = create_app(rest_api.url, openapi=rest_api.openapi)
+    host = Starlette(routes=[Route("/", lambda r: PlainTextResponse("ui")), Route("/mcp", endpoint=gateway),
+                             Mount("/mcp", app=gateway)])
+
+    with Served(host) as url:
+        names = {t.name for t in run(_tools, url)}
+        names_slash = {t.name for t in run(_tools, url + "/")}
+
+    assert names >= READ_ONLY and names == names_slash
+
+
+def test_lambda_handler_serves_one_request_per_invocation(rest_api: RestApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_gateway import lambda_handler
+
+    monkeypatch.setenv("PODSTART_API_URL", rest_api.url)
+    monkeypatch.setattr(lambda_handler, "_apps", {})
+
+    def invoke(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        event = {
+            "httpMethod": "POST", "path": "/mcp", "isBase64Encoded": False,
+            "headers": {"Host": "abc.execute-api.us-west-2.amazonaws.com", "Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {ADMIN}",
+                        "MCP-Protocol-Version": "2025-06-18"},
+            "body": json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+            "requestContext": {"identity": {"sourceIp": "203.0.113.9"}},
+        }
+        response = lambda_handler.handler(event, None)
+        assert response["statusCode"] == 200, response
+        return json.loads(response["body"])  # type: ignore[no-any-return]
+
+    listed = invoke("tools/list", {})
+    called = invoke("tools/call", {"name": "list_availability_zones", "arguments": {"region": "us-west-2"}})
+    bad = invoke("tools/call", {"name": "list_availability_zones", "arguments": {"region": "mars"}})
+
+    assert {t["name"] for t in listed["result"]["tools"]} >= READ_ONLY
+    assert called["result"]["structuredContent"]["region"] == "us-west-2"
+    assert bad["result"]["isError"] is True and "query.region" in bad["result"]["content"][0]["text"]
+
+
+def test_mutation_result_names_the_status_tool(rest_api: RestApi) -> None:
+    from mcp_gateway.calls import shape_response
+
+    spec = {s.name: s for s in build_catalog(rest_api.openapi)}["retry_operation"]
+    op = {"id": "op-abc123def", "kind": "cluster.create", "status": "PENDING", "steps": [],
+          "status_tool": "get_operation", "links": {"self": "/v1/operations/op-abc123def"}}
+
+    outcome = shape_response(spec, 202, "application/json", json.dumps(op))
+
+    assert not outcome.is_error and outcome.structured == op
+    assert 'get_operation(operation_id="op-abc123def"' in outcome.text
+    assert json.loads(outcome.text.splitlines()[-1]) == op

@@ -1,0 +1,33 @@
+"""Every Kubernetes object PodStart applies validates against the upstream schemas."""
+
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+
+from functions.domain import manifests
+
+K8S_VERSION = "1.33"
+OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("bucket", "us-west-2"),
+           *manifests.fsx_volume("fs-1", "fs-1.fsx.us-west-2.amazonaws.com", "abcd", 1200)]
+
+
+@pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['kind']}/{o['metadata']['name']}" for o in OBJECTS])
+def test_object_validates_against_kubernetes_schema(obj: dict) -> None:
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def test_pvc_is_bound_to_its_volume_by_name() -> None:
+    pv, pvc = manifests.s3_volume("bucket", "us-west-2")
+    assert pvc["spec"]["volumeName"] == pv["metadata"]["name"]
+    assert pv["spec"]["claimRef"]["name"] == pvc["metadata"]["name"]
+    assert pv["spec"]["csi"]["volumeAttributes"]["bucketName"] == "bucket"
+
+
+def test_daemonset_ready_needs_every_scheduled_pod_ready() -> None:
+    ds = {"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "desiredNumberScheduled": 3,
+                                                    "numberReady": 2}}
+    assert not manifests.daemonset_ready(ds)
+    ds["status"]["numberReady"] = 3
+    assert manifests.daemonset_ready(ds)
+    assert not manifests.daemonset_ready(None)

@@ -1,0 +1,149 @@
+import { Suspense, lazy, useEffect, useState } from "react";
+import AppLayout from "@cloudscape-design/components/app-layout";
+import Box from "@cloudscape-design/components/box";
+import Button from "@cloudscape-design/components/button";
+import Flashbar from "@cloudscape-design/components/flashbar";
+import SideNavigation from "@cloudscape-design/components/side-navigation";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+import Spinner from "@cloudscape-design/components/spinner";
+import StatusIndicator from "@cloudscape-design/components/status-indicator";
+import { clearToken, cognitoSignOutUrl, type AuthConfig } from "./auth";
+import { LiveProvider, useLive } from "./lib/events";
+import { FlashProvider, useFlash } from "./lib/flash";
+import { href, navigate, useRoute, type Route } from "./lib/router";
+import Clusters from "./pages/Clusters";
+
+// The home page ships in the first chunk; the rest load on first visit.
+const CreateCluster = lazy(() => import("./pages/CreateCluster"));
+const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
+const Operations = lazy(() => import("./pages/Operations"));
+const OperationDetail = lazy(() => import("./pages/OperationDetail"));
+
+function LiveBadge() {
+  const { state } = useLive();
+  return (
+    <StatusIndicator type={state === "live" ? "success" : state === "connecting" ? "loading" : "warning"}>
+      {state === "live" ? "Live updates on" : state === "connecting" ? "Connecting live updates" : "Live updates off (polling)"}
+    </StatusIndicator>
+  );
+}
+
+function Page({ route }: { route: Route }) {
+  switch (route.page) {
+    case "clusters":
+      return <Clusters />;
+    case "create":
+      return <CreateCluster />;
+    case "cluster":
+      return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+    case "operations":
+      return <Operations cluster={route.cluster} status={route.status} />;
+    case "operation":
+      return <OperationDetail key={route.id} id={route.id} />;
+    default:
+      return (
+        <Box variant="h1">
+          Not found: <code>{route.path}</code>
+        </Box>
+      );
+  }
+}
+
+function titleOf(route: Route): string {
+  switch (route.page) {
+    case "clusters":
+      return "Clusters";
+    case "create":
+      return "Create cluster";
+    case "cluster":
+      return route.name;
+    case "operations":
+      return "Operations";
+    case "operation":
+      return `Operation ${route.id}`;
+    default:
+      return "Not found";
+  }
+}
+
+function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => void }) {
+  const route = useRoute();
+  const flash = useFlash();
+  useEffect(() => {
+    document.title = `${titleOf(route)} · PodStart`;
+  }, [route]);
+  const active = route.page === "operations" || route.page === "operation" ? href.operations() : href.clusters();
+  return (
+    <>
+      <a className="ps-skip" href="#main-content" onClick={(e) => { e.preventDefault(); document.getElementById("main-content")?.focus(); }}>
+        Skip to main content
+      </a>
+      <AppLayout
+        toolsHide
+        ariaLabels={{ navigation: "Navigation", navigationClose: "Close navigation", navigationToggle: "Open navigation" }}
+        notifications={<Flashbar items={flash.items} />}
+        navigation={
+          <SideNavigation
+            header={{ text: "PodStart", href: href.clusters() }}
+            activeHref={active}
+            onFollow={(e) => {
+              if (!e.detail.external) {
+                e.preventDefault();
+                navigate(e.detail.href);
+              }
+            }}
+            items={[
+              { type: "link", text: "Clusters", href: href.clusters() },
+              { type: "link", text: "Create cluster", href: href.create() },
+              { type: "link", text: "Operations", href: href.operations() },
+              { type: "divider" },
+              { type: "link", text: "API (OpenAPI)", href: `${config.apiUrl}/v1/openapi.json`, external: true },
+            ]}
+          />
+        }
+        content={
+          <main id="main-content" tabIndex={-1} className="ps-main">
+            <SpaceBetween size="m">
+              <div className="ps-topbar">
+                <LiveBadge />
+                <Button variant="link" onClick={onSignOut}>
+                  Sign out
+                </Button>
+              </div>
+              <Suspense fallback={<Spinner size="large" />}>
+                <Page route={route} />
+              </Suspense>
+            </SpaceBetween>
+          </main>
+        }
+      />
+    </>
+  );
+}
+
+export default function App({ config, initiallySignedIn, SignIn }: { config: AuthConfig; initiallySignedIn: boolean; SignIn: React.ComponentType<{ config: AuthConfig; reason?: string; onSignedIn: () => void }> }) {
+  const [signedIn, setSignedIn] = useState(initiallySignedIn);
+  const [reason, setReason] = useState<string | undefined>();
+  useEffect(() => {
+    const on = () => {
+      clearToken();
+      setReason("Your session is not valid (401). Sign in again.");
+      setSignedIn(false);
+    };
+    window.addEventListener("podstart:unauthorized", on);
+    return () => window.removeEventListener("podstart:unauthorized", on);
+  }, []);
+  if (!signedIn) return <SignIn config={config} reason={reason} onSignedIn={() => { setReason(undefined); setSignedIn(true); }} />;
+  const signOut = () => {
+    clearToken();
+    if (config.auth === "cognito") window.location.assign(cognitoSignOutUrl(config));
+    else setSignedIn(false);
+  };
+  return (
+    <FlashProvider>
+      <LiveProvider url={config.wsUrl}>
+        <Shell config={config} onSignOut={signOut} />
+      </LiveProvider>
+    </FlashProvider>
+  );
+}

@@ -1,0 +1,145 @@
+import type { Problem } from "../lib/problems";
+import type {
+  AvailabilityZone,
+  ClusterCreate,
+  ClusterDetail,
+  ClusterSummary,
+  InstanceGroupSpec,
+  InstanceType,
+  Operation,
+  Page,
+  Preferences,
+  Quota,
+  Region,
+  TrainingPlan,
+} from "./types";
+import { getToken } from "../auth";
+
+export class ApiError extends Error {
+  status: number;
+  problem: Problem;
+  constructor(status: number, problem: Problem) {
+    super(problem.detail || problem.title || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+let base = "";
+let onUnauthorized: () => void = () => {};
+
+export function configureApi(opts: { apiUrl: string; onUnauthorized?: () => void }): void {
+  base = opts.apiUrl;
+  if (opts.onUnauthorized) onUnauthorized = opts.onUnauthorized;
+}
+
+function qs(params: Record<string, string | number | boolean | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : "";
+}
+
+export interface RequestOptions {
+  method?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export async function request<T>(path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = { Accept: "application/json, application/problem+json", ...opts.headers };
+  const token = getToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (opts.body !== undefined) headers["Content-Type"] = "application/json";
+  let res: Response;
+  try {
+    res = await fetch(`${base}${path}`, {
+      method: opts.method ?? "GET",
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: opts.signal,
+      credentials: "omit",
+    });
+  } catch (e) {
+    if ((e as Error).name === "AbortError") throw e;
+    throw new ApiError(0, { title: "Network error", detail: `Could not reach the PodStart API: ${(e as Error).message}` });
+  }
+  const text = await res.text();
+  let body: unknown = null;
+  if (text) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = { detail: text.slice(0, 300) };
+    }
+  }
+  if (!res.ok) {
+    if (res.status === 401) onUnauthorized();
+    const p = (body ?? {}) as Problem;
+    throw new ApiError(res.status, { status: res.status, title: p.title ?? res.statusText, ...p });
+  }
+  return { status: res.status, body: body as T };
+}
+
+async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return (await request<T>(path, { signal })).body;
+}
+
+export const api = {
+  regions: () => get<Page<Region>>("/v1/catalog/regions"),
+  zones: (region: string) => get<Page<AvailabilityZone>>(`/v1/catalog/availability-zones${qs({ region })}`),
+  instanceTypes: (region: string, availability_zone: string) =>
+    get<Page<InstanceType>>(`/v1/catalog/instance-types${qs({ region, availability_zone })}`),
+  trainingPlans: (region: string) => get<Page<TrainingPlan>>(`/v1/catalog/training-plans${qs({ region })}`),
+  quotas: (region: string) => get<Page<Quota>>(`/v1/catalog/quotas${qs({ region })}`),
+
+  preferences: () => get<Preferences>("/v1/preferences"),
+  putPreferences: async (changed: Partial<Preferences>) =>
+    (await request<Preferences>("/v1/preferences", { method: "PUT", body: changed })).body,
+
+  clusters: (p: { limit?: number; next_token?: string | null } = {}) =>
+    get<Page<ClusterSummary>>(`/v1/clusters${qs(p)}`),
+  cluster: (name: string, region: string) =>
+    get<ClusterDetail>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region })}`),
+  createCluster: async (body: ClusterCreate, idempotencyKey: string) =>
+    (await request<Operation>("/v1/clusters", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } }))
+      .body,
+  deleteCluster: async (name: string, region: string) =>
+    (
+      await request<Operation>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region, confirm: name })}`, {
+        method: "DELETE",
+      })
+    ).body,
+  addInstanceGroup: async (cluster: string, region: string, body: InstanceGroupSpec, idempotencyKey: string) =>
+    (
+      await request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/instance-groups${qs({ region })}`, {
+        method: "POST",
+        body,
+        headers: { "Idempotency-Key": idempotencyKey },
+      })
+    ).body,
+  patchInstanceGroup: async (cluster: string, region: string, group: string, changed: Record<string, unknown>) =>
+    request<Operation | { changed: false }>(
+      `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region })}`,
+      { method: "PATCH", body: changed },
+    ),
+
+  operations: (p: { cluster?: string; status?: string; limit?: number; next_token?: string | null } = {}) =>
+    get<Page<Operation>>(`/v1/operations${qs(p)}`),
+  operation: (id: string, wait?: { seconds: number; version: number }, signal?: AbortSignal) =>
+    get<Operation>(
+      `/v1/operations/${encodeURIComponent(id)}${wait ? qs({ wait: wait.seconds, version: wait.version }) : ""}`,
+      signal,
+    ),
+  retry: async (id: string) =>
+    (await request<Operation>(`/v1/operations/${encodeURIComponent(id)}/retry`, { method: "POST" })).body,
+  cancel: async (id: string) =>
+    (await request<Operation>(`/v1/operations/${encodeURIComponent(id)}/cancel`, { method: "POST" })).body,
+};
+
+/** A fresh idempotency key (UUID v4). */
+export function newIdempotencyKey(): string {
+  if (typeof crypto !== "undefined" && "randomUUID" in crypto) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}

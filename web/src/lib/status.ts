@@ -1,0 +1,22 @@
+import type { StatusIndicatorProps } from "@cloudscape-design/components/status-indicator";
+
+/** Map any PodStart/AWS status word to a StatusIndicator type (icon + text, never colour alone). */
+export function statusType(status: string | null | undefined): StatusIndicatorProps.Type {
+  const s = (status ?? "").toUpperCase().replace(/[\s-]/g, "_");
+  if (["SUCCEEDED", "ACTIVE", "INSERVICE", "IN_SERVICE", "AVAILABLE", "READY", "RUNNING_OK"].includes(s)) return "success";
+  if (["FAILED", "ERROR", "DELETE_FAILED", "CREATE_FAILED", "ROLLINGBACK", "DEGRADED"].includes(s)) return "error";
+  if (["RUNNING", "CREATING", "UPDATING", "DELETING", "SYSTEMUPDATING", "SCALING", "IN_PROGRESS", "PENDING_DELETION"].includes(s))
+    return "in-progress";
+  if (["PENDING", "QUEUED"].includes(s)) return "pending";
+  if (["CANCELLED", "SKIPPED", "STOPPED", "DELETED"].includes(s)) return "stopped";
+  if (s === "") return "info";
+  return "info";
+}
+
+export function statusText(status: string | null | undefined): string {
+  if (!status) return "Unknown";
+  const map: Record<string, string> = {
+    PENDING: "Pending", RUNNING: "Running", SUCCEEDED: "Succeeded", FAILED: "Failed", CANCELLED: "Cancelled", SKIPPED: "Skipped",
+  };
+  return map[status] ?? status;
+}

@@ -1,0 +1,31 @@
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import "@cloudscape-design/global-styles/index.css";
+import "./styles.css";
+import App from "./App";
+import SignIn from "./pages/SignIn";
+import { configureApi } from "./api/client";
+import { captureTokenFromUrl, completeCognitoSignIn, getToken, loadConfig } from "./auth";
+
+async function start() {
+  // Take a sandbox token out of the address bar before anything else reads the URL.
+  captureTokenFromUrl();
+  const config = await loadConfig();
+  configureApi({ apiUrl: config.apiUrl, onUnauthorized: () => window.dispatchEvent(new Event("podstart:unauthorized")) });
+  let signInError: string | undefined;
+  if (config.auth === "cognito") {
+    try {
+      await completeCognitoSignIn(config);
+    } catch (e) {
+      signInError = (e as Error).message;
+    }
+  }
+  if (signInError) console.warn(signInError);
+  createRoot(document.getElementById("root")!).render(
+    <StrictMode>
+      <App config={config} initiallySignedIn={!!getToken()} SignIn={SignIn} />
+    </StrictMode>,
+  );
+}
+
+void start();
