@@ -240,15 +240,18 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
                 continue
             name = by_route[(method, path)]
             expected = {p["name"] for p in op.get("parameters", []) if p["in"] in ("path", "query")}
+            required = {p["name"] for p in op.get("parameters", [])
+                        if p.get("required") and p["in"] in ("path", "query")}
             if "requestBody" in op:
                 ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
-                expected |= set(doc["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"])
+                body_schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
+                expected |= set(body_schema["properties"])
+                required |= set(body_schema.get("required", []))
             if method != "get":
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
             assert set(tools[name].input_schema["properties"]) == expected, name
-            required = {p["name"] for p in op.get("parameters", []) if p.get("required")}
             assert set(tools[name].input_schema.get("required", [])) == required, name
     assert set(tools["set_active_cluster"].input_schema["properties"]) == {"active_cluster", IDEMPOTENCY_ARG}
 
