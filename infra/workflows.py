@@ -1,4 +1,4 @@
-"""Workflows: one per ``statemachines/*.asl.json`` (``cluster_create`` -> ``cluster.create``)."""
+"""Workflows: one per ``statemachines/*.asl.json`` (``cluster.create.asl.json`` -> kind ``cluster.create``)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from functions.domain.kinds import kind_of_file
 from infra.bundling import REPO_ROOT
 from infra.nag import acknowledge_wildcards
 
@@ -21,8 +22,8 @@ _PUT_EVENTS = "arn:aws:states:::events:putEvents"
 
 
 def workflow_kind(path: Path) -> str:
-    """``cluster_create.asl.json`` -> ``cluster.create`` (the first ``_`` becomes ``.``)."""
-    return path.name.removesuffix(ASL_SUFFIX).replace("_", ".", 1)
+    """``cluster.create.asl.json`` -> ``cluster.create``."""
+    return kind_of_file(path.name)
 
 
 def workflow_files(directory: Path) -> list[Path]:

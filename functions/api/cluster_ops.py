@@ -8,8 +8,17 @@ from typing import Any
 
 from functions.adapters import cluster_state
 from functions.api.deps import services
+from functions.domain.catalog import HYPERPOD_REGIONS
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupRecord, record_key
-from functions.domain.clusters import ClusterCreate, check_create
+from functions.domain.clusters import (
+    ClusterCreate,
+    ClusterImport,
+    InstanceGroupAdd,
+    InstanceGroupPatch,
+    check_create,
+    check_group,
+    default_health_checks,
+)
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.network import plan_fits
 from functions.domain.operations import Actor, Operation, Target, now_iso
@@ -158,3 +167,148 @@ def detail_view(name: str, region: str | None, principal_sub: str) -> dict[str, 
         "operations": [o.public() for o in ops],
         "created_at": r.created_at, "created_by": r.created_by,
     }
+
+
+# -- delete ----------------------------------------------------------------------------------------
+def delete_cluster(name: str, region: str | None, confirm: str, actor: Actor, key: str | None) -> Operation:
+    if confirm != name:
+        raise InvalidInput.field(["query", "confirm"], f"type the cluster name ({name}) to confirm the delete")
+    rec = find_record(name, region)
+    request = {"name": rec.name, "region": rec.region, "managed": rec.managed}
+    op, _ = services().operations.start(kind="cluster.delete", target=Target(cluster=rec.name, region=rec.region),
+                                        request=request, principal=actor, idempotency_key=key)
+    return op
+
+
+# -- import ----------------------------------------------------------------------------------------
+@dataclass
+class ImportAdmission:
+    req: ClusterImport
+    actor: Actor
+
+    @property
+    def name(self) -> str:
+        return self.req.name or self.req.eks_cluster_name
+
+    def normalize(self) -> dict[str, Any]:
+        if self.req.region not in HYPERPOD_REGIONS:
+            raise InvalidInput.field(["body", "region"], f"{self.req.region!r} is not a region where HyperPod runs")
+        if records.load(services().state, self.req.region, self.name) is not None:
+            raise Conflict(f"PodStart already manages a cluster named {self.name!r} in {self.req.region}",
+                           errors=[{"loc": ["body", "name"], "msg": "already known to PodStart"}])
+        if cluster_state.describe_eks(self.req.region, self.req.eks_cluster_name) is None:
+            raise InvalidInput.field(["body", "eks_cluster_name"],
+                                     f"no EKS cluster {self.req.eks_cluster_name!r} in {self.req.region}")
+        return {"name": self.name, "region": self.req.region, "eks_cluster_name": self.req.eks_cluster_name}
+
+    def claim(self, op: Operation) -> None:
+        rec = ClusterRecord(name=self.name, region=self.req.region, status=ClusterStatus.IMPORTING, managed=False,
+                            eks_cluster_name=self.req.eks_cluster_name, created_by=self.actor.name,
+                            created_at=now_iso(), operation_id=op.id)
+        if not services().state.put_new(*record_key(rec.region, rec.name), rec.model_dump(mode="json")):
+            raise Conflict(f"PodStart already manages a cluster named {rec.name!r} in {rec.region}")
+
+    def unclaim(self, op: Operation) -> None:
+        services().state.delete(*record_key(self.req.region, self.name))
+
+
+def import_cluster(req: ClusterImport, actor: Actor, key: str | None) -> Operation:
+    adm = ImportAdmission(req, actor)
+    op, _ = services().operations.start(kind="cluster.import", target=Target(cluster=adm.name, region=req.region),
+                                        request=req.model_dump(mode="json"), principal=actor,
+                                        idempotency_key=key, admission=adm)
+    return op
+
+
+# -- instance groups -------------------------------------------------------------------------------
+def _require_active(rec: ClusterRecord) -> None:
+    if rec.status is not ClusterStatus.ACTIVE or not rec.hyperpod_cluster_name:
+        raise Conflict(f"cluster {rec.name} is {rec.status.value}"
+                       + ("" if rec.hyperpod_cluster_name else " and has no HyperPod cluster")
+                       + "; instance groups change only on an ACTIVE HyperPod cluster")
+
+
+@dataclass
+class AddGroupAdmission:
+    rec: ClusterRecord
+    group: InstanceGroupAdd
+
+    def normalize(self) -> dict[str, Any]:
+        _require_active(self.rec)
+        if any(g.name == self.group.name for g in self.rec.instance_groups):
+            raise Conflict(f"{self.rec.name} already has an instance group {self.group.name!r}",
+                           errors=[{"loc": ["body", "name"], "msg": "already exists in this cluster"}])
+        snap = cluster_state.snapshot(self.rec.region, [self.group], records.all_records(services().state))
+        errors, zone = check_group(self.group, [], snap, self.rec.region)
+        if errors:
+            raise InvalidInput("; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors),
+                               errors=errors)
+        info = snap.offered.get(zone or "", {}).get(self.group.instance_type)
+        g = {**self.group.model_dump(mode="json"), "availability_zone": zone,
+             "availability_zone_id": snap.zone_ids.get(zone or "", ""),
+             "deep_health_checks": default_health_checks(self.group, info),
+             "accelerated": bool(info and info.accelerated)}
+        return {"cluster": self.rec.name, "region": self.rec.region, "group": g}
+
+    def claim(self, op: Operation) -> None:
+        pass
+
+    def unclaim(self, op: Operation) -> None:
+        pass
+
+
+def add_instance_group(name: str, region: str | None, group: InstanceGroupAdd, actor: Actor,
+                       key: str | None) -> Operation:
+    rec = find_record(name, region)
+    op, _ = services().operations.start(
+        kind="instance_group.add", target=Target(cluster=rec.name, region=rec.region, resource=group.name),
+        request={"cluster": rec.name, "region": rec.region, "group": group.model_dump(mode="json")},
+        principal=actor, idempotency_key=key, admission=AddGroupAdmission(rec, group))
+    return op
+
+
+IMMUTABLE = ("instance_type", "availability_zone", "capacity_type", "efa_only", "training_plan_arn")
+
+
+def patch_instance_group(name: str, region: str | None, group: str, patch: InstanceGroupPatch, actor: Actor,
+                         key: str | None) -> Operation | dict[str, Any]:
+    """The diff contract: only fields sent are compared with actual state; equal means no operation."""
+    rec = find_record(name, region)
+    current = next((g for g in rec.instance_groups if g.name == group), None)
+    if current is None:
+        raise NotFound(f"{rec.name} has no instance group {group!r}")
+    sent = patch.model_dump(exclude_unset=True)
+    for field in IMMUTABLE:
+        if field in sent and sent[field] != getattr(current, field) and not (
+                field == "availability_zone" and sent[field] in (current.availability_zone,)):
+            raise Conflict(f"{field} is fixed for the instance group's life; create a new group instead",
+                           errors=[{"loc": ["body", field], "msg": "immutable"}])
+    count = sent.get("instance_count")
+    if count is None or count == current.instance_count:
+        return {"changed": False, "instance_group": current.model_dump(mode="json")}
+    _require_active(rec)
+    if count > current.instance_count and current.capacity_type != "training-plan":
+        quotas = {q.instance_type: q for q in catalog_quotas(rec.region)}
+        q = quotas.get(current.instance_type)
+        extra = count - current.instance_count
+        if q is None or extra > q.available:
+            raise InvalidInput.field(["body", "instance_count"],
+                                     f"{extra} more {current.instance_type} exceed the cluster-usage quota: "
+                                     f"{q.available if q else 0} available")
+    op, _ = services().operations.start(
+        kind="instance_group.scale", target=Target(cluster=rec.name, region=rec.region, resource=group),
+        request={"cluster": rec.name, "region": rec.region, "group": group, "instance_count": count},
+        principal=actor, idempotency_key=key)
+    return op
+
+
+def catalog_quotas(region: str) -> list[Any]:
+    from functions.adapters import catalog_aws
+
+    catalog_aws.clear_cache_key(("quotas", region))
+    return catalog_aws.quotas(region)
+
+
+def list_instance_groups(name: str, region: str | None, principal_sub: str) -> dict[str, Any]:
+    detail = detail_view(name, region, principal_sub)
+    return {"cluster": detail["name"], "region": detail["region"], "items": detail["instance_groups"]}

@@ -40,4 +40,7 @@ def _load_builtin() -> None:
         return
     _loaded = True
     with contextlib.suppress(ImportError):
-        import functions.workflows.clusters  # noqa: F401 - registers the cluster workflows
+        import functions.workflows.cluster_delete
+        import functions.workflows.cluster_import
+        import functions.workflows.clusters
+        import functions.workflows.instance_groups  # noqa: F401

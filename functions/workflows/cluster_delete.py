@@ -1,0 +1,183 @@
+"""cluster.delete: tear down in reverse, each step watched; only what PodStart created is removed.
+
+Resources are found by their `podstart:cluster` / `podstart:managed` tags (and PodStart's role
+names), so a delete works even when the create failed half way, and an imported cluster only
+loses what PodStart added to it (its access entry).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions.adapters.kube import KubeCluster
+from functions.domain import iam as iamdoc
+from functions.domain import manifests
+from functions.domain.cluster_record import ClusterStatus, record_key
+from functions.domain.operations import Operation, OperationStatus
+from functions.domain.workflow import Done, Outcome, Skip, Wait
+from functions.workflows import aws_ensure as ens
+from functions.workflows import records, registry
+from functions.workflows.clusters import describe_hyperpod
+from functions.workflows.context import StepContext
+
+DELETE_SECONDS = {"hyperpod": 300.0, "eks": 300.0, "addon": 60.0, "nat": 60.0, "fsx": 300.0}
+
+
+def _target(ctx: StepContext) -> tuple[str, str, bool]:
+    return ctx.request["name"], ctx.request["region"], bool(ctx.request.get("managed", True))
+
+
+def _eks(ctx: StepContext, name: str) -> dict[str, Any] | None:
+    try:
+        return ctx.aws("eks").describe_cluster(name=name)["cluster"]  # type: ignore[no-any-return]
+    except ClientError as err:
+        if ens.error_code(err) == "ResourceNotFoundException":
+            return None
+        raise
+
+
+def storage(ctx: StepContext) -> Outcome:
+    name, region, managed = _target(ctx)
+    if not managed:
+        return Skip(message="imported cluster: its storage was not made by PodStart")
+    eks, iam = ctx.aws("eks"), ctx.aws("iam")
+    cluster = _eks(ctx, name)
+    if cluster and cluster.get("status") == "ACTIVE":
+        kube = KubeCluster.for_eks(name, region)
+        for vol in (manifests.DATA_VOLUME, manifests.FSX_VOLUME):
+            kube.delete("v1", "PersistentVolumeClaim", vol, "default")
+            kube.delete("v1", "PersistentVolume", vol)
+        for a in eks.list_pod_identity_associations(clusterName=name).get("associations", []):
+            eks.delete_pod_identity_association(clusterName=name, associationId=a["associationId"])
+    ens.delete_role(iam, iamdoc.role_name(name, "s3-csi"))
+    fsx = ctx.aws("fsx")
+    for fs in fsx.describe_file_systems().get("FileSystems", []):
+        t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}
+        if t.get(ens.CLUSTER_TAG) == name and t.get(ens.MANAGED_TAG) == "true":
+            if fs.get("Lifecycle") != "DELETING":
+                fsx.delete_file_system(FileSystemId=fs["FileSystemId"])
+            return Wait(message=f"deleting FSx {fs['FileSystemId']}", expected_seconds=DELETE_SECONDS["fsx"])
+    return Done(message="volumes, pod identity and the S3 CSI role removed")
+
+
+def hyperpod_cluster(ctx: StepContext) -> Outcome:
+    name, _, managed = _target(ctx)
+    if not managed:
+        return Skip(message="imported cluster: its HyperPod cluster is left alone")
+    sm = ctx.aws("sagemaker")
+    cluster = describe_hyperpod(sm, name)
+    if cluster is not None:  # PodStart's record says it created this one (managed)
+        if cluster.get("ClusterStatus") != "Deleting":
+            sm.delete_cluster(ClusterName=name)
+        return Wait(message="HyperPod cluster is Deleting", expected_seconds=DELETE_SECONDS["hyperpod"])
+    ens.delete_role(ctx.aws("iam"), iamdoc.role_name(name, "hyperpod"))
+    return Done(message="HyperPod cluster and its execution role deleted")
+
+
+def dependencies(ctx: StepContext) -> Outcome:
+    name, _, managed = _target(ctx)
+    if not managed or _eks(ctx, name) is None:
+        return Skip(message="nothing PodStart installed remains" if managed else "imported cluster: add-ons kept")
+    eks = ctx.aws("eks")
+    pending = []
+    for addon in eks.list_addons(clusterName=name).get("addons", []):
+        a = eks.describe_addon(clusterName=name, addonName=addon)["addon"]
+        if (a.get("tags") or {}).get(ens.MANAGED_TAG) != "true":
+            continue
+        if a["status"] != "DELETING":
+            eks.delete_addon(clusterName=name, addonName=addon)
+        pending.append(addon)
+    if pending:
+        return Wait(message=f"deleting add-ons {', '.join(pending)}", expected_seconds=DELETE_SECONDS["addon"])
+    return Done(message="add-ons PodStart installed are deleted")
+
+
+def eks_control_plane(ctx: StepContext) -> Outcome:
+    name, _, managed = _target(ctx)
+    eks, iam = ctx.aws("eks"), ctx.aws("iam")
+    cluster = _eks(ctx, name)
+    if not managed:
+        principal = ctx.settings.podstart_role_arn
+        if cluster and principal and principal in eks.list_access_entries(clusterName=name).get("accessEntries", []):
+            eks.delete_access_entry(clusterName=name, principalArn=principal)
+        return Done(message="PodStart's access entry removed; the EKS cluster is left alone")
+    if cluster is not None:
+        if (cluster.get("tags") or {}).get(ens.MANAGED_TAG) != "true":
+            return Skip(message=f"EKS cluster {name} was not created by PodStart")
+        ctx.record(oidc_issuer=cluster["identity"]["oidc"]["issuer"])
+        if cluster.get("status") != "DELETING":
+            eks.delete_cluster(name=name)
+        return Wait(message="EKS control plane is DELETING", expected_seconds=DELETE_SECONDS["eks"])
+    issuer = str(ctx.outputs.get("oidc_issuer") or "")
+    if issuer:
+        host = issuer.removeprefix("https://")
+        for p in iam.list_open_id_connect_providers()["OpenIDConnectProviderList"]:
+            if p["Arn"].endswith(host):
+                iam.delete_open_id_connect_provider(OpenIDConnectProviderArn=p["Arn"])
+    ens.delete_role(iam, iamdoc.role_name(name, "eks"))
+    return Done(message="EKS cluster, its OIDC provider and role deleted")
+
+
+def network(ctx: StepContext) -> Outcome:
+    name, _, managed = _target(ctx)
+    if not managed:
+        return Skip(message="imported cluster: its network is left alone")
+    ec2 = ctx.aws("ec2")
+    vpcs = ec2.describe_vpcs(Filters=ens.cluster_filter(name, **{ens.MANAGED_TAG: "true"}))["Vpcs"]
+    if not vpcs:
+        return Done(message="no PodStart network left")
+    vpc_id = vpcs[0]["VpcId"]
+    in_vpc = [{"Name": "vpc-id", "Values": [vpc_id]}]
+    nats = ec2.describe_nat_gateways(Filters=in_vpc)["NatGateways"]
+    live = [n for n in nats if n["State"] in ("pending", "available", "deleting")]
+    for n in live:
+        if n["State"] != "deleting":
+            ec2.delete_nat_gateway(NatGatewayId=n["NatGatewayId"])
+    if any(n["State"] != "deleted" for n in live) and live:
+        refreshed = ec2.describe_nat_gateways(NatGatewayIds=[n["NatGatewayId"] for n in live])["NatGateways"]
+        if any(n["State"] != "deleted" for n in refreshed):
+            return Wait(message="deleting the NAT gateway", expected_seconds=DELETE_SECONDS["nat"])
+    for a in ec2.describe_addresses(Filters=ens.cluster_filter(name))["Addresses"]:
+        if not a.get("AssociationId"):
+            ec2.release_address(AllocationId=a["AllocationId"])
+    endpoints = ec2.describe_vpc_endpoints(Filters=in_vpc)["VpcEndpoints"]
+    if endpoints:
+        ec2.delete_vpc_endpoints(VpcEndpointIds=[e["VpcEndpointId"] for e in endpoints])
+    for rt in ec2.describe_route_tables(Filters=in_vpc)["RouteTables"]:
+        if any(a.get("Main") for a in rt.get("Associations", [])):
+            continue
+        for a in rt.get("Associations", []):
+            ec2.disassociate_route_table(AssociationId=a["RouteTableAssociationId"])
+        ec2.delete_route_table(RouteTableId=rt["RouteTableId"])
+    for s in ec2.describe_subnets(Filters=in_vpc)["Subnets"]:
+        ec2.delete_subnet(SubnetId=s["SubnetId"])
+    for igw in ec2.describe_internet_gateways(Filters=[{"Name": "attachment.vpc-id", "Values": [vpc_id]}])[
+            "InternetGateways"]:
+        ec2.detach_internet_gateway(InternetGatewayId=igw["InternetGatewayId"], VpcId=vpc_id)
+        ec2.delete_internet_gateway(InternetGatewayId=igw["InternetGatewayId"])
+    for sg in ec2.describe_security_groups(Filters=in_vpc)["SecurityGroups"]:
+        if sg["GroupName"] != "default":
+            ec2.delete_security_group(GroupId=sg["GroupId"])
+    ec2.delete_vpc(VpcId=vpc_id)
+    return Done(message=f"VPC {vpc_id} and everything PodStart made in it deleted")
+
+
+def delete_status(op: Operation, state: Any) -> None:
+    name, region = op.target.cluster or "", op.target.region or ""
+    if op.status is OperationStatus.SUCCEEDED:
+        state.delete(*record_key(region, name))
+    elif op.status.terminal:
+        records.set_status(state, region, name, ClusterStatus.DELETE_FAILED, operation_id=op.id)
+    else:
+        records.set_status(state, region, name, ClusterStatus.DELETING, operation_id=op.id)
+
+
+registry.register("cluster.delete", {
+    "storage": storage,
+    "hyperpod_cluster": hyperpod_cluster,
+    "dependencies": dependencies,
+    "eks_control_plane": eks_control_plane,
+    "network": network,
+}, on_status=delete_status)

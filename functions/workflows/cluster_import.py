@@ -1,0 +1,119 @@
+"""cluster.import: adopt an existing EKS cluster (and its HyperPod cluster, if any). PodStart adds
+only its access entry; everything else is detected and recorded, not changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions.adapters.kube import KubeCluster
+from functions.domain import manifests
+from functions.domain.cluster_record import ClusterStatus, GroupRecord
+from functions.domain.errors import PermanentStepError
+from functions.domain.operations import Operation, OperationStatus
+from functions.domain.preferences import ClusterRef, Preferences, prefs_key
+from functions.domain.workflow import Done, Outcome, Wait
+from functions.workflows import aws_ensure as ens
+from functions.workflows import records, registry
+from functions.workflows.clusters import CLUSTER_ADMIN_POLICY
+from functions.workflows.context import StepContext
+
+
+def discover(ctx: StepContext) -> Outcome:
+    eks_name, region = ctx.request["eks_cluster_name"], ctx.request["region"]
+    try:
+        cluster = ctx.aws("eks").describe_cluster(name=eks_name)["cluster"]
+    except ClientError as err:
+        if ens.error_code(err) == "ResourceNotFoundException":
+            raise PermanentStepError("EksClusterNotFound", f"no EKS cluster {eks_name} in {region}") from None
+        raise
+    if cluster.get("status") != "ACTIVE":
+        return Wait(message=f"EKS cluster is {cluster.get('status')}", expected_seconds=120)
+    sm = ctx.aws("sagemaker")
+    found: dict[str, Any] | None = None
+    for page in sm.get_paginator("list_clusters").paginate():
+        for c in page.get("ClusterSummaries", []):
+            desc = sm.describe_cluster(ClusterName=c["ClusterName"])
+            if (desc.get("Orchestrator") or {}).get("Eks", {}).get("ClusterArn") == cluster["arn"]:
+                found = desc
+                break
+        if found:
+            break
+    groups = [{"name": g["InstanceGroupName"], "instance_type": g["InstanceType"],
+               "instance_count": g.get("TargetCount", 0), "availability_zone": "",
+               "capacity_type": "training-plan" if g.get("TrainingPlanArn") else
+               ("spot" if "Spot" in (g.get("CapacityRequirements") or {}) else "on-demand"),
+               "efa_only": (g.get("NetworkInterface") or {}).get("InterfaceType") == "efa-only",
+               "training_plan_arn": g.get("TrainingPlanArn")} for g in (found or {}).get("InstanceGroups", [])]
+    return Done(message=f"EKS {cluster.get('version')} ACTIVE; "
+                        + (f"HyperPod cluster {found['ClusterName']} ({found['ClusterStatus']})" if found
+                           else "no HyperPod cluster on it"),
+                outputs={"eks_cluster_arn": cluster["arn"], "kubernetes_version": cluster.get("version"),
+                         "hyperpod_cluster_name": found["ClusterName"] if found else None,
+                         "node_recovery": (found or {}).get("NodeRecovery"), "instance_groups": groups})
+
+
+def access(ctx: StepContext) -> Outcome:
+    eks_name = ctx.request["eks_cluster_name"]
+    principal = ctx.settings.podstart_role_arn
+    if not principal:
+        return Done(message="no PodStart role to grant")
+    eks = ctx.aws("eks")
+    auth = (eks.describe_cluster(name=eks_name)["cluster"].get("accessConfig") or {}).get("authenticationMode")
+    if auth == "CONFIG_MAP":
+        raise PermanentStepError("AccessEntriesDisabled",
+                                 f"{eks_name} uses aws-auth ConfigMap authentication only; switch it to "
+                                 f"API_AND_CONFIG_MAP (aws eks update-cluster-config --access-config ...) and retry")
+    if principal not in eks.list_access_entries(clusterName=eks_name).get("accessEntries", []):
+        eks.create_access_entry(clusterName=eks_name, principalArn=principal, type="STANDARD",
+                                tags={ens.CLUSTER_TAG: ctx.request["name"], ens.MANAGED_TAG: "true"})
+        ctx.record(access_entry_created=True)
+    policies = eks.list_associated_access_policies(clusterName=eks_name, principalArn=principal)
+    if not any(p["policyArn"] == CLUSTER_ADMIN_POLICY for p in policies.get("associatedAccessPolicies", [])):
+        eks.associate_access_policy(clusterName=eks_name, principalArn=principal, policyArn=CLUSTER_ADMIN_POLICY,
+                                    accessScope={"type": "cluster"})
+    return Done(message="PodStart's access entry is in place", outputs={"access_entry": principal})
+
+
+def activate(ctx: StepContext) -> Outcome:
+    name, region, eks_name = ctx.request["name"], ctx.request["region"], ctx.request["eks_cluster_name"]
+    key = prefs_key(ctx.operation.principal.sub)
+    prefs = Preferences.model_validate(ctx.state.get(*key) or {})
+    ctx.state.put(*key, prefs.model_copy(update={"active_cluster": ClusterRef(name=name, region=region)})
+                  .model_dump(mode="json"))
+    version = KubeCluster.for_eks(eks_name, region).version()
+    return Done(message=f"active cluster; Kubernetes {version['git_version']} answers")
+
+
+def inventory(ctx: StepContext) -> Outcome:
+    eks_name, region = ctx.request["eks_cluster_name"], ctx.request["region"]
+    addons = ctx.aws("eks").list_addons(clusterName=eks_name).get("addons", [])
+    kube = KubeCluster.for_eks(eks_name, region)
+    components = [f"{m['kind']}/{m['metadata']['name']}" for m in manifests.dependency_components(region)
+                  if m["kind"] == "DaemonSet"
+                  and kube.get("apps/v1", "DaemonSet", m["metadata"]["name"], m["metadata"]["namespace"])]
+    missing = sorted(set(manifests.ADDONS) - set(addons))
+    return Done(message=f"{len(addons)} add-ons, {len(components)} HyperPod components found"
+                        + (f"; missing: {', '.join(missing)}" if missing else ""),
+                outputs={"addons": addons, "components_found": components, "addons_missing": missing})
+
+
+def import_status(op: Operation, state: Any) -> None:
+    req = op.request
+    rec = records.load(state, req["region"], req["name"])
+    if rec is None:
+        return
+    if op.status is OperationStatus.SUCCEEDED:
+        out = op.outputs()
+        groups = [GroupRecord(**g) for g in out.get("instance_groups", [])]
+        records.save(state, rec.model_copy(update={
+            "status": ClusterStatus.ACTIVE, "operation_id": op.id, "instance_groups": groups,
+            "hyperpod_cluster_name": out.get("hyperpod_cluster_name"),
+            "kubernetes_version": out.get("kubernetes_version"), "node_recovery": out.get("node_recovery")}))
+    elif op.status.terminal:
+        records.save(state, rec.model_copy(update={"status": ClusterStatus.FAILED, "operation_id": op.id}))
+
+
+registry.register("cluster.import", {"discover": discover, "access": access, "activate": activate,
+                                     "inventory": inventory}, on_status=import_status)
