@@ -39,7 +39,7 @@ class Skip(BaseModel):
 Outcome = Done | Wait | Skip
 
 MIN_POLL_SECONDS = 10.0
-MAX_POLL_SECONDS = 300.0
+MAX_POLL_SECONDS = 30.0  # a terminal AWS state shows on the operation within 30 s
 
 
 def next_wait(polls: int, expected_seconds: float | None, time_scale: float) -> int:

@@ -31,8 +31,8 @@ def test_throttling_and_5xx_are_transient_the_rest_permanent() -> None:
 
 def test_first_wait_covers_most_of_a_known_duration_then_backs_off() -> None:
     assert next_wait(0, 600, 1) == 480  # EKS: ~10 min -> look again after 8 min
-    assert next_wait(1, 600, 1) == 10 and next_wait(3, 600, 1) == 40
-    assert next_wait(10, None, 1) == 300  # capped
+    assert next_wait(1, 600, 1) == 10 and next_wait(2, 600, 1) == 20
+    assert next_wait(10, None, 1) == 30  # capped: an AWS state change shows within 30 s
     assert next_wait(0, 600, 60) == 8  # the sandbox compresses the same schedule
     assert next_wait(5, None, 10_000) == 1  # Wait states need an integer >= 1
 

@@ -1,0 +1,71 @@
+"""Workflow numbers for `make bench`: state transitions of one cluster create at realistic durations
+(EKS ~10 min, HyperPod ~20 min, time-scaled uniformly; goal <= 60) and AWS calls per GET /v1/clusters page."""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import boto3
+import httpx
+import uvicorn
+
+SCALE = 60.0  # EKS in ~10 s, HyperPod in ~20 s: the waits keep their real proportions
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    from sandbox.app import Sandbox
+    from sandbox.config import SandboxSettings
+
+    sb = Sandbox(SandboxSettings(port=_port(), time_scale=SCALE, state_dir=Path(tempfile.mkdtemp())))
+    sb.start()
+    server = uvicorn.Server(uvicorn.Config(sb.asgi(), host="127.0.0.1", port=sb.settings.port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    http = httpx.Client(base_url=sb.base_url, headers={"Authorization": f"Bearer {sb.tokens.admin}"}, timeout=60)
+    try:
+        t0 = time.monotonic()
+        op = http.post("/v1/clusters", json={"name": "bench", "region": "us-west-2", "instance_groups": [
+            {"name": "accel", "instance_type": "ml.p5.48xlarge", "instance_count": 2,
+             "availability_zone": "us-west-2a"}]}).json()
+        while op["status"] not in ("SUCCEEDED", "FAILED"):
+            op = http.get(f"/v1/operations/{op['id']}", params={"wait": 20, "version": op["version"]}).json()
+        took = time.monotonic() - t0
+        sfn = boto3.client("stepfunctions", region_name="us-west-2", endpoint_url=sb.aws.endpoint,
+                           aws_access_key_id="testing", aws_secret_access_key="testing")
+        arn = sb.info["workflows"]["cluster.create"]
+        execution = sfn.list_executions(stateMachineArn=arn)["executions"][0]["executionArn"]
+        events = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+        transitions = sum(1 for e in events if e["type"].endswith("StateEntered"))
+        print("== Workflows ==")
+        print(f"  cluster.create {op['status']} in {took:.1f} s at time scale {SCALE:g} "
+              f"(~{took * SCALE / 60:.0f} min of AWS time)")
+        print(f"  state transitions: {transitions} (goal <= 60)")
+        for name in ("b1", "b2", "b3"):  # more clusters on the page
+            more = http.post("/v1/clusters", json={"name": name, "region": "us-west-2", "instance_groups": [
+                {"name": "g", "instance_type": "ml.g5.8xlarge", "instance_count": 1,
+                 "availability_zone": "us-west-2b"}]}).json()
+            while more["status"] not in ("SUCCEEDED", "FAILED"):
+                more = http.get(f"/v1/operations/{more['id']}", params={"wait": 20, "version": more["version"]}).json()
+        before = len(sb.aws.calls.records())
+        page = http.get("/v1/clusters").json()
+        calls = [c for c in sb.aws.calls.records()[before:] if c["service"] not in ("dynamodb",)]
+        print(f"  GET /v1/clusters: {len(page['items'])} clusters, {len(calls)} AWS call(s) besides DynamoDB "
+              f"({', '.join(sorted({c['service'] + '.' + c['operation'] for c in calls}))})")
+    finally:
+        server.should_exit = True
+        sb.stop()
+
+
+if __name__ == "__main__":
+    main()

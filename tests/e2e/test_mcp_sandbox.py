@@ -1,0 +1,255 @@
+"""The MCP face of the sandbox, spoken to with the official `mcp` client: streamable HTTP at
+`{base_url}/mcp` with a bearer token, and stdio (`python -m mcp_gateway --api URL`). Tools match the
+REST OpenAPI, reads answer, a create with one idempotency key is one operation and one CreateCluster,
+bad input names the field, and read-only (flag or viewer role) never reaches a mutation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
+READ_TOOLS = {"list_regions", "list_availability_zones", "list_instance_types", "list_training_plans", "get_quotas",
+              "list_operations", "get_operation", "get_preferences", "list_clusters", "get_cluster"}
+WRITE_TOOLS = {"create_cluster", "retry_operation", "cancel_operation", "set_preferences", "set_active_cluster"}
+
+
+# --- clients ---------------------------------------------------------------------------------------
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (httpx2.AsyncClient(headers=headers, timeout=60) as http,
+                Client(streamable_http_client(url, http_client=http)) as client):
+        yield client
+
+
+def stdio_params(base_url: str, token: str, read_only: bool = False) -> StdioServerParameters:
+    args = ["-m", "mcp_gateway", "--api", base_url, *(["--read-only"] if read_only else [])]
+    env = {**{k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")},
+           "PODSTART_TOKEN": token, "PYTHONPATH": str(ROOT)}
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(ROOT))
+
+
+@asynccontextmanager
+async def stdio_client(base_url: str, token: str, read_only: bool = False) -> AsyncIterator[Client]:
+    async with Client(stdio_params(base_url, token, read_only)) as client:
+        yield client
+
+
+def over_http(sandbox: Any, fn: Callable[[Client], Awaitable[T]], token: str | None = None) -> T:
+    async def go() -> T:
+        async with http_client(f"{sandbox.base_url}/mcp", token or sandbox.tokens.admin) as client:
+            return await fn(client)
+    return asyncio.run(go())
+
+
+def over_stdio(sandbox: Any, fn: Callable[[Client], Awaitable[T]], read_only: bool = False) -> T:
+    async def go() -> T:
+        async with stdio_client(sandbox.base_url, sandbox.tokens.admin, read_only) as client:
+            return await fn(client)
+    return asyncio.run(go())
+
+
+def over(transport: str, sandbox: Any, fn: Callable[[Client], Awaitable[T]]) -> T:
+    return over_http(sandbox, fn) if transport == "http" else over_stdio(sandbox, fn)
+
+
+def text(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+async def tools(client: Client) -> dict[str, Any]:
+    return {t.name: t for t in (await client.list_tools()).tools}
+
+
+async def watch(client: Client, op_id: str, timeout: float = 120) -> dict[str, Any]:
+    """get_operation(wait_seconds=20) until terminal, as a skill tells an agent to."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await client.call_tool("get_operation", {"operation_id": op_id, "wait_seconds": 20})
+        assert not result.is_error, text(result)
+        op = dict(result.structured_content or {})
+        if op["status"] in TERMINAL:
+            return op
+        assert time.monotonic() < deadline, f"{op_id} still {op['status']} at {op.get('phase')}"
+
+
+def cluster_name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def create_args(name: str, **group: Any) -> dict[str, Any]:
+    return {"name": name, "region": "us-west-2",
+            "instance_groups": [{"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1,
+                                 "availability_zone": "us-west-2a", **group}]}
+
+
+def creates_for(api: Any, name: str) -> list[dict[str, Any]]:
+    return [c for c in api.calls("sagemaker", "CreateCluster") if c["params"].get("ClusterName") == name]
+
+
+# --- tests -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, transport: str) -> None:
+    # Given the OpenAPI document the sandbox's REST API serves
+    doc = api.get("/v1/openapi.json").json()
+    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc) if s.name != "set_active_cluster"}
+
+    # When an agent lists the tools over this transport
+    listed = over(transport, sandbox, tools)
+
+    # Then there is one tool per REST operation, and its properties are the route's parameters + body fields
+    assert set(listed) == set(by_route.values()) | {"set_active_cluster"}
+    assert set(listed) >= READ_TOOLS | WRITE_TOOLS
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if method not in ("get", "put", "post", "patch", "delete"):
+                continue
+            name = by_route[(method, path)]
+            expected = {p["name"] for p in op.get("parameters", []) if p["in"] in ("path", "query")}
+            required = {p["name"] for p in op.get("parameters", [])
+                        if p.get("required") and p["in"] in ("path", "query")}
+            if "requestBody" in op:
+                ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+                body = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
+                expected |= set(body["properties"])
+                required |= set(body.get("required", []))
+            if method != "get":
+                expected.add(IDEMPOTENCY_ARG)
+            if name == "get_operation":
+                expected = (expected - {"wait"}) | {"wait_seconds"}
+            assert set(listed[name].input_schema["properties"]) == expected, name
+            assert set(listed[name].input_schema.get("required", [])) == required, name
+            assert listed[name].annotations.read_only_hint is (method == "get"), name
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_read_tools_answer_with_structured_content(sandbox: Any, transport: str) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("list_regions", {}), ("list_availability_zones", {"region": "us-west-2"}),
+        ("list_instance_types", {"region": "us-west-2", "availability_zone": "us-west-2a"}),
+        ("get_quotas", {"region": "us-west-2"}), ("list_training_plans", {"region": "us-west-2"}),
+        ("list_clusters", {}), ("list_operations", {"limit": 5}), ("get_preferences", {})]
+
+    async def go(client: Client) -> dict[str, Any]:
+        return {name: await client.call_tool(name, args) for name, args in calls}
+
+    results = over(transport, sandbox, go)
+
+    for name, result in results.items():
+        assert not result.is_error, f"{name}: {text(result)}"
+        assert isinstance(result.structured_content, dict), name
+    assert "us-west-2" in {r["name"] for r in results["list_regions"].structured_content["items"]}
+    assert any(z["name"] == "us-west-2a" for z in results["list_availability_zones"].structured_content["items"])
+    assert "ml.g5.8xlarge" in text(results["list_instance_types"])
+    assert "ml.g5.8xlarge" in text(results["get_quotas"])
+
+
+def test_create_with_one_key_twice_is_one_operation_and_one_create_call(sandbox: Any, api: Any) -> None:
+    # Given a create_cluster call an agent may send twice (a timeout, a retry) with the same key
+    name, key = cluster_name("mcp"), uuid.uuid4().hex
+    args = {**create_args(name), IDEMPOTENCY_ARG: key}
+
+    async def go(client: Client) -> tuple[Any, Any, dict[str, Any], Any]:
+        first = await client.call_tool("create_cluster", args)
+        second = await client.call_tool("create_cluster", args)
+        assert not first.is_error, text(first)
+        done = await watch(client, first.structured_content["id"])
+        cluster = await client.call_tool("get_cluster", {"cluster": name, "region": "us-west-2"})
+        return first, second, done, cluster
+
+    first, second, done, cluster = over_http(sandbox, go)
+
+    # Then both answers are the same operation, the text says how to track it, and it ran once
+    assert not second.is_error, text(second)
+    op_id = first.structured_content["id"]
+    assert second.structured_content["id"] == op_id
+    assert first.structured_content["kind"] == "cluster.create"
+    assert f'get_operation(operation_id="{op_id}"' in text(first)
+    assert done["status"] == "SUCCEEDED", done.get("error")
+    assert not cluster.is_error and cluster.structured_content["status"] == "ACTIVE", text(cluster)
+    assert len(creates_for(api, name)) == 1
+
+
+@pytest.mark.parametrize(("args", "loc", "words"), [
+    (create_args("Bad_Name"), "body.name", ("pattern", "lowercase", "match")),
+    (create_args("ok-count", instance_count=999), "instance_count", ("less than", "quota", "999", "at most")),
+], ids=["bad-name", "count-999"])
+def test_bad_input_is_a_tool_error_naming_the_field(sandbox: Any, api: Any, args: dict[str, Any], loc: str,
+                                                     words: tuple[str, ...]) -> None:
+    result = over_http(sandbox, lambda c: c.call_tool("create_cluster", args))
+
+    assert result.is_error
+    body = text(result)
+    assert "HTTP 4" in body and loc in body, body
+    assert any(w in body.lower() for w in words), body
+    assert result.structured_content and result.structured_content.get("errors"), result.structured_content
+    assert not creates_for(api, args["name"])
+
+
+def test_read_only_stdio_gateway_hides_and_refuses_mutations(sandbox: Any, api: Any) -> None:
+    name = cluster_name("ro")
+
+    async def go(client: Client) -> tuple[dict[str, Any], Any, Any]:
+        listed = await tools(client)
+        refused = await client.call_tool("create_cluster", create_args(name))
+        read = await client.call_tool("list_clusters", {})
+        return listed, refused, read
+
+    listed, refused, read = over_stdio(sandbox, go, read_only=True)
+
+    assert set(listed) >= READ_TOOLS
+    assert not {n for n, t in listed.items() if not t.annotations.read_only_hint}
+    assert refused.is_error and "read-only" in text(refused), text(refused)
+    assert not read.is_error
+    assert not creates_for(api, name)
+    assert name not in {c["name"] for c in api.get("/v1/clusters").json()["items"]}
+
+
+def test_viewer_over_http_is_refused_every_mutation(sandbox: Any, api: Any) -> None:
+    name = cluster_name("vw")
+
+    async def go(client: Client) -> tuple[Any, Any, Any]:
+        read = await client.call_tool("list_clusters", {})
+        create = await client.call_tool("create_cluster", create_args(name))
+        retry = await client.call_tool("retry_operation", {"operation_id": "op-abcdef123"})
+        return read, create, retry
+
+    # (a viewer may still set its own preferences: those are per user, not shared state)
+    read, create, retry = over_http(sandbox, go, token=sandbox.tokens.viewer)
+
+    assert not read.is_error, text(read)
+    for result in (create, retry):
+        assert result.is_error and "HTTP 403" in text(result), text(result)
+        assert "read" in text(result)
+    assert not creates_for(api, name)
+    assert name not in {c["name"] for c in api.get("/v1/clusters").json()["items"]}
+
+
+def test_anonymous_http_caller_gets_401_not_the_gateways_identity(sandbox: Any) -> None:
+    async def go() -> Any:
+        async with http_client(f"{sandbox.base_url}/mcp", None) as client:
+            return await client.call_tool("list_clusters", {})
+
+    result = asyncio.run(go())
+
+    assert result.is_error and "HTTP 401" in text(result), text(result)
