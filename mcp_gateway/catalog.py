@@ -68,6 +68,8 @@ KNOWN: dict[tuple[str, str], Known] = {
         idempotent=True),
     ("post", "/v1/operations/{operation_id}/cancel"): Known(
         "cancel_operation", "Cancel a PENDING or RUNNING operation." + TRACK, destructive=True, idempotent=True),
+    ("get", "/v1/me"): Known(
+        "get_identity", "Who you are and your role (viewer reads; operator and admin change). Check before writes."),
     ("get", "/v1/preferences"): Known(
         "get_preferences", "Get your active cluster and default region: the cluster other calls default to."),
     ("put", "/v1/preferences"): Known(

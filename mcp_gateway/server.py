@@ -8,6 +8,7 @@ The gateway holds no AWS permissions: it calls the REST API with the caller's id
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -46,6 +47,10 @@ def _bearer(token: str | None) -> str | None:
         return None
     token = token.strip()
     return token if token.lower().startswith("bearer ") else f"Bearer {token}"
+
+
+ROLE_TTL = 60.0
+_roles: dict[str, tuple[float, str]] = {}  # authorization -> (when asked, role)
 
 
 class Gateway:
@@ -95,8 +100,31 @@ class Gateway:
             raise RuntimeError(f"{self.base}/v1/openapi.json is not an OpenAPI document")
         return doc
 
+    async def caller_read_only(self) -> bool:
+        """Read-only when configured so, or when the caller is a viewer (asked once a minute per identity).
+        The REST API refuses a viewer's writes either way; this keeps them out of the tool list."""
+        if self.read_only:
+            return True
+        auth = self.authorization()
+        if not auth:
+            return False
+        now = time.monotonic()
+        hit = _roles.get(auth)
+        if hit is None or now - hit[0] > ROLE_TTL:
+            role = ""
+            try:
+                async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+                    r = await client.get(f"{self.base}/v1/me", headers={"Authorization": auth})
+                if r.status_code == 200:
+                    role = str(r.json().get("role", ""))
+            except (httpx2.HTTPError, ValueError):
+                role = ""
+            hit = _roles[auth] = (now, role)
+        return hit[1] == "viewer"
+
     async def visible(self) -> list[ToolSpec]:
-        return [s for s in (await self.specs()).values() if not (self.read_only and s.mutating)]
+        read_only = await self.caller_read_only()
+        return [s for s in (await self.specs()).values() if not (read_only and s.mutating)]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         try:
@@ -107,7 +135,7 @@ class Gateway:
         spec = specs.get(name)
         if spec is None:
             return Outcome(f"unknown tool {name}", None, True)
-        if self.read_only and spec.mutating:
+        if spec.mutating and await self.caller_read_only():
             return refusal(spec)
         try:
             req = build_request(spec, arguments)

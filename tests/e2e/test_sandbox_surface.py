@@ -80,3 +80,9 @@ def test_websocket_without_token_is_closed(sandbox: Any) -> None:
     with connect(url, open_timeout=10) as ws:
         ws.send(json.dumps({"token": "wrong"}))
         assert json.loads(ws.recv(timeout=10))["status"] == 401
+
+
+def test_me_says_who_is_calling_and_what_they_may_do(api: Any, viewer: Any) -> None:
+    assert api.get("/v1/me").json()["role"] == "admin"
+    me = viewer.get("/v1/me").json()
+    assert me["role"] == "viewer" and me["can_mutate"] is False

@@ -313,12 +313,17 @@ def test_mutation_carries_the_callers_identity_and_a_derived_idempotency_key(
     assert put["headers"]["Idempotency-Key"] == derive_idempotency_key("set_active_cluster", args)
 
 
-def test_viewer_write_is_refused_by_the_api_as_read_only(mcp_url: str) -> None:
-    # Given a viewer calling a read-write gateway: the REST API is the one that says no (403)
-    result = run(lambda c: c.call_tool("retry_operation", {"operation_id": "op-abcdef123"}), mcp_url, token=VIEWER)
+def test_viewer_is_read_only_even_on_a_read_write_gateway(mcp_url: str, rest_api: RestApi) -> None:
+    # Given a viewer calling a read-write gateway: its role (GET /v1/me) makes the gateway read-only
+    async def calls(client: Client) -> tuple[Any, Any]:
+        return await client.list_tools(), await client.call_tool("retry_operation", {"operation_id": "op-abcdef123"})
 
-    assert result.is_error
-    assert "HTTP 403" in _text(result) and "read" in _text(result), _text(result)
+    listed, result = run(calls, mcp_url, token=VIEWER)
+
+    assert "retry_operation" not in {t.name for t in listed.tools}
+    assert result.is_error and "read-only" in _text(result), _text(result)
+    assert not [s for s in rest_api.seen if s["method"] == "POST" and s["path"].endswith("/retry")
+                and s["headers"].get("Authorization") == f"Bearer {VIEWER}"]
 
 
 def test_caller_without_token_is_anonymous(mcp_url: str) -> None:

@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from functions.api.context import json_response, principal
 from functions.api.deps import services
 from functions.domain.preferences import Preferences, PreferencesUpdate, prefs_key
+from functions.domain.principal import Role
 
 router = Router()
 
@@ -31,3 +32,11 @@ def set_preferences(body: PreferencesUpdate) -> Response[str]:
     if updated != current:
         state.put(*prefs_key(p.sub), updated.model_dump(mode="json"))
     return json_response({**updated.model_dump(mode="json"), "changed": updated != current})
+
+
+@router.get("/v1/me", summary="Who you are and what your role allows (viewer reads; operator and admin change)",
+            tags=["preferences"])
+def get_me() -> Response[str]:
+    p = principal(router)
+    return json_response({"sub": p.sub, "name": p.name, "role": p.role.name,
+                          "can_mutate": p.role >= Role.operator, "can_delete_clusters": p.role >= Role.admin})
