@@ -6,6 +6,7 @@ import logging
 import signal
 import sys
 import time
+import warnings
 
 import uvicorn
 
@@ -13,6 +14,8 @@ from sandbox.app import Sandbox, write_tokens
 
 
 def main() -> int:
+    # Metrics are off in the sandbox; Powertools still warns per invocation that none were published.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     t0 = time.monotonic()
     sandbox = Sandbox()
