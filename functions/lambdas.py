@@ -65,5 +65,16 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="Projects Step Functions and HyperPod events onto operation records",
             env=_COMMON_ENV,
         ),
+        LambdaSpec(
+            name="mcp",
+            handler="mcp_gateway.lambda_handler.handler",
+            description="PodStart MCP gateway /mcp (stateless streamable HTTP over the REST API)",
+            timeout_s=29,
+            packages=("functions", "mcp_gateway"),
+            # `mcp` brings anyio, starlette, httpx2, mcp-types and pydantic (resolved transitively).
+            requirements=("mcp", "mcp-types", "anyio", "starlette", "httpx2"),
+            # No PODSTART_API_URL: the handler derives the REST base from the invoking event.
+            env=("POWERTOOLS_SERVICE_NAME", "PODSTART_MCP_READ_ONLY"),
+        ),
     )
 }

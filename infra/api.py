@@ -26,6 +26,7 @@ class ApiConstruct(Construct):
 
     rest_api: apigw.RestApi
     authorizer: apigw.CognitoUserPoolsAuthorizer
+    scopes: list[str]  # OAuth scopes every method requires (reused by the /mcp route)
 
     def __init__(
         self,
@@ -39,6 +40,7 @@ class ApiConstruct(Construct):
     ):
         super().__init__(scope, construct_id)
         self._ui_origin = ui_origin
+        self.scopes = list(scopes)
         self._build_rest_api()
         self._build_authorizer(user_pool)
         self._build_routes(handler, scopes)
@@ -117,13 +119,17 @@ class ApiConstruct(Construct):
         for resource in (v1, proxy):
             # Scopes make API Gateway accept access tokens (web PKCE users and client-credentials
             # machines alike); groups (viewer/operator/admin) are checked by the handler.
-            resource.add_method(
-                "ANY",
-                integration,
-                authorizer=self.authorizer,
-                authorization_type=apigw.AuthorizationType.COGNITO,
-                authorization_scopes=scopes,
-            )
+            self.add_authorized_method(resource, integration)
+
+    def add_authorized_method(self, resource: apigw.IResource, integration: apigw.Integration) -> apigw.Method:
+        """``ANY`` on ``resource`` behind the Cognito authorizer with the API's scopes."""
+        return resource.add_method(
+            "ANY",
+            integration,
+            authorizer=self.authorizer,
+            authorization_type=apigw.AuthorizationType.COGNITO,
+            authorization_scopes=self.scopes,
+        )
 
     def _build_gateway_responses(self) -> None:
         # Let the browser read API Gateway's own 4xx/5xx (expired token, throttling) as errors.

@@ -19,6 +19,8 @@ from infra.nag import acknowledge, acknowledge_wildcards, grant
 from infra.steps_policy import add_steps_permissions
 
 EVENT_BUS_NAME = "podstart"
+# Functions that touch no PodStart table, bucket or bus: logs and traces only.
+_NO_DATA_ACCESS = frozenset({"mcp"})
 RUNTIME = lambda_.Runtime.PYTHON_3_11  # the bundle is compiled for CPython 3.11
 
 # Read-only catalog calls; none of these actions supports resource-level permissions.
@@ -45,7 +47,10 @@ def _arn(service: str, resource: str, *, region: str | None = None, account: str
 
 
 class FunctionsConstruct(Construct):
-    """`api`, `steps` and `events` Lambdas: bundled offline, traced, logged, least privilege.
+    """`api`, `steps`, `events` and `mcp` Lambdas: bundled offline, traced, logged, least privilege.
+
+    The `mcp` gateway gets no AWS data permissions (only its log group and X-Ray): it calls the
+    REST API over HTTPS with each caller's own token.
 
     The workflow ARNs reach the api function later (:meth:`allow_workflows`) because the state
     machines themselves need the steps function's ARN first.
@@ -78,6 +83,10 @@ class FunctionsConstruct(Construct):
     def events(self) -> lambda_.Function:
         return self.functions["events"]
 
+    @property
+    def mcp(self) -> lambda_.Function:
+        return self.functions["mcp"]
+
     # -- build ----------------------------------------------------------------------------------
 
     def _build_roles(self) -> None:
@@ -102,6 +111,7 @@ class FunctionsConstruct(Construct):
             "TIME_SCALE": "1",
             "PODSTART_ROLE_ARN": self.roles["steps"].role_arn,
             "WORKFLOW_ARNS": "{}",  # replaced by allow_workflows()
+            "PODSTART_MCP_READ_ONLY": "false",
         }
         unknown = set(spec.env) - set(values)
         if unknown:
@@ -150,6 +160,14 @@ class FunctionsConstruct(Construct):
     def _build_common_permissions(self) -> None:
         data = self._data
         for name, role in self.roles.items():
+            if name in _NO_DATA_ACCESS:
+                acknowledge_wildcards(
+                    role,
+                    resources=["*"],
+                    reason="Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which "
+                    "support no resource-level permissions, use Resource '*'.",
+                )
+                continue
             data.operations.grant_read_write_data(role)
             data.state.grant_read_write_data(role)
             if name == "api":

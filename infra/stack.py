@@ -68,7 +68,7 @@ class PodStartStack(cdk.Stack):
             scopes=[self.auth.read_scope.scope_name, self.auth.write_scope.scope_name],
             ui_origin=self.web.url,
         )
-        self.mcp = McpConstruct(self, "Mcp")
+        self.mcp = McpConstruct(self, "Mcp", api=self.api, handler=self.functions.mcp)
         self._acknowledge_cdk_singletons()
         self._outputs()
 

@@ -3,7 +3,10 @@
 Per invocation the stateless app gets the one request (its own session manager runs for just that
 request, see mcp_gateway.asgi) and the response is collected from the ASGI messages. The catalog
 (OpenAPI document) is fetched once per container with the first caller's token and reused.
-Config: PODSTART_API_URL (the REST API root), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only).
+Config: PODSTART_API_URL (the REST API root; when unset, derived from the event as
+``https://{requestContext.domainName}/{requestContext.stage}``, the API that invoked us, so the
+stack needs no function -> API URL reference), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only).
+The caller's Authorization header reaches the REST API per request (mcp_gateway.asgi).
 """
 
 from __future__ import annotations
@@ -16,10 +19,22 @@ from urllib.parse import urlencode
 _apps: dict[tuple[str, bool], Any] = {}
 
 
-def _app() -> Any:
+def api_url(event: dict[str, Any]) -> str:
+    """The REST API root: env PODSTART_API_URL, else the invoking API Gateway stage's own URL."""
+    configured = os.environ.get("PODSTART_API_URL")
+    if configured:
+        return configured
+    context = event.get("requestContext") or {}
+    domain, stage = context.get("domainName"), context.get("stage")
+    if not domain or not stage:
+        raise RuntimeError("PODSTART_API_URL is unset and the event has no requestContext.domainName/stage")
+    return f"https://{domain}/{stage}"
+
+
+def _app(event: dict[str, Any]) -> Any:
     from mcp_gateway.asgi import create_app
 
-    key = (os.environ["PODSTART_API_URL"], os.environ.get("PODSTART_MCP_READ_ONLY", "").lower() in ("1", "true"))
+    key = (api_url(event), os.environ.get("PODSTART_MCP_READ_ONLY", "").lower() in ("1", "true"))
     if key not in _apps:
         _apps[key] = create_app(key[0], read_only=key[1])  # caches the catalog across invocations
     return _apps[key]
@@ -79,5 +94,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     import anyio
 
     scope, body = _scope(event)
-    app = _app()
+    app = _app(event)
     return anyio.run(_serve, app, scope, body)

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -285,7 +287,8 @@ class Sandbox:
         self._mcp = self._mcp_app()
         routes += [Route("/mcp", endpoint=self._mcp, methods=["GET", "POST", "DELETE"]), Mount("/mcp", app=self._mcp),
                    Route("/{path:path}", self.index)]
-        return Starlette(routes=routes)
+        # Compress the UI's assets and JSON like CloudFront does; /ws and /mcp streams pass through.
+        return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
 def write_tokens(sandbox: Sandbox) -> Path:
