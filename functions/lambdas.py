@@ -71,8 +71,9 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="PodStart MCP gateway /mcp (stateless streamable HTTP over the REST API)",
             timeout_s=29,
             packages=("functions", "mcp_gateway"),
-            # `mcp` brings anyio, starlette, httpx2, mcp-types and pydantic (resolved transitively).
-            requirements=("mcp", "mcp-types", "anyio", "starlette", "httpx2"),
+            # `mcp` brings anyio, starlette, httpx2, mcp-types, pydantic (resolved transitively); extras are not
+            # followed, so pyjwt[crypto]'s cryptography (imported by mcp.server) is listed explicitly.
+            requirements=("mcp", "mcp-types", "anyio", "starlette", "httpx2", "cryptography"),
             # No PODSTART_API_URL: the handler derives the REST base from the invoking event.
             env=("POWERTOOLS_SERVICE_NAME", "PODSTART_MCP_READ_ONLY"),
         ),
