@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import sys
 import time
 import warnings
@@ -20,6 +21,14 @@ def main() -> int:
     t0 = time.monotonic()
     sandbox = Sandbox()
     print("PodStart sandbox: starting the embedded AWS and Kubernetes ...", flush=True)
+    # Hold the one port before the embedded services pick theirs, so none of them can take it.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((sandbox.settings.host, sandbox.settings.port))
+    except OSError as exc:
+        print(f"PodStart sandbox: cannot listen on {sandbox.base_url}: {exc} (set PODSTART_PORT)", flush=True)
+        return 3
     sandbox.start()
     token_file = write_tokens(sandbox)
     config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
@@ -48,7 +57,7 @@ PodStart sandbox is serving on {sandbox.base_url}  (ready in {time.monotonic() -
     server.startup = startup  # type: ignore[method-assign]
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
     try:
-        server.run()
+        server.run(sockets=[listener])
     finally:
         sandbox.stop()
         print("PodStart sandbox stopped.", flush=True)
