@@ -64,6 +64,9 @@ class Sandbox:
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
             "AWS_LAMBDA_FUNCTION_NAME": "podstart-sandbox",
         })
+        from functions.observability import logger
+
+        logger.setLevel(os.environ["POWERTOOLS_LOG_LEVEL"])  # in case a handler module was imported first
         self.kube = KubeApiServer(port=self.settings.kube_port, time_scale=scale)
         self.kube.start()
         self.aws = EmbeddedAws(port=self.settings.aws_port, time_scale=scale, kube=self.kube)

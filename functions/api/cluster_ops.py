@@ -47,8 +47,7 @@ class CreateAdmission:
             if why:
                 errors.append({"loc": ["body", "vpc_cidr"], "msg": why})
         if errors:
-            raise InvalidInput("; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors),
-                               errors=errors)
+            raise InvalidInput.of(errors)
         self.normalized = normalized
         return normalized
 
@@ -241,8 +240,7 @@ class AddGroupAdmission:
         snap = cluster_state.snapshot(self.rec.region, [self.group], records.all_records(services().state))
         errors, zone = check_group(self.group, [], snap, self.rec.region)
         if errors:
-            raise InvalidInput("; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors),
-                               errors=errors)
+            raise InvalidInput.of(errors)
         info = snap.offered.get(zone or "", {}).get(self.group.instance_type)
         g = {**self.group.model_dump(mode="json"), "availability_zone": zone,
              "availability_zone_id": snap.zone_ids.get(zone or "", ""),

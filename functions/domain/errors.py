@@ -44,6 +44,12 @@ class InvalidInput(Problem):
     slug = "validation"
 
     @classmethod
+    def of(cls, errors: list[dict[str, Any]]) -> InvalidInput:
+        """One problem listing every field error: detail 'loc: msg; loc: msg'."""
+        detail = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors)
+        return cls(detail, errors=errors)
+
+    @classmethod
     def field(cls, loc: list[str | int] | tuple[str | int, ...], msg: str) -> InvalidInput:
         return cls(f"{'.'.join(str(p) for p in loc)}: {msg}", errors=[{"loc": list(loc), "msg": msg}])
 

@@ -83,5 +83,16 @@ def viewer(sandbox: Sandbox) -> Api:
 
 
 @pytest.fixture(scope="session")
+def aws(sandbox: Sandbox) -> Any:
+    """boto3 clients on the embedded AWS endpoint, to look at what the control plane made."""
+    import boto3
+
+    def client(service: str) -> Any:
+        return boto3.client(service, region_name="us-west-2", endpoint_url=sandbox.aws.endpoint,
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+    return client
+
+
+@pytest.fixture(scope="session")
 def anonymous(sandbox: Sandbox) -> httpx.Client:
     return httpx.Client(base_url=sandbox.base_url, timeout=30)

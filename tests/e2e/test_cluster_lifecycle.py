@@ -6,7 +6,6 @@ import time
 import uuid
 from typing import Any
 
-import boto3
 import pytest
 
 
@@ -17,14 +16,6 @@ def name(prefix: str) -> str:
 def group(**over: Any) -> dict[str, Any]:
     return {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1,
             "availability_zone": "us-west-2a", **over}
-
-
-@pytest.fixture(scope="module")
-def aws(sandbox: Any) -> Any:
-    def client(service: str) -> Any:
-        return boto3.client(service, region_name="us-west-2", endpoint_url=sandbox.aws.endpoint,
-                            aws_access_key_id="testing", aws_secret_access_key="testing")
-    return client
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import json
 import uuid
 from typing import Any
 
-import boto3
 import pytest
 
 MUTATING_PREFIXES = ("Create", "Put", "Attach", "Associate", "Allocate", "Authorize", "Modify", "Update",
@@ -26,14 +25,6 @@ def group(**over: Any) -> dict[str, Any]:
 
 def body(cluster: str, **over: Any) -> dict[str, Any]:
     return {"name": cluster, "region": "us-west-2", "instance_groups": [group()], **over}
-
-
-@pytest.fixture(scope="module")
-def aws(sandbox: Any) -> Any:
-    def client(service: str) -> Any:
-        return boto3.client(service, region_name="us-west-2", endpoint_url=sandbox.aws.endpoint,
-                            aws_access_key_id="testing", aws_secret_access_key="testing")
-    return client
 
 
 def mutations(api: Any, since: int, until: int | None = None) -> list[str]:
