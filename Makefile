@@ -56,7 +56,7 @@ bench: install web chromium ## cold imports, bundle sizes, synth time, MCP tools
 	cd web && npm run bench
 
 asl: install ## regenerate statemachines/*.asl.json from functions.domain.asl
-	$(PY) -c "import json; from functions.domain.asl import definition; from functions.domain.kinds import KINDS, state_machine_file; [open('statemachines/' + state_machine_file(k), 'w').write(json.dumps(definition(k, s), indent=2) + '\n') for k, s in KINDS.items()]"
+	$(PY) -c "import json; from functions.domain.asl import definition; from functions.domain.kinds import KINDS, execution_timeout, state_machine_file; [open('statemachines/' + state_machine_file(k), 'w').write(json.dumps(definition(k, s, execution_timeout(k)), indent=2) + '\n') for k, s in KINDS.items()]"
 
 clean:
 	rm -rf cdk.out build .mypy_cache .ruff_cache

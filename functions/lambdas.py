@@ -57,13 +57,14 @@ LAMBDAS: dict[str, LambdaSpec] = {
             requirements=(
                 "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
             ),
-            env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN"),
+            env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN",
+                 "PERMISSIONS_BOUNDARY_ARN"),
         ),
         LambdaSpec(
             name="events",
             handler="functions.events.handler.handler",
-            description="Projects Step Functions and HyperPod events onto operation records",
-            env=_COMMON_ENV,
+            description="Projects Step Functions and HyperPod events onto records; sweeps orphan operations",
+            env=(*_COMMON_ENV, "WORKFLOW_ARNS"),
         ),
         LambdaSpec(
             name="mcp",

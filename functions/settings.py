@@ -19,11 +19,8 @@ class CommonSettings(BaseSettings):
     aws_region: str = Field(default="us-west-2", alias="AWS_REGION")
 
 
-class ApiSettings(CommonSettings):
-    idempotency_table: str
+class _WorkflowArns(CommonSettings):
     workflow_arns: dict[str, str] = Field(default_factory=dict)
-    data_bucket: str = ""
-    max_body_bytes: int = 256 * 1024
 
     @field_validator("workflow_arns", mode="before")
     @classmethod
@@ -31,11 +28,22 @@ class ApiSettings(CommonSettings):
         return json.loads(v) if isinstance(v, str) else v
 
 
+class ApiSettings(_WorkflowArns):
+    idempotency_table: str
+    data_bucket: str = ""
+    max_body_bytes: int = 256 * 1024
+
+
+class EventsSettings(_WorkflowArns):
+    """The projector also sweeps orphan operations: it looks executions up by their derived names."""
+
+
 class StepsSettings(CommonSettings):
     data_bucket: str = ""
     assets_bucket: str = ""
     time_scale: float = 1.0
     podstart_role_arn: str = ""
+    permissions_boundary_arn: str = ""  # every role the workflows create carries it
 
 
 @lru_cache(maxsize=1)
@@ -49,5 +57,5 @@ def steps_settings() -> StepsSettings:
 
 
 @lru_cache(maxsize=1)
-def common_settings() -> CommonSettings:
-    return CommonSettings()  # type: ignore[call-arg]
+def events_settings() -> EventsSettings:
+    return EventsSettings()  # type: ignore[call-arg]

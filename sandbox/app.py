@@ -43,6 +43,7 @@ class Sandbox:
         self.tokens = Tokens.make(self.settings.token, self.settings.viewer_token)
         self.feed = EventFeed()
         self.ready = threading.Event()
+        self._stopping = threading.Event()
         self.aws: Any = None
         self.kube: Any = None
         self.info: dict[str, Any] = {}
@@ -93,13 +94,14 @@ class Sandbox:
         self.aws.route_lambdas(handlers)
         self._api = LAMBDAS["api"].load()
         self.info = made
+        self._start_sweeper(handlers["podstart-events"])
         self.ready.set()
 
     @staticmethod
     def _clear_settings_caches() -> None:
         from functions import settings
 
-        for fn in (settings.api_settings, settings.steps_settings, settings.common_settings):
+        for fn in (settings.api_settings, settings.steps_settings, settings.events_settings):
             fn.cache_clear()
 
     def register_workflow(self, kind: str, steps: dict[str, Any]) -> str:
@@ -107,12 +109,13 @@ class Sandbox:
         from functions.api import deps
         from functions.domain.asl import definition
         from functions.domain.kinds import KINDS
-        from functions.workflows import registry
+        from functions.workflows.context import Workflow
+        from functions.workflows.registry import WORKFLOWS
 
         KINDS[kind] = tuple(steps)
-        registry.register(kind, steps)
+        WORKFLOWS[kind] = Workflow(kind=kind, steps=steps)  # type: ignore[index]
         body = json.dumps(definition(kind, tuple(steps))).replace(
-            "${StepsFunctionArn}", self.aws.function_arn("podstart-steps"))
+            "${StepsFunctionArn}", self.aws.function_arn("podstart-steps")).replace("${Partition}", "aws")
         sfn = self._plain_client("stepfunctions")
         arn = str(sfn.create_state_machine(name="podstart-" + kind.replace(".", "-"), definition=body,
                                            roleArn=self._workflow_role())["stateMachineArn"])
@@ -122,7 +125,26 @@ class Sandbox:
         deps.services.cache_clear()
         return arn
 
+    def _start_sweeper(self, events_handler: Any) -> None:
+        """EventBridge's `rate(5 minutes)` rule, on the sandbox clock: invoke the events function with a
+        Scheduled Event, as the deployed schedule does."""
+        from sandbox.aws.lambdas import LambdaContext
+
+        period = max(1.0, resources.SWEEP_MINUTES * 60 / self.settings.time_scale)
+        ctx = LambdaContext("podstart-events", self.aws.function_arn("podstart-events"), timeout_s=30)
+
+        def run() -> None:
+            while not self._stopping.wait(period):
+                try:
+                    events_handler({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {},
+                                    "region": resources.REGION, "resources": ["podstart-sweep"]}, ctx)
+                except Exception:
+                    LOG.exception("sweep failed")
+
+        threading.Thread(target=run, name="podstart-sweeper", daemon=True).start()
+
     def stop(self) -> None:
+        self._stopping.set()
         if self.aws is not None:
             self.aws.stop()
         if self.kube is not None:

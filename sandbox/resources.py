@@ -16,13 +16,17 @@ TABLES: dict[str, dict[str, Any]] = {
     "operations": {
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
         "AttributeDefinitions": [
-            {"AttributeName": n, "AttributeType": "S"} for n in ("pk", "list_pk", "created_key", "target_key")
+            {"AttributeName": n, "AttributeType": "S"}
+            for n in ("pk", "list_pk", "created_key", "target_key", "status")
         ],
         "GlobalSecondaryIndexes": [
             {"IndexName": "by_created", "KeySchema": [{"AttributeName": "list_pk", "KeyType": "HASH"},
                                                       {"AttributeName": "created_key", "KeyType": "RANGE"}],
              "Projection": {"ProjectionType": "ALL"}},
             {"IndexName": "by_target", "KeySchema": [{"AttributeName": "target_key", "KeyType": "HASH"},
+                                                     {"AttributeName": "created_key", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
+            {"IndexName": "by_status", "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"},
                                                      {"AttributeName": "created_key", "KeyType": "RANGE"}],
              "Projection": {"ProjectionType": "ALL"}},
         ],
@@ -41,6 +45,7 @@ TABLES: dict[str, dict[str, Any]] = {
 }
 
 BUS_NAME = "podstart"
+SWEEP_MINUTES = 5
 REGION = "us-west-2"
 ACCOUNT = "123456789012"
 
@@ -80,7 +85,8 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
     workflows: dict[str, str] = {}
     for path in sorted(STATEMACHINES.glob("*.asl.json")):
         kind = kind_of_file(path.name)
-        body = path.read_text().replace("${StepsFunctionArn}", function_arns["podstart-steps"])
+        body = path.read_text().replace("${StepsFunctionArn}", function_arns["podstart-steps"]).replace(
+            "${Partition}", "aws")
         body = body.replace("${EventBusName}", BUS_NAME)
         name = "podstart-" + kind.replace(".", "-")
         if name in known:
@@ -93,10 +99,14 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
         "podstart-executions": {"source": ["aws.states"], "detail-type": ["Step Functions Execution Status Change"]},
         "podstart-hyperpod": {"source": ["aws.sagemaker"], "detail-type": [
             "SageMaker HyperPod Cluster State Change", "SageMaker HyperPod Cluster Node Health",
-            "SageMaker HyperPod Cluster Event"]},
+            "SageMaker HyperPod Cluster Node Health Event", "SageMaker HyperPod Cluster Event"]},
     }
     for rule, pattern in rules.items():
         events.put_rule(Name=rule, EventPattern=json.dumps(pattern), State="ENABLED")
         events.put_targets(Rule=rule, Targets=[{"Id": "projector", "Arn": function_arns["podstart-events"]}])
+    # The sweep of orphan operations, on the same schedule as in the stack (the sandbox fires it itself:
+    # moto keeps schedules but never runs them).
+    events.put_rule(Name="podstart-sweep", ScheduleExpression=f"rate({SWEEP_MINUTES} minutes)", State="ENABLED")
+    events.put_targets(Rule="podstart-sweep", Targets=[{"Id": "projector", "Arn": function_arns["podstart-events"]}])
     return {"workflows": workflows, "buckets": bucket_names(),
             "tables": {k: table_name(k) for k in TABLES}, "bus": BUS_NAME}

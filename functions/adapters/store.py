@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -61,7 +63,7 @@ class DynamoOperationRepository:
             "target_key": _s(op.target.index_key),
             "status": _s(op.status.value),
             "kind": _s(op.kind),
-            "version": _n(op.version),
+            "revision": _n(op.revision),
             "body": _s(op.model_dump_json()),
         }
 
@@ -116,22 +118,36 @@ class DynamoOperationRepository:
         item = self._ddb.get_item(TableName=self.table, Key={"pk": _s(op_id)}, ConsistentRead=True).get("Item")
         if not item or "body" not in item:
             return None
-        return Operation.model_validate_json(item["body"]["S"]).model_copy(
-            update={"version": int(item["version"]["N"])}
-        )
+        return Operation.model_validate_json(item["body"]["S"])
 
     def save(self, old: Operation, new: Operation) -> Operation:
-        saved = new.model_copy(update={"version": old.version + 1})
         try:
             self._ddb.put_item(
-                TableName=self.table, Item=self._item(saved),
-                ConditionExpression="version = :v", ExpressionAttributeValues={":v": _n(old.version)},
+                TableName=self.table, Item=self._item(new),
+                ConditionExpression="revision = :r", ExpressionAttributeValues={":r": _n(old.revision)},
             )
         except ClientError as err:
             if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 raise StaleWrite(new.id) from None
             raise
-        return saved
+        return new
+
+    def pending_older_than(self, seconds: float, now: float | None = None) -> list[Operation]:
+        cutoff = datetime.fromtimestamp((now if now is not None else time.time()) - seconds, UTC)
+        args: dict[str, Any] = {
+            "TableName": self.table, "IndexName": "by_status",
+            "KeyConditionExpression": "#st = :st AND created_key < :cut",
+            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": {":st": _s(OperationStatus.PENDING.value),
+                                          ":cut": _s(cutoff.isoformat(timespec="milliseconds").replace("+00:00", "Z"))},
+        }
+        out: list[Operation] = []
+        while True:
+            page = self._ddb.query(**args)
+            out.extend(Operation.model_validate_json(i["body"]["S"]) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page or len(out) >= 500:
+                return out
+            args["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def list(
         self, *, cluster: str | None, status: OperationStatus | None, limit: int, token: str | None
@@ -151,10 +167,7 @@ class DynamoOperationRepository:
         if start:
             args["ExclusiveStartKey"] = start
         page = self._ddb.query(**args)
-        items = [
-            Operation.model_validate_json(i["body"]["S"]).model_copy(update={"version": int(i["version"]["N"])})
-            for i in page.get("Items", [])
-        ]
+        items = [Operation.model_validate_json(i["body"]["S"]) for i in page.get("Items", [])]
         return items, _encode_token(page.get("LastEvaluatedKey"))
 
 

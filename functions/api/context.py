@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from pydantic import BaseModel
 
 from functions.domain.operations import Actor, Operation
 from functions.domain.principal import Principal, Role
@@ -25,12 +26,17 @@ def require(router: Router, role: Role) -> Principal:
 
 
 def actor(p: Principal) -> Actor:
-    return Actor(sub=p.sub, name=p.name)
+    return Actor(sub=p.sub, name=p.name, role=p.role.name)
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response[str]:
     return Response(status_code=status, content_type="application/json", body=json.dumps(body, default=str),
                     headers=headers or {})
+
+
+def model_response(model: BaseModel, status: int = 200) -> Response[str]:
+    return Response(status_code=status, content_type="application/json", body=model.model_dump_json(),
+                    headers={})
 
 
 def accepted(op: Operation) -> Response[str]:

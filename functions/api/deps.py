@@ -5,22 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
 from functions.domain.kinds import KINDS
 from functions.domain.service import OperationService
+from functions.logic.deps import Deps
 from functions.observability import logger
 from functions.settings import ApiSettings, api_settings
 
 
 @dataclass
-class Services:
-    settings: ApiSettings
-    operations: OperationService
-    state: DynamoStateStore
-    guard: PowertoolsIdempotencyGuard
+class Services(Deps):
+    settings: ApiSettings | None = None
+    guard: PowertoolsIdempotencyGuard | None = None
 
 
 @lru_cache(maxsize=1)
@@ -35,4 +35,5 @@ def services() -> Services:
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
-    return Services(settings=s, operations=ops, state=DynamoStateStore(s.state_table), guard=guard)
+    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+                    settings=s, guard=guard)

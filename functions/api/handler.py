@@ -105,5 +105,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("httpMethod") in ("POST", "PUT", "PATCH", "DELETE"):
         from functions.api.deps import services
 
-        services().guard.register_context(context)
+        guard = services().guard
+        if guard is not None:
+            guard.register_context(context)
     return app.resolve(event, context)

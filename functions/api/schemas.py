@@ -1,50 +1,21 @@
-"""Response schemas for the OpenAPI document (request models live with their routes' domain)."""
+"""Response schemas for the OpenAPI document: the documents live in `functions.domain.views`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from functions.domain.operations import ErrorInfo, OperationStatus, StepStatus, Target
-
-
-class StepOut(BaseModel):
-    name: str
-    status: StepStatus
-    started_at: str | None = None
-    ended_at: str | None = None
-    message: str | None = None
-    error: ErrorInfo | None = None
-    attempts: int = 0
-    outputs: dict[str, Any] = Field(default_factory=dict)
-
-
-class OperationOut(BaseModel):
-    """The Operation record: a mutation's 202 body and what get_operation returns."""
-
-    id: str
-    kind: str
-    target: Target
-    status: OperationStatus
-    phase: str | None = None
-    steps: list[StepOut]
-    request: dict[str, Any]
-    result: dict[str, Any] | None = None
-    error: ErrorInfo | None = None
-    principal: dict[str, str]
-    idempotency_key: str | None = None
-    created_at: str
-    updated_at: str
-    attempt: int
-    version: int
-    links: dict[str, str]
-    status_tool: str = Field(description="The tool/endpoint that tracks this operation to a terminal state")
-
-
-class OperationList(BaseModel):
-    items: list[OperationOut]
-    next_token: str | None = None
+from functions.domain.views import (  # noqa: F401  (re-exported for the routes)
+    ClusterDetail,
+    ClusterList,
+    ClusterSummary,
+    GroupList,
+    GroupView,
+    NoChange,
+    OperationList,
+    OperationOut,
+)
 
 
 class Problem(BaseModel):
@@ -53,6 +24,7 @@ class Problem(BaseModel):
     status: int
     detail: str
     errors: list[dict[str, Any]] | None = None
+
 
 
 OPERATION_RESPONSES: dict[int, Any] = {

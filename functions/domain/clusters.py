@@ -9,10 +9,11 @@ is created.
 from __future__ import annotations
 
 import ipaddress
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from functions.domain.catalog import InstanceType, Quota, TrainingPlan
 from functions.domain.preferences import ClusterName, RegionName
@@ -134,13 +135,48 @@ class ClusterCreate(BaseModel):
         return groups
 
 
+NAME_RE = re.compile(r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")
+
+
+def suggest_cluster_name(raw: str) -> str:
+    """A valid PodStart cluster name close to `raw`: lowercase, '-' for anything else, at most 32."""
+    s = re.sub(r"[^a-z0-9-]+", "-", raw.lower())
+    s = re.sub(r"-{2,}", "-", s).strip("-")
+    if not s or not s[0].isalpha():
+        s = "c-" + s
+    return s[:32].rstrip("-") or "cluster"
+
+
+def name_problem(raw: str) -> str | None:
+    if NAME_RE.match(raw):
+        return None
+    return (f"{raw!r} is not a valid cluster name (lowercase letters, digits and '-', starting with a letter, "
+            f"at most 32 characters); try {suggest_cluster_name(raw)!r}")
+
+
 class ClusterImport(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     region: RegionName
     eks_cluster_name: str = Field(pattern=r"^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$",
                                   description="Name of the existing EKS cluster to adopt")
-    name: ClusterName | None = Field(default=None, description="PodStart name; default: the EKS name")
+    name: str | None = Field(default=None, max_length=100, validate_default=True,
+                             description="PodStart name (a DNS label, at most 32 characters); default: the EKS name")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None, info: ValidationInfo) -> str | None:
+        eks = info.data.get("eks_cluster_name")
+        if v is None and eks is None:
+            return v  # eks_cluster_name is reported invalid on its own
+        problem = name_problem(v if v is not None else str(eks))
+        if problem:
+            raise ValueError(problem if v is not None else f"the EKS name {problem}, or pass `name`")
+        return v
+
+    @property
+    def podstart_name(self) -> str:
+        return self.name if self.name is not None else self.eks_cluster_name
 
 
 class InstanceGroupAdd(InstanceGroupSpec):

@@ -1,6 +1,9 @@
-"""Operation kinds and their steps, in order. Step names are part of the public contract."""
+"""Operation kinds: their steps in order (part of the public contract), the role each needs (to
+start, retry or cancel it), and how long each step may take at real AWS speed."""
 
 from __future__ import annotations
+
+from functions.domain.principal import Role
 
 KINDS: dict[str, tuple[str, ...]] = {
     "cluster.create": ("eks_control_plane", "activate", "dependencies", "hyperpod_cluster", "storage"),
@@ -9,6 +12,40 @@ KINDS: dict[str, tuple[str, ...]] = {
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
 }
+
+# Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
+# admin actions; the rest needs an operator. A retry or cancel needs what the kind needs.
+REQUIRED_ROLE: dict[str, Role] = {
+    "cluster.delete": Role.admin,
+    "cluster.import": Role.admin,
+}
+
+H = 3600.0
+# Generous multiples of the expected durations (EKS ~10 min, HyperPod create ~20 min, FSx ~15 min,
+# large scale-outs longer): a step still waiting past its budget fails with StepTimedOut.
+STEP_BUDGETS: dict[str, dict[str, float]] = {
+    "cluster.create": {"eks_control_plane": 1 * H, "activate": 0.25 * H, "dependencies": 1 * H,
+                       "hyperpod_cluster": 4 * H, "storage": 1 * H},
+    "cluster.delete": {"storage": 1 * H, "hyperpod_cluster": 3 * H, "dependencies": 0.5 * H,
+                       "eks_control_plane": 1 * H, "network": 1 * H},
+    "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
+    "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
+    "instance_group.scale": {"instance_group": 4 * H},
+}
+DEFAULT_STEP_BUDGET = 1 * H
+
+
+def required_role(kind: str) -> Role:
+    return REQUIRED_ROLE.get(kind, Role.operator)
+
+
+def step_budget(kind: str, step: str) -> float:
+    return STEP_BUDGETS.get(kind, {}).get(step, DEFAULT_STEP_BUDGET)
+
+
+def execution_timeout(kind: str) -> int:
+    """The state machine's own bound: every step's budget plus an hour of slack."""
+    return int(sum(step_budget(kind, s) for s in KINDS.get(kind, ())) + H)
 
 
 def state_machine_file(kind: str) -> str:

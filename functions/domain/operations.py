@@ -87,6 +87,18 @@ class Actor(BaseModel):
 
     sub: str
     name: str
+    role: str | None = None  # viewer | operator | admin, as it was when the actor acted
+
+
+class Attempt(BaseModel):
+    """One run of the operation: the first start or a retry, by whom and when."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    action: str  # start | retry
+    principal: Actor
+    at: str
 
 
 class Operation(BaseModel):
@@ -107,8 +119,11 @@ class Operation(BaseModel):
     created_at: str
     updated_at: str
     attempt: int = 1  # 1 + number of retries
+    attempts: tuple[Attempt, ...] = ()  # who started and who retried, in order
     execution_arn: str | None = None
-    version: int = 0  # optimistic concurrency on every write
+    revision: int = 0  # optimistic concurrency: +1 on every write
+    version: int = 0  # what readers watch: +1 only when something a reader sees changes (see `visible`)
+    changed_at: str | None = None  # when `version` last moved
     status_tool: str = STATUS_TOOL
 
     @property
@@ -136,10 +151,27 @@ class Operation(BaseModel):
 
     def public(self) -> dict[str, Any]:
         """The record as every face shows it (REST body, MCP structured content, events)."""
-        body = self.model_dump(mode="json", exclude={"request_hash", "version", "execution_arn"})
+        body = self.model_dump(mode="json", exclude={"request_hash", "version", "execution_arn", "revision",
+                                                     "changed_at"})
         body["links"] = self.links
         body["version"] = self.version
         return body
+
+    def visible(self) -> tuple[Any, ...]:
+        """What a reader of the operation cares about; `version` moves only when this changes (a bare
+        internal poll of a step, which only counts polls or merges outputs, leaves it alone)."""
+        return (self.status, self.phase, self.attempt, self.error,
+                tuple((s.name, s.status, s.message, s.error) for s in self.steps))
+
+
+def advance(old: Operation, new: Operation, now: str | None = None) -> Operation:
+    """The next stored revision of `old`: revision + 1; version + 1 only on a reader-visible change."""
+    changed = old.visible() != new.visible()
+    return new.model_copy(update={
+        "revision": old.revision + 1,
+        "version": old.version + 1 if changed else old.version,
+        "changed_at": (now or now_iso()) if changed else old.changed_at,
+    })
 
 
 def now_iso() -> str:
@@ -179,6 +211,8 @@ def new_operation(
         idempotency_key=idempotency_key,
         created_at=ts,
         updated_at=ts,
+        changed_at=ts,
+        attempts=(Attempt(number=1, action="start", principal=principal, at=ts),),
     )
 
 
@@ -280,18 +314,22 @@ def cancel(op: Operation, now: str | None = None) -> Operation:
     return _touch(op, ts, steps=steps, status=OperationStatus.CANCELLED, error=err)
 
 
-def prepare_retry(op: Operation, now: str | None = None) -> Operation:
+def prepare_retry(op: Operation, by: Actor, now: str | None = None) -> Operation:
     """Reset what did not finish; steps that SUCCEEDED stay done and are skipped by the new run."""
     if op.status not in (OperationStatus.FAILED, OperationStatus.CANCELLED):
         raise Conflict(
             f"operation {op.id} is {op.status}; only a FAILED or CANCELLED operation can be retried",
             operation_id=op.id,
         )
+    ts = now or now_iso()
     steps = tuple(
         s if s.status.done else s.model_copy(update={"status": StepStatus.PENDING, "error": None, "ended_at": None})
         for s in op.steps
     )
-    return _touch(op, now, steps=steps, status=OperationStatus.PENDING, error=None, attempt=op.attempt + 1)
+    attempt = op.attempt + 1
+    attempts = (*op.attempts, Attempt(number=attempt, action="retry", principal=by, at=ts))
+    return _touch(op, ts, steps=steps, status=OperationStatus.PENDING, error=None, attempt=attempt,
+                  attempts=attempts, phase=None)
 
 
 def changes(old: Operation | None, new: Operation) -> list[tuple[str, dict[str, Any]]]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from functions.domain.events import Envelope
 from functions.domain.operations import Operation, OperationStatus, Target
@@ -26,7 +27,8 @@ class OperationRepository(Protocol):
     def get(self, op_id: str) -> Operation | None: ...
 
     def save(self, old: Operation, new: Operation) -> Operation:
-        """Write `new` if the stored version is still old.version; returns it with version + 1."""
+        """Write `new` (already advanced: see operations.advance) if the stored revision is still
+        old.revision; StaleWrite otherwise. Returns `new`."""
 
     def acquire(self, op: Operation) -> None:
         """Take the target lock for an existing operation (a retry); LockHeld if taken."""
@@ -41,6 +43,9 @@ class OperationRepository(Protocol):
         self, *, cluster: str | None, status: OperationStatus | None, limit: int, token: str | None
     ) -> tuple[list[Operation], str | None]: ...
 
+    def pending_older_than(self, seconds: float, now: float | None = None) -> builtins.list[Operation]:
+        """PENDING operations created more than `seconds` ago (now: epoch seconds, default the clock)."""
+
 
 class EventPublisher(Protocol):
     def publish(self, envelopes: list[Envelope]) -> int:
@@ -52,6 +57,9 @@ class WorkflowRunner(Protocol):
         """Start the operation's workflow execution; returns its ARN."""
 
     def stop(self, execution_arn: str, cause: str) -> None: ...
+
+    def find(self, op: Operation) -> str | None:
+        """The ARN of the execution started for the operation's current attempt, if one exists."""
 
     def has_workflow(self, kind: str) -> bool: ...
 
@@ -71,3 +79,55 @@ class IdempotencyMismatch(Exception):
 
 class IdempotencyInProgress(Exception):
     pass
+
+
+class StateStore(Protocol):
+    """Key-value documents (per-user preferences, cluster records): pk + sk -> JSON body."""
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None: ...
+
+    def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None: ...
+
+    def put_new(self, pk: str, sk: str, body: dict[str, Any]) -> bool:
+        """Write only if absent; False when the key is taken."""
+
+    def delete(self, pk: str, sk: str) -> None: ...
+
+    def query(self, pk: str) -> list[dict[str, Any]]:
+        """Every body under pk, in sk order."""
+
+
+class ClusterReader(Protocol):
+    """Live AWS state the API reads to admit requests and build views (never mutates)."""
+
+    def snapshot(self, region: str, groups: list[Any], records: list[Any]) -> Any:
+        """A clusters.Snapshot for admission: zones, offerings, quotas, plans, VPC CIDRs, names taken."""
+
+    def hyperpod_clusters(self, region: str, max_age: float = 0.0) -> dict[str, dict[str, Any]]:
+        """ListClusters: name -> summary (one call per page of 100); a scan younger than max_age is reused."""
+
+    def eks_orchestrator(self, region: str, summary: dict[str, Any]) -> str | None:
+        """The EKS cluster ARN a HyperPod cluster runs on (None: not on EKS)."""
+
+    def describe_hyperpod(self, region: str, name: str) -> dict[str, Any] | None: ...
+
+    def describe_eks(self, region: str, name: str) -> dict[str, Any] | None: ...
+
+    def addons(self, region: str, name: str) -> list[dict[str, Any]]: ...
+
+    def quotas(self, region: str) -> list[Any]:
+        """Fresh catalog.Quota list (cluster-usage quotas with what is in use)."""
+
+    def network(self, region: str, subnet_ids: list[str]) -> Any:
+        """A network.VpcView of the VPC holding these subnets: blocks, subnets, NAT presence."""
+
+    def file_system(self, region: str, file_system_id: str) -> dict[str, Any] | None: ...
+
+    def regions(self) -> list[str]:
+        """HyperPod regions enabled in the account."""
+
+    def zones(self, region: str) -> dict[str, str]:
+        """Zone name or zone id -> zone name."""
+
+    def offered(self, region: str, zone: str) -> dict[str, Any]:
+        """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""

@@ -1,4 +1,9 @@
-"""Who is calling, and what their role allows. The same check serves every face."""
+"""Who is calling, and what their role allows. The same check serves every face.
+
+Roles come from Cognito groups for user tokens. A write scope counts only for PodStart's machine
+client (client credentials: a token with no user), and only as the exact `podstart/write` scope of
+PodStart's resource server: a browser user cannot become an operator by asking for a scope.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,19 @@ from pydantic import BaseModel, ConfigDict
 
 from functions.domain.errors import Forbidden
 
+WRITE_SCOPE = "podstart/write"
+
 
 class Role(IntEnum):
     viewer = 1
     operator = 2
     admin = 3
+
+
+def _groups(raw: object) -> list[str]:
+    if isinstance(raw, list):
+        return [str(g) for g in raw]
+    return [g.strip() for g in str(raw or "").strip("[]").replace(",", " ").split() if g.strip()]
 
 
 class Principal(BaseModel):
@@ -25,17 +38,12 @@ class Principal(BaseModel):
     @classmethod
     def from_claims(cls, claims: dict[str, object]) -> Principal:
         """Cognito (or sandbox) JWT claims -> Principal; the highest group wins, no group = viewer."""
-        groups_raw = claims.get("cognito:groups") or ""
-        if isinstance(groups_raw, list):
-            groups = [str(g) for g in groups_raw]
-        else:
-            groups = [g.strip() for g in str(groups_raw).strip("[]").replace(",", " ").split() if g.strip()]
-        roles = [Role[g] for g in groups if g in Role.__members__]
+        roles = [Role[g] for g in _groups(claims.get("cognito:groups")) if g in Role.__members__]
+        has_user = bool(claims.get("username") or claims.get("cognito:username") or claims.get("email"))
         sub = str(claims.get("sub") or claims.get("client_id") or "anonymous")
         name = str(claims.get("cognito:username") or claims.get("username") or claims.get("client_id") or sub)
-        # Machine clients (client credentials) carry scopes instead of groups.
-        scopes = str(claims.get("scope") or "").split()
-        if any(s.endswith("/write") for s in scopes):
+        machine = claims.get("token_use") == "access" and not has_user and bool(claims.get("client_id"))
+        if machine and WRITE_SCOPE in str(claims.get("scope") or "").split():
             roles.append(Role.operator)
         return cls(sub=sub, name=name, role=max(roles, default=Role.viewer))
 

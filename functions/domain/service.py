@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from functions.domain import operations as ops
@@ -24,6 +25,13 @@ from functions.domain.ports import (
 )
 
 MAX_WAIT_SECONDS = 20  # API Gateway answers within 29 s
+RACE_WINDOW_S = 2.0
+
+
+def _age(ts: str | None) -> float:
+    if not ts:
+        return float("inf")
+    return (datetime.now(UTC) - datetime.fromisoformat(ts.replace("Z", "+00:00"))).total_seconds()
 
 
 class Admission(Protocol):
@@ -53,7 +61,7 @@ class OperationService:
 
     # -- writes -------------------------------------------------------------------------------
     def record(self, old: Operation | None, new: Operation) -> Operation:
-        saved = self.repo.save(old, new) if old is not None else new
+        saved = self.repo.save(old, ops.advance(old, new)) if old is not None else new
         cid = self.correlation_id()
         self.publisher.publish([envelope(t, d, cid) for t, d in ops.changes(old, saved)])
         return saved
@@ -81,6 +89,11 @@ class OperationService:
         created: list[Operation] = []
 
         def create() -> str:
+            if idempotency_key:  # a replay after the first attempt died half way: finish that one
+                orphan = self._unlaunched(target, principal, idempotency_key, rhash)
+                if orphan is not None:
+                    created.append(self._launch(orphan))
+                    return orphan.id
             normalized = admission.normalize() if admission else request
             op = ops.new_operation(
                 op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=normalized,
@@ -113,6 +126,17 @@ class OperationService:
         if created:
             return created[0], True
         return self.get(op_id), False
+
+    def _unlaunched(self, target: Target, principal: Actor, key: str, rhash: str) -> Operation | None:
+        """The operation this very request (same caller, key and body) stored before its process died:
+        it holds the target's lock, is still PENDING, and no workflow runs it yet."""
+        holder_id = self.repo.holder(target)
+        holder = self.repo.get(holder_id) if holder_id else None
+        if (holder is not None and holder.status is OperationStatus.PENDING and holder.execution_arn is None
+                and holder.idempotency_key == key and holder.principal.sub == principal.sub
+                and holder.request_hash == rhash):
+            return holder
+        return None
 
     def _create_locked(self, op: Operation) -> None:
         for _ in range(2):
@@ -154,7 +178,7 @@ class OperationService:
 
     def retry(self, op_id: str, principal: Actor) -> Operation:
         op = self.get(op_id)
-        fresh = ops.prepare_retry(op)  # Conflict unless FAILED/CANCELLED
+        fresh = ops.prepare_retry(op, principal)  # Conflict unless FAILED/CANCELLED
         for _ in range(2):
             try:
                 self.repo.acquire(fresh)
@@ -177,6 +201,29 @@ class OperationService:
         self.repo.release(cancelled)
         return cancelled
 
+    def sweep(self, older_than_seconds: float, now: float | None = None) -> list[Operation]:
+        """Fail operations left PENDING with no workflow (the API died between storing the operation and
+        starting its execution) and free their targets. An execution that did start (its name is derived
+        from the operation id) is attached instead."""
+        swept: list[Operation] = []
+        for op in self.repo.pending_older_than(older_than_seconds, now):
+            if op.execution_arn is not None or op.status is not OperationStatus.PENDING:
+                continue
+            arn = self.runner.find(op)
+            try:
+                if arn is not None:
+                    self.record(op, op.model_copy(update={"execution_arn": arn}))
+                    continue
+                failed = self.record(op, ops.fail(op, ops.ErrorInfo(
+                    code="WorkflowNeverStarted", retryable=True,
+                    message="the request was stored but its workflow never started (the API stopped half way); "
+                            "retry the operation or send the request again with the same Idempotency-Key")))
+            except StaleWrite:
+                continue  # someone moved it meanwhile: it is not an orphan
+            self.repo.release(failed)
+            swept.append(failed)
+        return swept
+
     # -- reads --------------------------------------------------------------------------------
     def get(self, op_id: str) -> Operation:
         op = self.repo.get(op_id)
@@ -185,11 +232,18 @@ class OperationService:
         return op
 
     def watch(self, op_id: str, wait_seconds: float, since_version: int | None = None) -> Operation:
-        """Long poll: return at once if terminal or changed since `since_version`, else on the next change."""
+        """Long poll: return on the operation's next reader-visible change, when it ends, or after the wait.
+
+        A stale `since_version` is harmless: it does not make the call return at once (a client that keeps
+        passing an old version would otherwise poll in a busy loop); only a change made in the last
+        RACE_WINDOW_S seconds that the caller may have missed between two calls returns at once.
+        """
         op = self.get(op_id)
-        baseline = op.version if since_version is None else since_version
-        if op.status.terminal or wait_seconds <= 0 or op.version != baseline:
+        if op.status.terminal or wait_seconds <= 0:
             return op
+        if since_version is not None and since_version < op.version and _age(op.changed_at) <= RACE_WINDOW_S:
+            return op
+        baseline = op.version
         deadline = self.monotonic() + min(wait_seconds, MAX_WAIT_SECONDS)
         delay = 0.25
         while self.monotonic() < deadline:

@@ -1,4 +1,4 @@
-"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records."""
+"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records; the sweep."""
 
 from __future__ import annotations
 
@@ -7,18 +7,23 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.adapters import cluster_state
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
+from functions.adapters.workflows import StepFunctionsRunner
 from functions.events.projector import Projector
 from functions.observability import logger, metrics, tracer
-from functions.settings import common_settings
+from functions.settings import events_settings
+from functions.workflows.registry import WORKFLOWS
 
 
 @lru_cache(maxsize=1)
 def projector() -> Projector:
-    s = common_settings()
+    s = events_settings()
     return Projector(repo=DynamoOperationRepository(s.operations_table),
-                     publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table))
+                     publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table),
+                     workflows=WORKFLOWS, runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
+                     describe_hyperpod=cluster_state.describe_hyperpod)
 
 
 @logger.inject_lambda_context(clear_state=True)

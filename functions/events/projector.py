@@ -1,36 +1,65 @@
-"""Projects AWS events onto PodStart's records: an execution that died without recording its end
-(timeout, abort, a crash in the failure path) still shows as FAILED on its operation."""
+"""Projects AWS events onto PodStart's records.
+
+- An execution that died without recording its end (timeout, abort, a crash in the failure path)
+  still shows as FAILED on its operation.
+- HyperPod state changes and cluster events keep each cluster record's last-known status and group
+  counts current (one DescribeCluster per event, never one per cluster per list).
+- The scheduled sweep fails operations the API stored but never started (and frees their targets).
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from functions.domain import operations as ops
-from functions.domain.operations import ErrorInfo
-from functions.domain.ports import EventPublisher, OperationRepository
+from functions.domain.cluster_record import ClusterRecords
+from functions.domain.operations import ErrorInfo, now_iso
+from functions.domain.ports import EventPublisher, OperationRepository, StateStore, WorkflowRunner
 from functions.domain.service import OperationService
-from functions.workflows import registry
+from functions.workflows.context import Workflow
 
 EXECUTION_CHANGE = "Step Functions Execution Status Change"
 HYPERPOD_STATE = "SageMaker HyperPod Cluster State Change"
+HYPERPOD_EVENT = "SageMaker HyperPod Cluster Event"
+HYPERPOD_NODE_HEALTH = ("SageMaker HyperPod Cluster Node Health Event", "SageMaker HyperPod Cluster Node Health")
+SCHEDULED = "Scheduled Event"
+ORPHAN_AFTER_SECONDS = 300.0  # an operation still PENDING without a workflow after 5 minutes was orphaned
 
 
 @dataclass
 class Projector:
     repo: OperationRepository
     publisher: EventPublisher
-    state: Any
+    state: StateStore
+    workflows: Mapping[str, Workflow]
+    runner: WorkflowRunner
+    describe_hyperpod: Callable[[str, str], dict[str, Any] | None]  # (region, name) -> DescribeCluster or None
+
+    def _service(self) -> OperationService:
+        return OperationService(repo=self.repo, publisher=self.publisher, runner=self.runner,
+                                guard=None)  # type: ignore[arg-type]
 
     def project(self, event: dict[str, Any]) -> str:
         detail_type = event.get("detail-type")
         detail = event.get("detail") or {}
         if detail_type == EXECUTION_CHANGE:
             return self._execution(detail)
-        if detail_type == HYPERPOD_STATE:
-            return self._hyperpod(detail)
+        if detail_type in (HYPERPOD_STATE, HYPERPOD_EVENT, *HYPERPOD_NODE_HEALTH):
+            return self._hyperpod(str(event.get("region") or ""), detail)
+        if detail_type == SCHEDULED and event.get("source") == "aws.events":
+            swept = self._service().sweep(ORPHAN_AFTER_SECONDS)
+            for op in swept:
+                self._hook(op)
+            return f"swept {len(swept)}"
         return "ignored"
+
+    def _hook(self, op: ops.Operation) -> None:
+        workflow = self.workflows.get(op.kind)
+        if workflow is not None and workflow.on_status is not None:
+            workflow.on_status(op, self.state)
 
     def _execution(self, detail: dict[str, Any]) -> str:
         status = detail.get("status")
@@ -45,21 +74,37 @@ class Projector:
             return "ignored"
         if op.status.terminal:
             if status == "ABORTED":  # a cancel stopped the execution: let the records follow
-                hook = registry.status_hook(op.kind)
-                if hook is not None:
-                    hook(op, self.state)
+                self._hook(op)
                 return "records updated"
             return "ignored"
         info = ErrorInfo(code=f"Execution{str(status).title().replace('_', '')}",
                          message=str(detail.get("cause") or f"workflow execution {status}"), retryable=True)
-        svc = OperationService(repo=self.repo, publisher=self.publisher, runner=None, guard=None)  # type: ignore[arg-type]
-        saved = svc.record(op, ops.fail(op, info))
+        failed = ops.fail(op, info)
+        self._hook(failed)
+        saved = self._service().record(op, failed)
         self.repo.release(saved)
         return "failed"
 
-    def _hyperpod(self, detail: dict[str, Any]) -> str:
-        name = detail.get("ClusterName")
-        if not name:
+    def _hyperpod(self, region: str, detail: dict[str, Any]) -> str:
+        inner = detail.get("EventDetails")
+        name = (inner.get("ClusterName") if isinstance(inner, dict) else None) or detail.get("ClusterName")
+        if not name or not region:
             return "ignored"
-        self.state.put("HYPERPOD", str(name), {"status": detail.get("ClusterStatus"), "arn": detail.get("ClusterArn")})
+        records = ClusterRecords(self.state)
+        matches = [r for r in records.all() if r.region == region and (r.hyperpod_cluster_name or r.name) == name]
+        if not matches:
+            return "ignored"
+        live = self.describe_hyperpod(region, str(name))
+        if live is None:
+            return "ignored"
+        seen = now_iso()
+        groups = {g["InstanceGroupName"]: g for g in live.get("InstanceGroups", [])}
+        for rec in matches:
+            updated = [g.model_copy(update={
+                "current_count": groups[g.name].get("CurrentCount"),
+                "instance_count": groups[g.name].get("TargetCount", g.instance_count),
+                "status": groups[g.name].get("Status"), "counts_as_of": seen,
+            }) if g.name in groups else g for g in rec.instance_groups]
+            records.save(rec.model_copy(update={"instance_groups": updated,
+                                                "hyperpod_status": live.get("ClusterStatus")}))
         return "recorded"

@@ -6,7 +6,9 @@ Called by the state machine for every Task: begin, run (ensure + watch), finish,
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
@@ -14,14 +16,14 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 from functions.adapters import aws
 from functions.domain import operations as ops
 from functions.domain.errors import OperationCancelled, PermanentStepError, StepError, TransientStepError
+from functions.domain.kinds import step_budget
 from functions.domain.operations import ErrorInfo, Operation, OperationStatus
-from functions.domain.ports import EventPublisher, OperationRepository
+from functions.domain.ports import EventPublisher, OperationRepository, StateStore
 from functions.domain.service import OperationService
 from functions.domain.workflow import Done, Skip, Wait, next_wait
 from functions.observability import logger
 from functions.settings import StepsSettings
-from functions.workflows import registry
-from functions.workflows.context import StepContext
+from functions.workflows.context import StepContext, Workflow
 
 TRANSIENT_CODES = {
     "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
@@ -55,12 +57,27 @@ def classify(exc: Exception) -> StepError:
     return PermanentStepError(type(exc).__name__, str(exc))
 
 
+MIN_BUDGET_S = 120.0  # a compressed sandbox budget never drops below two real minutes
+
+
+def seconds_since(ts: str | None) -> float:
+    if not ts:
+        return 0.0
+    return (datetime.now(UTC) - datetime.fromisoformat(ts.replace("Z", "+00:00"))).total_seconds()
+
+
+def _human(seconds: float) -> str:
+    return f"{seconds / 3600:g} h" if seconds >= 3600 else f"{seconds / 60:g} min"
+
+
 @dataclass
 class Engine:
     repo: OperationRepository
     publisher: EventPublisher
     settings: StepsSettings
-    state: Any
+    state: StateStore
+    workflows: Mapping[str, Workflow]
+    clients: Callable[[str, str | None], Any] = aws.client
 
     def _service(self) -> OperationService:
         # Only record/publish are used here; the API owns start/retry/cancel.
@@ -97,7 +114,8 @@ class Engine:
 
     def _hook(self, op: Operation) -> None:
         """Let the kind's records follow the operation (RUNNING, SUCCEEDED, FAILED)."""
-        hook = registry.status_hook(op.kind)
+        workflow = self.workflows.get(op.kind)
+        hook = workflow.on_status if workflow else None
         if hook is not None:
             try:
                 hook(op, self.state)
@@ -109,13 +127,21 @@ class Engine:
         step = op.step(name)
         if step.status.done:
             return {"status": "DONE", "wait_seconds": 0}  # a retry skips what already succeeded
-        impl = registry.lookup(op.kind, name)
-        if impl is None:
+        workflow = self.workflows.get(op.kind)
+        impl = workflow.steps.get(name) if workflow else None
+        if workflow is None or impl is None:
             raise PermanentStepError("UnknownStep", f"{op.kind} has no step {name!r}")
         if step.status is not ops.StepStatus.RUNNING:
             op = svc.record(op, ops.step_started(op, name))  # the phase is recorded before anything acts
             step = op.step(name)
-        ctx = StepContext(operation=op, step=step, settings=self.settings, clients=aws.client, state=self.state)
+        real_budget = step_budget(op.kind, name)
+        if seconds_since(step.started_at) > max(MIN_BUDGET_S, real_budget / max(self.settings.time_scale, 1e-6)):
+            timed_out = PermanentStepError("StepTimedOut", f"{name} did not finish within {_human(real_budget)}"
+                                           f" (last: {step.message or 'no progress reported'})")
+            svc.record(op, ops.step_failed(op, name, ErrorInfo(code=timed_out.code, message=timed_out.message,
+                                                               retryable=True)))
+            raise timed_out
+        ctx = StepContext(operation=op, step=step, settings=self.settings, clients=self.clients, state=self.state)
         try:
             outcome = impl(ctx)
         except Exception as exc:

@@ -12,13 +12,14 @@ from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.observability import logger, tracer
 from functions.settings import steps_settings
 from functions.steps.engine import Engine
+from functions.workflows.registry import WORKFLOWS
 
 
 @lru_cache(maxsize=1)
 def engine() -> Engine:
     s = steps_settings()
     return Engine(repo=DynamoOperationRepository(s.operations_table), publisher=EventBridgePublisher(s.event_bus_name),
-                  settings=s, state=DynamoStateStore(s.state_table))
+                  settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS)
 
 
 @logger.inject_lambda_context(clear_state=True)

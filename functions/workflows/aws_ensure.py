@@ -13,7 +13,14 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.domain.errors import PermanentStepError
-from functions.domain.network import ROLE_TAG, Allocation, SubnetInfo, allocate_compute_subnet
+from functions.domain.network import (
+    RESERVED_TAG_PREFIX,
+    ROLE_TAG,
+    Allocation,
+    SubnetInfo,
+    allocate_compute_subnet,
+    subnet_from_ec2,
+)
 
 CLUSTER_TAG = "podstart:cluster"
 MANAGED_TAG = "podstart:managed"
@@ -52,12 +59,8 @@ def ensure_vpc(ec2: Any, cluster: str, cidr: str) -> str:
 
 
 def subnets_of(ec2: Any, vpc_id: str) -> list[SubnetInfo]:
-    out = []
-    for s in ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])["Subnets"]:
-        t = {x["Key"]: x["Value"] for x in s.get("Tags", [])}
-        out.append(SubnetInfo(subnet_id=s["SubnetId"], cidr=s["CidrBlock"], availability_zone=s["AvailabilityZone"],
-                              role=t.get(ROLE_TAG)))
-    return out
+    found = ec2.describe_subnets(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])["Subnets"]
+    return [subnet_from_ec2(s) for s in found]
 
 
 def ensure_subnet(ec2: Any, cluster: str, vpc_id: str, cidr: str, zone: str, role: str,
@@ -172,15 +175,17 @@ def nat_in_vpc(ec2: Any, vpc_id: str) -> str | None:
     return str(found[0]["NatGatewayId"]) if found else None
 
 
-def ensure_compute_subnet(ec2: Any, cluster: str, vpc_id: str, zone: str) -> Allocation:
-    """The one allocator every capacity path uses: reuse the zone's compute subnet or carve a /20,
-    route it through the VPC's NAT gateway, tag it for Karpenter and internal load balancers."""
+def ensure_compute_subnet(ec2: Any, cluster: str, vpc_id: str, zone: str, *, group: str = "",
+                          needed_addresses: int = 0) -> Allocation:
+    """The one allocator every capacity path uses: reuse the zone's compute subnet when it has room for
+    the group (or carve another /20), route it through the VPC's NAT gateway, tag it for Karpenter and
+    internal load balancers, and reserve the group's addresses on it (a tag per group: idempotent)."""
     vpc = ec2.describe_vpcs(VpcIds=[vpc_id])["Vpcs"][0]
     blocks = [a["CidrBlock"] for a in vpc.get("CidrBlockAssociationSet", [])
               if a.get("CidrBlockState", {}).get("State", "associated") == "associated"] or [vpc["CidrBlock"]]
     existing = subnets_of(ec2, vpc_id)
     try:
-        alloc = allocate_compute_subnet(blocks, existing, zone)
+        alloc = allocate_compute_subnet(blocks, existing, zone, group=group, needed=needed_addresses)
     except ValueError as exc:
         raise PermanentStepError("VpcFull", str(exc)) from None
     nat = nat_in_vpc(ec2, vpc_id)
@@ -193,19 +198,26 @@ def ensure_compute_subnet(ec2: Any, cluster: str, vpc_id: str, zone: str) -> All
         {"kubernetes.io/role/internal-elb": "1", "karpenter.sh/discovery": cluster})
     rt = ensure_route_table(ec2, cluster, vpc_id, f"compute-{zone}", [subnet_id])
     ensure_default_route(ec2, rt, NatGatewayId=nat)
+    if group and needed_addresses:
+        ec2.create_tags(Resources=[subnet_id], Tags=[{"Key": RESERVED_TAG_PREFIX + group,
+                                                      "Value": str(needed_addresses)}])
     return alloc.model_copy(update={"subnet_id": subnet_id})
 
 
 # -- IAM -------------------------------------------------------------------------------------------
 def ensure_role(iam: Any, name: str, trust_doc: str, managed: list[str], inline: dict[str, str],
-                cluster: str) -> str:
+                cluster: str, *, boundary: str | None) -> str:
+    """Create (under PodStart's permissions boundary) or adopt the role, then converge its policies."""
     try:
         arn = iam.get_role(RoleName=name)["Role"]["Arn"]
     except ClientError as err:
         if error_code(err) != "NoSuchEntity":
             raise
-        arn = iam.create_role(RoleName=name, Path="/podstart/", AssumeRolePolicyDocument=trust_doc,
-                              Description=f"PodStart cluster {cluster}", Tags=tags(cluster))["Role"]["Arn"]
+        args: dict[str, Any] = {"RoleName": name, "Path": "/podstart/", "AssumeRolePolicyDocument": trust_doc,
+                                "Description": f"PodStart cluster {cluster}", "Tags": tags(cluster)}
+        if boundary:
+            args["PermissionsBoundary"] = boundary
+        arn = iam.create_role(**args)["Role"]["Arn"]
     attached = {p["PolicyArn"] for p in iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"]}
     for policy in managed:
         if policy not in attached:

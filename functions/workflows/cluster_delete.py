@@ -14,19 +14,22 @@ from botocore.exceptions import ClientError
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
 from functions.domain import manifests
-from functions.domain.cluster_record import ClusterStatus, record_key
+from functions.domain.cluster_record import ClusterRecords, ClusterStatus
+from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus
+from functions.domain.ports import StateStore
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
-from functions.workflows import records, registry
-from functions.workflows.clusters import describe_hyperpod
-from functions.workflows.context import StepContext
+from functions.workflows import hyperpod
+from functions.workflows.context import StepContext, Workflow
 
 DELETE_SECONDS = {"hyperpod": 300.0, "eks": 300.0, "addon": 60.0, "nat": 60.0, "fsx": 300.0}
 
 
 def _target(ctx: StepContext) -> tuple[str, str, bool]:
-    return ctx.request["name"], ctx.request["region"], bool(ctx.request.get("managed", True))
+    """(name, region, created by PodStart). Imported clusters lose only what PodStart added."""
+    origin = ctx.request.get("origin") or ("created" if ctx.request.get("managed", True) else "imported")
+    return ctx.request["name"], ctx.request["region"], origin == "created"
 
 
 def _eks(ctx: StepContext, name: str) -> dict[str, Any] | None:
@@ -51,7 +54,7 @@ def storage(ctx: StepContext) -> Outcome:
             kube.delete("v1", "PersistentVolume", vol)
         for a in eks.list_pod_identity_associations(clusterName=name).get("associations", []):
             eks.delete_pod_identity_association(clusterName=name, associationId=a["associationId"])
-    ens.delete_role(iam, iamdoc.role_name(name, "s3-csi"))
+    ens.delete_role(iam, iamdoc.role_name(name, region, "s3-csi"))
     fsx = ctx.aws("fsx")
     for fs in fsx.describe_file_systems().get("FileSystems", []):
         t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}
@@ -67,12 +70,17 @@ def hyperpod_cluster(ctx: StepContext) -> Outcome:
     if not managed:
         return Skip(message="imported cluster: its HyperPod cluster is left alone")
     sm = ctx.aws("sagemaker")
-    cluster = describe_hyperpod(sm, name)
-    if cluster is not None:  # PodStart's record says it created this one (managed)
+    cluster = hyperpod.describe(sm, name)
+    if cluster is not None:
         if cluster.get("ClusterStatus") != "Deleting":
+            if not hyperpod.is_podstart_managed(sm, cluster):
+                raise PermanentStepError(
+                    "NotManagedByPodStart",
+                    f"HyperPod cluster {name} does not carry the {ens.MANAGED_TAG}=true tag: PodStart did not "
+                    f"create it and will not delete it")
             sm.delete_cluster(ClusterName=name)
         return Wait(message="HyperPod cluster is Deleting", expected_seconds=DELETE_SECONDS["hyperpod"])
-    ens.delete_role(ctx.aws("iam"), iamdoc.role_name(name, "hyperpod"))
+    ens.delete_role(ctx.aws("iam"), iamdoc.role_name(name, ctx.region, "hyperpod"))
     return Done(message="HyperPod cluster and its execution role deleted")
 
 
@@ -95,14 +103,19 @@ def dependencies(ctx: StepContext) -> Outcome:
 
 
 def eks_control_plane(ctx: StepContext) -> Outcome:
-    name, _, managed = _target(ctx)
+    name, region, managed = _target(ctx)
     eks, iam = ctx.aws("eks"), ctx.aws("iam")
-    cluster = _eks(ctx, name)
     if not managed:
         principal = ctx.settings.podstart_role_arn
-        if cluster and principal and principal in eks.list_access_entries(clusterName=name).get("accessEntries", []):
-            eks.delete_access_entry(clusterName=name, principalArn=principal)
-        return Done(message="PodStart's access entry removed; the EKS cluster is left alone")
+        eks_name = ctx.request.get("eks_cluster_name") or name
+        cluster = _eks(ctx, eks_name)
+        if cluster and principal and principal in eks.list_access_entries(
+                clusterName=eks_name).get("accessEntries", []):
+            eks.delete_access_entry(clusterName=eks_name, principalArn=principal)
+        if cluster and (cluster.get("tags") or {}).get(ens.MANAGED_TAG) == "imported":
+            eks.untag_resource(resourceArn=cluster["arn"], tagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
+        return Done(message="PodStart's access entry and adoption tags removed; the EKS cluster is left alone")
+    cluster = _eks(ctx, name)
     if cluster is not None:
         if (cluster.get("tags") or {}).get(ens.MANAGED_TAG) != "true":
             return Skip(message=f"EKS cluster {name} was not created by PodStart")
@@ -116,7 +129,7 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
         for p in iam.list_open_id_connect_providers()["OpenIDConnectProviderList"]:
             if p["Arn"].endswith(host):
                 iam.delete_open_id_connect_provider(OpenIDConnectProviderArn=p["Arn"])
-    ens.delete_role(iam, iamdoc.role_name(name, "eks"))
+    ens.delete_role(iam, iamdoc.role_name(name, region, "eks"))
     return Done(message="EKS cluster, its OIDC provider and role deleted")
 
 
@@ -164,20 +177,25 @@ def network(ctx: StepContext) -> Outcome:
     return Done(message=f"VPC {vpc_id} and everything PodStart made in it deleted")
 
 
-def delete_status(op: Operation, state: Any) -> None:
+def delete_status(op: Operation, state: StateStore) -> None:
     name, region = op.target.cluster or "", op.target.region or ""
+    records = ClusterRecords(state)
     if op.status is OperationStatus.SUCCEEDED:
-        state.delete(*record_key(region, name))
+        records.delete(region, name)
     elif op.status.terminal:
-        records.set_status(state, region, name, ClusterStatus.DELETE_FAILED, operation_id=op.id)
+        records.set_status(region, name, ClusterStatus.DELETE_FAILED, operation_id=op.id)
     else:
-        records.set_status(state, region, name, ClusterStatus.DELETING, operation_id=op.id)
+        records.set_status(region, name, ClusterStatus.DELETING, operation_id=op.id)
 
 
-registry.register("cluster.delete", {
-    "storage": storage,
-    "hyperpod_cluster": hyperpod_cluster,
-    "dependencies": dependencies,
-    "eks_control_plane": eks_control_plane,
-    "network": network,
-}, on_status=delete_status)
+WORKFLOW = Workflow(
+    kind="cluster.delete",
+    steps={
+        "storage": storage,
+        "hyperpod_cluster": hyperpod_cluster,
+        "dependencies": dependencies,
+        "eks_control_plane": eks_control_plane,
+        "network": network,
+    },
+    on_status=delete_status,
+)

@@ -9,15 +9,17 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import manifests
-from functions.domain.cluster_record import ClusterStatus, GroupRecord
+from functions.domain.cluster_record import ClusterRecords, ClusterStatus, GroupRecord
 from functions.domain.errors import PermanentStepError
-from functions.domain.operations import Operation, OperationStatus
+from functions.domain.operations import Operation, OperationStatus, now_iso
+from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import aws_ensure as ens
-from functions.workflows import records, registry
-from functions.workflows.clusters import CLUSTER_ADMIN_POLICY
-from functions.workflows.context import StepContext
+from functions.workflows import eks_access
+from functions.workflows.context import StepContext, Workflow
+
+IMPORTED = "imported"  # the podstart:managed tag value on an EKS cluster PodStart adopted (never deletes)
 
 
 def discover(ctx: StepContext) -> Outcome:
@@ -28,8 +30,13 @@ def discover(ctx: StepContext) -> Outcome:
         if ens.error_code(err) == "ResourceNotFoundException":
             raise PermanentStepError("EksClusterNotFound", f"no EKS cluster {eks_name} in {region}") from None
         raise
-    if cluster.get("status") != "ACTIVE":
-        return Wait(message=f"EKS cluster is {cluster.get('status')}", expected_seconds=120)
+    status = cluster.get("status")
+    if status in ("FAILED", "DELETING"):
+        issues = "; ".join(i.get("message", "") for i in (cluster.get("health") or {}).get("issues", []))
+        raise PermanentStepError("EksClusterNotActive",
+                                 f"EKS cluster {eks_name} is {status}" + (f": {issues}" if issues else ""))
+    if status != "ACTIVE":
+        return Wait(message=f"EKS cluster is {status}", expected_seconds=120)
     sm = ctx.aws("sagemaker")
     found: dict[str, Any] | None = None
     for page in sm.get_paginator("list_clusters").paginate():
@@ -40,12 +47,7 @@ def discover(ctx: StepContext) -> Outcome:
                 break
         if found:
             break
-    groups = [{"name": g["InstanceGroupName"], "instance_type": g["InstanceType"],
-               "instance_count": g.get("TargetCount", 0), "availability_zone": "",
-               "capacity_type": "training-plan" if g.get("TrainingPlanArn") else
-               ("spot" if "Spot" in (g.get("CapacityRequirements") or {}) else "on-demand"),
-               "efa_only": (g.get("NetworkInterface") or {}).get("InterfaceType") == "efa-only",
-               "training_plan_arn": g.get("TrainingPlanArn")} for g in (found or {}).get("InstanceGroups", [])]
+    groups = _groups(ctx, found) if found else []
     return Done(message=f"EKS {cluster.get('version')} ACTIVE; "
                         + (f"HyperPod cluster {found['ClusterName']} ({found['ClusterStatus']})" if found
                            else "no HyperPod cluster on it"),
@@ -54,25 +56,49 @@ def discover(ctx: StepContext) -> Outcome:
                          "node_recovery": (found or {}).get("NodeRecovery"), "instance_groups": groups})
 
 
+def _groups(ctx: StepContext, cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    """The HyperPod cluster's groups as PodStart records them; each group's zone from its subnets."""
+    default_subnets = (cluster.get("VpcConfig") or {}).get("Subnets") or []
+    wanted = {s for g in cluster.get("InstanceGroups", [])
+              for s in ((g.get("OverrideVpcConfig") or {}).get("Subnets") or default_subnets)[:1]}
+    zones: dict[str, tuple[str, str]] = {}
+    if wanted:
+        for sub in ctx.aws("ec2").describe_subnets(SubnetIds=sorted(wanted))["Subnets"]:
+            zones[sub["SubnetId"]] = (sub["AvailabilityZone"], sub.get("AvailabilityZoneId", ""))
+    out = []
+    for g in cluster.get("InstanceGroups", []):
+        subnet = ((g.get("OverrideVpcConfig") or {}).get("Subnets") or default_subnets or [""])[0]
+        zone, zone_id = zones.get(subnet, ("", ""))
+        out.append({
+            "name": g["InstanceGroupName"], "instance_type": g["InstanceType"],
+            "instance_count": g.get("TargetCount", 0), "availability_zone": zone, "availability_zone_id": zone_id,
+            "capacity_type": "training-plan" if g.get("TrainingPlanArn") else
+            ("spot" if "Spot" in (g.get("CapacityRequirements") or {}) else "on-demand"),
+            "efa_only": (g.get("NetworkInterface") or {}).get("InterfaceType") == "efa-only",
+            "training_plan_arn": g.get("TrainingPlanArn"), "current_count": g.get("CurrentCount"),
+            "status": g.get("Status"), "counts_as_of": now_iso(),
+        })
+    return out
+
+
 def access(ctx: StepContext) -> Outcome:
     eks_name = ctx.request["eks_cluster_name"]
     principal = ctx.settings.podstart_role_arn
     if not principal:
         return Done(message="no PodStart role to grant")
     eks = ctx.aws("eks")
-    auth = (eks.describe_cluster(name=eks_name)["cluster"].get("accessConfig") or {}).get("authenticationMode")
+    cluster = eks.describe_cluster(name=eks_name)["cluster"]
+    auth = (cluster.get("accessConfig") or {}).get("authenticationMode")
     if auth == "CONFIG_MAP":
         raise PermanentStepError("AccessEntriesDisabled",
                                  f"{eks_name} uses aws-auth ConfigMap authentication only; switch it to "
                                  f"API_AND_CONFIG_MAP (aws eks update-cluster-config --access-config ...) and retry")
-    if principal not in eks.list_access_entries(clusterName=eks_name).get("accessEntries", []):
-        eks.create_access_entry(clusterName=eks_name, principalArn=principal, type="STANDARD",
-                                tags={ens.CLUSTER_TAG: ctx.request["name"], ens.MANAGED_TAG: "true"})
+    if (cluster.get("tags") or {}).get(ens.MANAGED_TAG) != "true":
+        # Marks the adoption; PodStart's role may create access entries only on clusters tagged so.
+        eks.tag_resource(resourceArn=cluster["arn"], tags=eks_access.managed_tags(ctx.request["name"], IMPORTED))
+    if eks_access.ensure_cluster_admin(eks, ctx.region, eks_name, principal,
+                                       eks_access.managed_tags(ctx.request["name"], IMPORTED)):
         ctx.record(access_entry_created=True)
-    policies = eks.list_associated_access_policies(clusterName=eks_name, principalArn=principal)
-    if not any(p["policyArn"] == CLUSTER_ADMIN_POLICY for p in policies.get("associatedAccessPolicies", [])):
-        eks.associate_access_policy(clusterName=eks_name, principalArn=principal, policyArn=CLUSTER_ADMIN_POLICY,
-                                    accessScope={"type": "cluster"})
     return Done(message="PodStart's access entry is in place", outputs={"access_entry": principal})
 
 
@@ -99,21 +125,25 @@ def inventory(ctx: StepContext) -> Outcome:
                 outputs={"addons": addons, "components_found": components, "addons_missing": missing})
 
 
-def import_status(op: Operation, state: Any) -> None:
+def import_status(op: Operation, state: StateStore) -> None:
     req = op.request
-    rec = records.load(state, req["region"], req["name"])
+    records = ClusterRecords(state)
+    rec = records.load(req["region"], req["name"])
     if rec is None:
         return
     if op.status is OperationStatus.SUCCEEDED:
         out = op.outputs()
         groups = [GroupRecord(**g) for g in out.get("instance_groups", [])]
-        records.save(state, rec.model_copy(update={
+        records.save(rec.model_copy(update={
             "status": ClusterStatus.ACTIVE, "operation_id": op.id, "instance_groups": groups,
             "hyperpod_cluster_name": out.get("hyperpod_cluster_name"),
             "kubernetes_version": out.get("kubernetes_version"), "node_recovery": out.get("node_recovery")}))
     elif op.status.terminal:
-        records.save(state, rec.model_copy(update={"status": ClusterStatus.FAILED, "operation_id": op.id}))
+        records.save(rec.model_copy(update={"status": ClusterStatus.FAILED, "operation_id": op.id}))
 
 
-registry.register("cluster.import", {"discover": discover, "access": access, "activate": activate,
-                                     "inventory": inventory}, on_status=import_status)
+WORKFLOW = Workflow(
+    kind="cluster.import",
+    steps={"discover": discover, "access": access, "activate": activate, "inventory": inventory},
+    on_status=import_status,
+)

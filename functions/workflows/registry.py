@@ -1,46 +1,31 @@
-"""kind -> step name -> implementation. The steps Lambda dispatches through this table."""
+"""The table of workflows the steps function runs: listed explicitly, built at import.
+
+A module that fails to import fails this import too (loudly): no workflow silently disappears.
+The API does not import this (it would pull in the Kubernetes client); it starts operations by the
+step names in `functions.domain.kinds`, and a test keeps the two, and the state machines, equal.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
 
-from functions.domain.operations import Operation
-from functions.workflows.context import StepFn
-
-StatusHook = Callable[[Operation, Any], None]  # (the operation as it is about to be saved, state store)
-
-STEPS: dict[str, dict[str, StepFn]] = {}
-ON_STATUS: dict[str, StatusHook] = {}
+from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups
+from functions.workflows.context import Workflow
 
 
-def register(kind: str, steps: dict[str, StepFn], on_status: StatusHook | None = None) -> None:
-    STEPS[kind] = dict(steps)
-    if on_status is not None:
-        ON_STATUS[kind] = on_status
+def table(*workflows: Workflow) -> dict[str, Workflow]:
+    out: dict[str, Workflow] = {}
+    for w in workflows:
+        if w.kind in out:
+            raise ValueError(f"workflow {w.kind} is listed twice")
+        out[w.kind] = w
+    return out
 
 
-def lookup(kind: str, step: str) -> StepFn | None:
-    _load_builtin()
-    return STEPS.get(kind, {}).get(step)
-
-
-def status_hook(kind: str) -> StatusHook | None:
-    _load_builtin()
-    return ON_STATUS.get(kind)
-
-
-_loaded = False
-
-
-def _load_builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    with contextlib.suppress(ImportError):
-        import functions.workflows.cluster_delete
-        import functions.workflows.cluster_import
-        import functions.workflows.clusters
-        import functions.workflows.instance_groups  # noqa: F401
+WORKFLOWS: Mapping[str, Workflow] = table(
+    cluster_create.WORKFLOW,
+    cluster_delete.WORKFLOW,
+    cluster_import.WORKFLOW,
+    instance_groups.ADD,
+    instance_groups.SCALE,
+)

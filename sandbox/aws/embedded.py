@@ -12,7 +12,7 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws import ec2, eks, events, lambdas, quotas, sagemaker
+from sandbox.aws import ec2, eks, events, lambdas, quotas, sagemaker, sagemaker_tags
 from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
@@ -59,6 +59,7 @@ class EmbeddedAws:
         lambdas.patch_lambda_invoke()
         eks.patch()
         sagemaker.patch()
+        sagemaker_tags.patch()
         quotas.patch()
         events.patch()
         ec2.patch()

@@ -109,10 +109,13 @@ def test_import_adopts_an_existing_eks_cluster_and_delete_leaves_it(api: Any, aw
     op = api.wait_terminal(r.json()["id"])
     assert op["status"] == "SUCCEEDED", op["error"]
     detail = api.get(f"/v1/clusters/{eks_name}").json()
-    assert detail["managed"] is False and detail["status"] == "ACTIVE"
+    assert detail["origin"] == "imported" and detail["managed"] is True and detail["status"] == "ACTIVE"
     assert len(eks.list_access_entries(clusterName=eks_name)["accessEntries"]) == 1
+    tags = eks.describe_cluster(name=eks_name)["cluster"]["tags"]
+    assert tags["podstart:managed"] == "imported"  # access entries only on clusters marked so (IAM condition)
     d = api.http.delete(f"/v1/clusters/{eks_name}", params={"confirm": eks_name})
     assert api.wait_terminal(d.json()["id"])["status"] == "SUCCEEDED"
     assert eks.describe_cluster(name=eks_name)["cluster"]["status"] == "ACTIVE"  # theirs, left alone
     assert eks.list_access_entries(clusterName=eks_name)["accessEntries"] == []
+    assert "podstart:managed" not in (eks.describe_cluster(name=eks_name)["cluster"].get("tags") or {})
     assert ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]

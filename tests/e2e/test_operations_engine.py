@@ -23,7 +23,7 @@ KIND = "test.network"
 def ensure_vpc(ctx: StepContext) -> Done:
     """Look before create: adopt the VPC a previous attempt made."""
     ec2 = ctx.aws("ec2")
-    name = ctx.operation.target.cluster
+    name = ctx.operation.target.resource or ctx.operation.target.cluster
     found = ec2.describe_vpcs(Filters=[{"Name": "tag:podstart:test", "Values": [name]}])["Vpcs"]
     if found:
         return Done(message="adopted VPC", outputs={"vpc_id": found[0]["VpcId"]})
@@ -49,9 +49,10 @@ def workflow(sandbox: Any) -> None:
     sandbox.register_workflow(KIND, {"vpc": ensure_vpc, "slow": slow, "tag": tag})
 
 
-def start(name: str, key: str | None = None, **request: Any) -> dict[str, Any]:
+def start(name: str, key: str | None = None, on_cluster: bool = False, **request: Any) -> dict[str, Any]:
+    target = Target(cluster=name, region="us-west-2") if on_cluster else Target(resource=name, region="us-west-2")
     op, _ = services().operations.start(
-        kind=KIND, target=Target(cluster=name, region="us-west-2"), request=request,
+        kind=KIND, target=target, request=request,
         principal=Actor(sub="sandbox-admin", name="sandbox-admin"), idempotency_key=key,
     )
     return op.public()
@@ -148,7 +149,7 @@ def test_long_poll_returns_early_on_change(api: Any) -> None:
 
 def test_operations_list_filters_by_cluster_and_status_and_paginates(api: Any) -> None:
     name = unique("list")
-    ids = [api.wait_terminal(start(name)["id"])["id"] for _ in range(3)]
+    ids = [api.wait_terminal(start(name, on_cluster=True)["id"])["id"] for _ in range(3)]
     page = api.get("/v1/operations", params={"cluster": name, "limit": 2}).json()
     assert len(page["items"]) == 2 and page["next_token"]
     rest = api.get("/v1/operations", params={"cluster": name, "limit": 2, "next_token": page["next_token"]}).json()

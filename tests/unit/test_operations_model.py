@@ -36,21 +36,24 @@ def test_failure_lands_on_the_current_step_and_retry_keeps_what_succeeded() -> N
     failed = ops.fail(op, ERR)
     assert failed.status is OperationStatus.FAILED and failed.step("b").status is StepStatus.FAILED
     assert failed.step("b").error == ERR and failed.error == ERR and "retry" in failed.public()["links"]
-    retried = ops.prepare_retry(failed)
+    retried = ops.prepare_retry(failed, Actor(sub="o", name="olga", role="operator"), now="2026-12-03T10:00:00Z")
     assert retried.status is OperationStatus.PENDING and retried.attempt == 2
+    assert [(a.number, a.action, a.principal.name) for a in retried.attempts] == [(1, "start", "u"),
+                                                                                   (2, "retry", "olga")]
+    assert retried.attempts[1].at == "2026-12-03T10:00:00Z"
     assert [s.status for s in retried.steps] == [StepStatus.SUCCEEDED, StepStatus.PENDING, StepStatus.PENDING]
     assert retried.outputs() == {"vpc_id": "vpc-1"}
 
 
 def test_only_failed_or_cancelled_operations_can_be_retried_and_only_live_ones_cancelled() -> None:
     with pytest.raises(Conflict):
-        ops.prepare_retry(new())
+        ops.prepare_retry(new(), Actor(sub="u", name="u"))
     done = ops.succeed(new(), {})
     with pytest.raises(Conflict):
         ops.cancel(done)
     cancelled = ops.cancel(ops.step_started(new(), "a"))
     assert cancelled.status is OperationStatus.CANCELLED and cancelled.step("a").status is StepStatus.FAILED
-    assert ops.prepare_retry(cancelled).step("a").status is StepStatus.PENDING
+    assert ops.prepare_retry(cancelled, Actor(sub="u", name="u")).step("a").status is StepStatus.PENDING
 
 
 def test_changes_name_each_step_and_status_change_once() -> None:
@@ -66,3 +69,17 @@ def test_request_hash_is_canonical() -> None:
     t = Target(cluster="demo", region="us-west-2")
     assert ops.request_hash("k", t, {"a": 1, "b": [1, 2]}) == ops.request_hash("k", t, {"b": [1, 2], "a": 1})
     assert ops.request_hash("k", t, {"a": 1}) != ops.request_hash("k", t, {"a": 2})
+
+
+def test_version_moves_only_when_a_reader_sees_a_change() -> None:
+    """A bare internal poll (poll count, merged outputs, the same message again) leaves the version alone."""
+    started = ops.advance(new(), ops.step_started(new(), "a"))
+    assert started.version == 1 and started.revision == 1
+    polled = ops.advance(started, ops.step_progress(started, "a", None, {"nat_gateway_id": "nat-1"}))
+    assert polled.revision == 2 and polled.version == 1 and polled.changed_at == started.changed_at
+    same_msg = ops.advance(polled, ops.step_progress(polled, "a", polled.step("a").message))
+    assert same_msg.version == 1
+    moved = ops.advance(same_msg, ops.step_progress(same_msg, "a", "EKS control plane is ACTIVE"))
+    assert moved.version == 2 and moved.revision == 4
+    done = ops.advance(moved, ops.step_succeeded(moved, "a", None))
+    assert done.version == 3

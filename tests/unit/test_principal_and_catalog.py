@@ -13,7 +13,22 @@ def test_highest_group_wins_and_no_group_means_viewer() -> None:
     assert Principal.from_claims({"sub": "a", "cognito:groups": "viewer,admin"}).role is Role.admin
     assert Principal.from_claims({"sub": "a", "cognito:groups": ["operator"]}).role is Role.operator
     assert Principal.from_claims({"sub": "a"}).role is Role.viewer
-    assert Principal.from_claims({"client_id": "c", "scope": "podstart/write"}).role is Role.operator
+    machine = {"sub": "c", "client_id": "c", "token_use": "access", "scope": "podstart/read podstart/write"}
+    assert Principal.from_claims(machine).role is Role.operator
+
+
+def test_a_write_scope_makes_no_user_an_operator() -> None:
+    """Roles of users come from their groups: a browser user asking for the write scope stays what they are;
+    only the machine client's exact podstart/write counts, and only in a token with no user in it."""
+    viewer = {"sub": "u1", "username": "vera", "cognito:groups": ["viewer"], "token_use": "access",
+              "client_id": "web", "scope": "openid podstart/write"}
+    assert Principal.from_claims(viewer).role is Role.viewer
+    nobody = {"sub": "u2", "username": "nina", "token_use": "access", "client_id": "web", "scope": "podstart/write"}
+    assert Principal.from_claims(nobody).role is Role.viewer
+    lookalike = {"sub": "c", "client_id": "c", "token_use": "access", "scope": "evil/write other.podstart/write"}
+    assert Principal.from_claims(lookalike).role is Role.viewer
+    id_token = {"sub": "c", "client_id": "c", "token_use": "id", "scope": "podstart/write"}
+    assert Principal.from_claims(id_token).role is Role.viewer
 
 
 def test_viewer_cannot_mutate() -> None:

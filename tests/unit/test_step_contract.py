@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from functions.domain.asl import TRANSIENT_ERRORS, definition
 from functions.domain.errors import PermanentStepError, TransientStepError
-from functions.domain.kinds import KINDS, state_machine_file
+from functions.domain.kinds import KINDS, execution_timeout, state_machine_file, step_budget
 from functions.domain.workflow import next_wait
 from functions.steps.engine import classify
 
@@ -40,7 +40,33 @@ def test_first_wait_covers_most_of_a_known_duration_then_backs_off() -> None:
 def test_state_machine_files_are_the_generated_definitions() -> None:
     for kind, steps in KINDS.items():
         on_disk = json.loads((ROOT / "statemachines" / state_machine_file(kind)).read_text())
-        assert on_disk == definition(kind, steps), f"run `make asl` to regenerate {kind}"
+        assert on_disk == definition(kind, steps, execution_timeout(kind)), f"run `make asl` to regenerate {kind}"
+
+
+def test_each_workflow_runs_exactly_the_steps_of_its_kind_and_state_machine() -> None:
+    """Workflows are values listed in one table; their step names are the kind's contract and the state
+    machine's Task states, in the same order."""
+    from functions.workflows.registry import WORKFLOWS
+
+    assert set(WORKFLOWS) == set(KINDS)
+    for kind, workflow in WORKFLOWS.items():
+        assert workflow.kind == kind and workflow.step_names == KINDS[kind]
+        states = json.loads((ROOT / "statemachines" / state_machine_file(kind)).read_text())["States"]
+        tasks = [n for n, st in states.items() if st["Type"] == "Task" and "step" in st["Parameters"]["Payload"]]
+        assert tuple(tasks) == workflow.step_names
+        assert states[tasks[0]]["Parameters"]["Payload"]["step"] == tasks[0]
+
+
+def test_every_state_machine_has_a_timeout_and_every_step_a_budget() -> None:
+    for kind in KINDS:
+        d = json.loads((ROOT / "statemachines" / state_machine_file(kind)).read_text())
+        assert 0 < d["TimeoutSeconds"] <= 24 * 3600, kind
+        assert all(step_budget(kind, s) <= 4 * 3600 for s in KINDS[kind])
+
+
+def test_no_workflow_module_is_loaded_by_import_side_effect() -> None:
+    source = (ROOT / "functions" / "workflows" / "registry.py").read_text()
+    assert "suppress(ImportError)" not in source and "register(" not in source
 
 
 def test_every_step_retries_transient_errors_and_catches_the_rest() -> None:

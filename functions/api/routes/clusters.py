@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
-from functions.api import cluster_ops
-from functions.api.context import accepted, actor, json_response, principal, require
-from functions.api.schemas import OPERATION_RESPONSES
+from functions.api.context import accepted, actor, model_response, principal, require
+from functions.api.deps import services
+from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
-from functions.domain.principal import Role
+from functions.domain.kinds import required_role
+from functions.logic import cluster_create, cluster_delete, cluster_import, cluster_views, group_add, group_scale
 
 router = Router()
+
+
+def _ok(model: type) -> dict[int, Any]:
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}}
+
 
 IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key", max_length=128,
@@ -27,26 +33,27 @@ RegionOpt = Annotated[str | None, Query(description="Region of the cluster (need
 @router.post("/v1/clusters", summary="Create a HyperPod cluster on a new EKS cluster (operation cluster.create)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
 def create_cluster(body: ClusterCreate, idempotency_key: IdempotencyKey = None) -> Response[str]:
-    p = require(router, Role.operator)
-    return accepted(cluster_ops.create_cluster(body, actor(p), idempotency_key))
+    p = require(router, required_role("cluster.create"))
+    return accepted(cluster_create.create_cluster(services(), body, actor(p), idempotency_key))
 
 
-@router.get("/v1/clusters", summary="List clusters (all regions), with status and the active marker",
-            tags=["clusters"])
+@router.get("/v1/clusters", summary="List clusters in every region: PodStart's, and HyperPod-on-EKS clusters it "
+                                   "could import", tags=["clusters"], responses=_ok(ClusterList))
 def list_clusters(
     limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
     next_token: Annotated[str | None, Query(description="Token from the previous page",
                                             pattern=r"^\d{1,6}$")] = None,
+    region: RegionOpt = None,
 ) -> Response[str]:
     p = principal(router)
-    return json_response(cluster_ops.list_view(limit, next_token, p.sub))
+    return model_response(cluster_views.list_clusters(services(), p.sub, limit, next_token, region))
 
 
 @router.get("/v1/clusters/<cluster>", summary="A cluster: EKS, HyperPod, instance groups, dependencies, storage",
-            tags=["clusters"])
+            tags=["clusters"], responses=_ok(ClusterDetail))
 def get_cluster(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]:
     p = principal(router)
-    return json_response(cluster_ops.detail_view(cluster, region, p.sub))
+    return model_response(cluster_views.cluster_detail(services(), cluster, region, p.sub))
 
 
 @router.delete("/v1/clusters/<cluster>",
@@ -58,25 +65,26 @@ def delete_cluster(
     region: RegionOpt = None,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[str]:
-    p = require(router, Role.admin)
-    return accepted(cluster_ops.delete_cluster(cluster, region, confirm, actor(p), idempotency_key))
+    p = require(router, required_role("cluster.delete"))
+    return accepted(cluster_delete.delete_cluster(services(), cluster, region, confirm, actor(p), idempotency_key))
 
 
-@router.post("/v1/clusters/import", summary="Adopt an existing EKS cluster and its HyperPod cluster",
+@router.post("/v1/clusters/import",
+             summary="Adopt an existing EKS cluster and its HyperPod cluster (admin: grants PodStart cluster-admin)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
 def import_cluster(body: ClusterImport, idempotency_key: IdempotencyKey = None) -> Response[str]:
-    p = require(router, Role.operator)
-    return accepted(cluster_ops.import_cluster(body, actor(p), idempotency_key))
+    p = require(router, required_role("cluster.import"))
+    return accepted(cluster_import.import_cluster(services(), body, actor(p), idempotency_key))
 
 
 GroupPath = Annotated[str, Path(description="Instance group name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
 
 
 @router.get("/v1/clusters/<cluster>/instance-groups", summary="A cluster's instance groups with counts",
-            tags=["instance-groups"])
+            tags=["instance-groups"], responses=_ok(GroupList))
 def list_instance_groups(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]:
     p = principal(router)
-    return json_response(cluster_ops.list_instance_groups(cluster, region, p.sub))
+    return model_response(cluster_views.list_groups(services(), cluster, region, p.sub))
 
 
 @router.post("/v1/clusters/<cluster>/instance-groups",
@@ -84,17 +92,17 @@ def list_instance_groups(cluster: ClusterPath, region: RegionOpt = None) -> Resp
              tags=["instance-groups"], responses=OPERATION_RESPONSES)
 def add_instance_group(cluster: ClusterPath, body: InstanceGroupAdd, region: RegionOpt = None,
                        idempotency_key: IdempotencyKey = None) -> Response[str]:
-    p = require(router, Role.operator)
-    return accepted(cluster_ops.add_instance_group(cluster, region, body, actor(p), idempotency_key))
+    p = require(router, required_role("instance_group.add"))
+    return accepted(group_add.add_instance_group(services(), cluster, region, body, actor(p), idempotency_key))
 
 
 @router.patch("/v1/clusters/<cluster>/instance-groups/<group>",
               summary="Scale an instance group (send only instance_count); other fields are fixed",
-              tags=["instance-groups"], responses=OPERATION_RESPONSES)
+              tags=["instance-groups"], responses={**OPERATION_RESPONSES, **_ok(NoChange)})
 def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceGroupPatch,
                          region: RegionOpt = None, idempotency_key: IdempotencyKey = None) -> Response[str]:
-    p = require(router, Role.operator)
-    result = cluster_ops.patch_instance_group(cluster, region, group, body, actor(p), idempotency_key)
-    if isinstance(result, dict):
-        return json_response(result)
+    p = require(router, required_role("instance_group.scale"))
+    result = group_scale.scale_instance_group(services(), cluster, region, group, body, actor(p), idempotency_key)
+    if isinstance(result, NoChange):
+        return model_response(result)
     return accepted(result)

@@ -8,11 +8,12 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, actor, json_response, principal, require
+from functions.api.context import accepted, json_response, principal, require
 from functions.api.deps import services
 from functions.api.schemas import OPERATION_RESPONSES, OperationList, OperationOut
 from functions.domain.operations import OperationStatus
 from functions.domain.principal import Role
+from functions.logic import operations as op_logic
 
 router = Router()
 
@@ -39,10 +40,10 @@ def list_operations(
 def get_operation(
     operation_id: OpId,
     wait: Annotated[int, Query(ge=0, le=20, description=(
-        "Long poll: seconds to wait for the operation to change or finish (0-20); returns early on any change"
+        "Long poll: seconds to wait for the operation's next visible change or its end (0-20)"
     ))] = 0,
     version: Annotated[int | None, Query(ge=0, description=(
-        "The version you last saw: return as soon as the operation's version differs"
+        "The version you last saw (pass it back); an old version never makes the call return early"
     ))] = None,
 ) -> Response[str]:
     principal(router)
@@ -50,15 +51,17 @@ def get_operation(
     return json_response(op.public())
 
 
-@router.post("/v1/operations/<operation_id>/retry", summary="Retry a failed operation from its failed step",
+@router.post("/v1/operations/<operation_id>/retry",
+             summary="Retry a failed operation from its failed step (needs the role its kind needs)",
              tags=["operations"], responses=OPERATION_RESPONSES)
 def retry_operation(operation_id: OpId) -> Response[str]:
     p = require(router, Role.operator)
-    return accepted(services().operations.retry(operation_id, actor(p)))
+    return accepted(op_logic.retry(services(), operation_id, p))
 
 
-@router.post("/v1/operations/<operation_id>/cancel", summary="Cancel a pending or running operation",
+@router.post("/v1/operations/<operation_id>/cancel",
+             summary="Cancel a pending or running operation (needs the role its kind needs)",
              tags=["operations"], responses=OPERATION_RESPONSES)
 def cancel_operation(operation_id: OpId) -> Response[str]:
-    require(router, Role.operator)
-    return accepted(services().operations.cancel(operation_id))
+    p = require(router, Role.operator)
+    return accepted(op_logic.cancel(services(), operation_id, p))

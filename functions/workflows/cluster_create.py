@@ -1,8 +1,8 @@
-"""Cluster workflows: cluster.create and cluster.delete, each step an idempotent ensure."""
+"""cluster.create: the EKS control plane with its network, the caller's active cluster, HyperPod's
+dependencies, the HyperPod cluster, shared storage. Each step is an idempotent ensure."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -10,30 +10,28 @@ from botocore.exceptions import ClientError
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
 from functions.domain import manifests
-from functions.domain.cluster_record import ClusterStatus
+from functions.domain.cluster_record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
 from functions.domain.network import plan_base_subnets
-from functions.domain.operations import Operation, OperationStatus
+from functions.domain.operations import Operation, OperationStatus, now_iso
+from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
-from functions.workflows import records, registry
-from functions.workflows.context import StepContext
+from functions.workflows import eks_access, hyperpod
+from functions.workflows.context import StepContext, Workflow
 
 EKS_CREATE_SECONDS = 600.0  # realistic durations: the first look waits most of it
-HYPERPOD_CREATE_SECONDS = 1200.0
 ADDON_SECONDS = 60.0
 NAT_SECONDS = 90.0
+FSX_CREATE_SECONDS = 900.0
 OIDC_THUMBPRINT = "9e99a48a9960b14926bb7f3b02e22da2b0ab7280"
-CLUSTER_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+ADDON_FAILED = ("CREATE_FAILED", "UPDATE_FAILED", "DEGRADED", "DELETE_FAILED")
 
 
-def _elapsed(since: Any) -> float:
-    if not since:
-        return 0.0
-    if isinstance(since, str):
-        since = datetime.fromisoformat(since.replace("Z", "+00:00"))
-    return max(0.0, (datetime.now(UTC) - since).total_seconds())
+def _eks_health(cluster: dict[str, Any]) -> str:
+    issues = "; ".join(i.get("message", "") for i in (cluster.get("health") or {}).get("issues", []))
+    return f": {issues}" if issues else ""
 
 
 def _names(ctx: StepContext) -> tuple[str, str]:
@@ -83,8 +81,9 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
     ens.ensure_default_route(ec2, private_rt, NatGatewayId=nat_id)
     ctx.record(s3_endpoint_id=ens.ensure_s3_endpoint(ec2, name, vpc_id, region, [public_rt, private_rt]))
     sg = ens.ensure_efa_security_group(ec2, name, vpc_id)
-    role_arn = ens.ensure_role(iam, iamdoc.role_name(name, "eks"), iamdoc.trust("eks.amazonaws.com"),
-                               [iamdoc.EKS_CLUSTER_POLICY], {}, name)
+    role_arn = ens.ensure_role(iam, iamdoc.role_name(name, region, "eks"), iamdoc.trust("eks.amazonaws.com"),
+                               [iamdoc.eks_cluster_policy(region)], {}, name,
+                               boundary=ctx.settings.permissions_boundary_arn)
     ctx.record(security_group_id=sg, eks_role_arn=role_arn)
 
     try:
@@ -103,10 +102,11 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
     ctx.record(eks_cluster_arn=cluster["arn"])
     status = cluster.get("status")
     if status == "CREATING":
-        remaining = EKS_CREATE_SECONDS - _elapsed(cluster.get("createdAt"))
+        remaining = EKS_CREATE_SECONDS - hyperpod.elapsed(cluster.get("createdAt"))
         return Wait(message="EKS control plane is CREATING (about 10 minutes in AWS)", expected_seconds=remaining)
     if status != "ACTIVE":
-        raise PermanentStepError("EksClusterNotActive", f"EKS cluster {name} is {status}")
+        raise PermanentStepError("EksClusterNotActive", f"EKS cluster {name} is {status}"
+                                 + _eks_health(cluster))
 
     issuer = cluster["identity"]["oidc"]["issuer"]
     host = issuer.removeprefix("https://")
@@ -119,15 +119,7 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
     ctx.record(oidc_provider_arn=oidc_arn)
     principal = ctx.settings.podstart_role_arn
     if principal:
-        entries = eks.list_access_entries(clusterName=name).get("accessEntries", [])
-        if principal not in entries:
-            eks.create_access_entry(clusterName=name, principalArn=principal, type="STANDARD",
-                                    tags={ens.CLUSTER_TAG: name})
-        associated = eks.list_associated_access_policies(clusterName=name, principalArn=principal)
-        if not any(p["policyArn"] == CLUSTER_ADMIN_POLICY for p in associated.get("associatedAccessPolicies", [])):
-            # Installing CRDs, cluster RBAC and DaemonSets for HyperPod needs cluster-wide admin.
-            eks.associate_access_policy(clusterName=name, principalArn=principal, policyArn=CLUSTER_ADMIN_POLICY,
-                                        accessScope={"type": "cluster"})
+        eks_access.ensure_cluster_admin(eks, region, name, principal, eks_access.managed_tags(name))
     return Done(message=f"EKS {cluster.get('version')} ACTIVE in {vpc_id}", outputs={"access_entry": principal})
 
 
@@ -165,7 +157,7 @@ def dependencies(ctx: StepContext) -> Outcome:
                 raise
             a = eks.create_addon(clusterName=name, addonName=addon, resolveConflicts="OVERWRITE",
                                  tags={ens.CLUSTER_TAG: name, ens.MANAGED_TAG: "true"})["addon"]
-        if a["status"] in ("CREATE_FAILED", "DEGRADED", "DELETE_FAILED"):
+        if a["status"] in ADDON_FAILED:
             issues = "; ".join(i.get("message", "") for i in (a.get("health") or {}).get("issues", []))
             raise PermanentStepError("AddonFailed", f"add-on {addon} is {a['status']}: {issues or 'no detail'}")
         if a["status"] != "ACTIVE":
@@ -187,60 +179,6 @@ def dependencies(ctx: StepContext) -> Outcome:
     return Done(message=f"{len(_addons_wanted(ctx))} add-ons ACTIVE, {len(components)} components ready")
 
 
-def _group_spec(g: dict[str, Any], role_arn: str, uri: str, subnet_id: str, sg: str) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "InstanceGroupName": g["name"],
-        "InstanceType": g["instance_type"],
-        "InstanceCount": g["instance_count"],
-        "LifeCycleConfig": {"SourceS3Uri": uri, "OnCreate": "on_create.sh"},
-        "ExecutionRole": role_arn,
-        "ThreadsPerCore": 1 if g.get("accelerated") else 2,
-        "InstanceStorageConfigs": [{"EbsVolumeConfig": {"VolumeSizeInGB": g["volume_size_gb"]}}],
-        "OverrideVpcConfig": {"SecurityGroupIds": [sg], "Subnets": [subnet_id]},
-        "KubernetesConfig": {"Labels": {"podstart.dev/instance-group": g["name"]}},
-    }
-    if g.get("deep_health_checks"):
-        spec["OnStartDeepHealthChecks"] = list(g["deep_health_checks"])
-    if g["capacity_type"] == "training-plan":
-        spec["TrainingPlanArn"] = g["training_plan_arn"]
-    else:
-        spec["CapacityRequirements"] = {"Spot": {}} if g["capacity_type"] == "spot" else {"OnDemand": {}}
-    if g.get("efa_only"):
-        spec["NetworkInterface"] = {"InterfaceType": "efa-only"}
-    return spec
-
-
-def ensure_execution_role(ctx: StepContext, name: str) -> tuple[str, str]:
-    uri = ens.ensure_lifecycle_scripts(ctx.aws("s3"), ctx.settings.assets_bucket)
-    prefix = uri.removeprefix(f"s3://{ctx.settings.assets_bucket}/")
-    role_arn = ens.ensure_role(
-        ctx.aws("iam"), iamdoc.role_name(name, "hyperpod"), iamdoc.trust("sagemaker.amazonaws.com"),
-        [iamdoc.HYPERPOD_INSTANCE_POLICY],
-        {"lifecycle-scripts": iamdoc.lifecycle_read_policy(ctx.settings.assets_bucket, prefix)}, name)
-    return role_arn, uri
-
-
-def describe_hyperpod(sm: Any, name: str) -> dict[str, Any] | None:
-    try:
-        return sm.describe_cluster(ClusterName=name)  # type: ignore[no-any-return]
-    except ClientError as err:
-        if ens.error_code(err) in ("ResourceNotFound", "ResourceNotFoundException", "ValidationException"):
-            return None
-        raise
-
-
-def hyperpod_watch(cluster: dict[str, Any], doing: str, since: Any) -> Outcome | None:
-    """None when InService; a Wait while it moves; an error when it failed."""
-    status = cluster.get("ClusterStatus")
-    if status == "InService":
-        return None
-    if status in ("Failed", "RollingBack"):
-        raise PermanentStepError("HyperPodClusterFailed",
-                                 f"HyperPod cluster is {status}: {cluster.get('FailureMessage') or 'no reason given'}")
-    return Wait(message=f"HyperPod cluster is {status} ({doing})",
-                expected_seconds=HYPERPOD_CREATE_SECONDS - _elapsed(since))
-
-
 def hyperpod_cluster(ctx: StepContext) -> Outcome:
     name, _ = _names(ctx)
     ec2, sm = ctx.aws("ec2"), ctx.aws("sagemaker")
@@ -248,19 +186,23 @@ def hyperpod_cluster(ctx: StepContext) -> Outcome:
     if "hyperpod_role_arn" in out and "lifecycle_uri" in out:
         role_arn, uri = out["hyperpod_role_arn"], out["lifecycle_uri"]
     else:
-        role_arn, uri = ensure_execution_role(ctx, name)
+        role_arn, uri = hyperpod.ensure_execution_role(ctx, name)
+    placed: dict[str, str] = dict(out.get("group_subnets") or {})
     subnets: dict[str, str] = dict(out.get("compute_subnets") or {})
     for g in ctx.request["instance_groups"]:
-        zone = g["availability_zone"]
-        if zone not in subnets:
-            subnets[zone] = str(ens.ensure_compute_subnet(ec2, name, out["vpc_id"], zone).subnet_id)
-    ctx.record(hyperpod_role_arn=role_arn, lifecycle_uri=uri, compute_subnets=subnets)
-    cluster = describe_hyperpod(sm, name)
+        if g["name"] not in placed:
+            alloc = ens.ensure_compute_subnet(ec2, name, out["vpc_id"], g["availability_zone"], group=g["name"],
+                                              needed_addresses=int(g.get("addresses_needed") or 0))
+            placed[g["name"]] = str(alloc.subnet_id)
+            ctx.record(group_subnets=placed)  # kept even if a later group fails
+        subnets.setdefault(g["availability_zone"], placed[g["name"]])
+    ctx.record(hyperpod_role_arn=role_arn, lifecycle_uri=uri, compute_subnets=subnets, group_subnets=placed)
+    cluster = hyperpod.describe(sm, name)
     if cluster is None:
         sg = out["security_group_id"]
         sm.create_cluster(
             ClusterName=name,
-            InstanceGroups=[_group_spec(g, role_arn, uri, subnets[g["availability_zone"]], sg)
+            InstanceGroups=[hyperpod.group_spec(g, role_arn, uri, placed[g["name"]], sg)
                             for g in ctx.request["instance_groups"]],
             VpcConfig={"SecurityGroupIds": [sg], "Subnets": out["private_subnet_ids"]},
             Orchestrator={"Eks": {"ClusterArn": out["eks_cluster_arn"]}},
@@ -268,9 +210,9 @@ def hyperpod_cluster(ctx: StepContext) -> Outcome:
             NodeProvisioningMode="Continuous",  # cluster events and EventBridge need it
             Tags=ens.tags(name),
         )
-        cluster = describe_hyperpod(sm, name) or {"ClusterStatus": "Creating"}
+        cluster = hyperpod.describe(sm, name) or {"ClusterStatus": "Creating"}
     ctx.record(hyperpod_cluster_arn=cluster.get("ClusterArn"))
-    waiting = hyperpod_watch(cluster, "creating", cluster.get("CreationTime"))
+    waiting = hyperpod.watch(cluster, "creating", cluster.get("CreationTime"))
     if waiting is not None:
         return waiting
     groups = ", ".join(f"{g['InstanceGroupName']} {g.get('CurrentCount', 0)}/{g.get('TargetCount', 0)}"
@@ -291,9 +233,10 @@ def storage(ctx: StepContext) -> Outcome:
     if spec.get("s3", True):
         bucket = ctx.settings.data_bucket
         if not ctx.outputs.get("s3_volume_applied"):
-            role_arn = ens.ensure_role(ctx.aws("iam"), iamdoc.role_name(name, "s3-csi"),
+            role_arn = ens.ensure_role(ctx.aws("iam"), iamdoc.role_name(name, region, "s3-csi"),
                                        iamdoc.trust("pods.eks.amazonaws.com", tag_session=True), [],
-                                       {"data-bucket": iamdoc.data_bucket_policy(bucket)}, name)
+                                       {"data-bucket": iamdoc.data_bucket_policy(region, bucket)}, name,
+                                       boundary=ctx.settings.permissions_boundary_arn)
             ctx.record(s3_csi_role_arn=role_arn, data_bucket=bucket)
             eks = ctx.aws("eks")
             ns, sa = S3_CSI_SA
@@ -305,9 +248,10 @@ def storage(ctx: StepContext) -> Outcome:
             for m in manifests.s3_volume(bucket, region):
                 kube.apply(m)
             ctx.record(s3_volume_applied=True)
-        pvc = kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, "default")
-        if ((pvc or {}).get("status") or {}).get("phase") != "Bound":
-            waiting.append(f"PVC {manifests.DATA_VOLUME}")
+        phase = _pvc_phase(kube, manifests.DATA_VOLUME)
+        ctx.record(s3_pvc_phase=phase, storage_checked_at=now_iso())
+        if phase != "Bound":
+            waiting.append(f"PVC {manifests.DATA_VOLUME} ({phase})")
     fsx_spec = spec.get("fsx_lustre")
     if fsx_spec:
         fsx = ctx.aws("fsx")
@@ -322,38 +266,58 @@ def storage(ctx: StepContext) -> Outcome:
                 Tags=ens.tags(name), ClientRequestToken=ctx.operation.id[:63],
             )["FileSystem"]
         ctx.record(fsx_file_system_id=fs["FileSystemId"])
-        if fs.get("Lifecycle", "AVAILABLE") != "AVAILABLE":
-            waiting.append(f"FSx {fs['FileSystemId']} ({fs.get('Lifecycle')})")
+        lifecycle = fs.get("Lifecycle", "AVAILABLE")
+        if lifecycle in ("FAILED", "MISCONFIGURED"):
+            raise PermanentStepError("FsxFailed", f"FSx file system {fs['FileSystemId']} is {lifecycle}: "
+                                     f"{(fs.get('FailureDetails') or {}).get('Message') or 'AWS gave no reason'}")
+        if lifecycle != "AVAILABLE":
+            waiting.append(f"FSx {fs['FileSystemId']} ({lifecycle})")
         else:
             mount = (fs.get("LustreConfiguration") or {}).get("MountName", "fsx")
-            for m in manifests.fsx_volume(fs["FileSystemId"], fs.get("DNSName", ""), mount,
-                                          fsx_spec["storage_capacity_gib"]):
-                kube.apply(m)
+            if not ctx.outputs.get("fsx_volume_applied"):
+                for m in manifests.fsx_volume(fs["FileSystemId"], fs.get("DNSName", ""), mount,
+                                              fsx_spec["storage_capacity_gib"]):
+                    kube.apply(m)
+                ctx.record(fsx_volume_applied=True)
+            phase = _pvc_phase(kube, manifests.FSX_VOLUME)
+            ctx.record(fsx_pvc_phase=phase, storage_checked_at=now_iso())
+            if phase != "Bound":
+                waiting.append(f"PVC {manifests.FSX_VOLUME} ({phase})")
     if waiting:
-        return Wait(message=f"waiting for {', '.join(waiting)}", expected_seconds=30)
+        expected = FSX_CREATE_SECONDS if any(w.startswith("FSx") for w in waiting) else 30
+        return Wait(message=f"waiting for {', '.join(waiting)}", expected_seconds=expected)
     return Done(message="shared storage mounted: PVC " + manifests.DATA_VOLUME
                 + (" and " + manifests.FSX_VOLUME if fsx_spec else ""))
+
+
+def _pvc_phase(kube: KubeCluster, name: str) -> str:
+    pvc = kube.get("v1", "PersistentVolumeClaim", name, "default")
+    return str(((pvc or {}).get("status") or {}).get("phase") or ("Pending" if pvc else "Missing"))
 
 
 def _find_fsx(fsx: Any, name: str) -> dict[str, Any] | None:
     for fs in fsx.describe_file_systems().get("FileSystems", []):
         t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}
-        if t.get(ens.CLUSTER_TAG) == name and fs.get("Lifecycle") not in ("DELETING", "FAILED"):
+        if t.get(ens.CLUSTER_TAG) == name and fs.get("Lifecycle") != "DELETING":
             return fs  # type: ignore[no-any-return]
     return None
 
 
-def create_status(op: Operation, state: Any) -> None:
+def create_status(op: Operation, state: StateStore) -> None:
     name, region = op.target.cluster or "", op.target.region or ""
     status = {OperationStatus.SUCCEEDED: ClusterStatus.ACTIVE, OperationStatus.FAILED: ClusterStatus.FAILED,
               OperationStatus.CANCELLED: ClusterStatus.FAILED}.get(op.status, ClusterStatus.CREATING)
-    records.set_status(state, region, name, status, operation_id=op.id)
+    ClusterRecords(state).set_status(region, name, status, operation_id=op.id)
 
 
-registry.register("cluster.create", {
-    "eks_control_plane": eks_control_plane,
-    "activate": activate,
-    "dependencies": dependencies,
-    "hyperpod_cluster": hyperpod_cluster,
-    "storage": storage,
-}, on_status=create_status)
+WORKFLOW = Workflow(
+    kind="cluster.create",
+    steps={
+        "eks_control_plane": eks_control_plane,
+        "activate": activate,
+        "dependencies": dependencies,
+        "hyperpod_cluster": hyperpod_cluster,
+        "storage": storage,
+    },
+    on_status=create_status,
+)

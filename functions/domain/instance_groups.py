@@ -1,0 +1,73 @@
+"""Instance-group rules: what may change (only the count), the diff contract against the live group,
+and the capacity checks a change must pass (quota, addresses in the group's compute subnet)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from functions.domain.catalog import InstanceType, Quota
+from functions.domain.network import addresses_per_instance, group_addresses
+
+IMMUTABLE = ("instance_type", "availability_zone", "capacity_type", "efa_only", "training_plan_arn")
+
+Err = dict[str, Any]
+
+
+class LiveGroup(BaseModel):
+    """The group as HyperPod reports it now (DescribeCluster), next to what PodStart recorded."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    target_count: int
+    current_count: int | None = None
+    status: str | None = None
+    subnet_ids: list[str] = []
+
+
+def live_group(detail: dict[str, Any]) -> LiveGroup:
+    return LiveGroup(name=detail["InstanceGroupName"], target_count=int(detail.get("TargetCount") or 0),
+                     current_count=detail.get("CurrentCount"), status=detail.get("Status"),
+                     subnet_ids=list((detail.get("OverrideVpcConfig") or {}).get("Subnets") or []))
+
+
+def immutable_conflicts(sent: dict[str, Any], current: dict[str, Any], zone_aliases: set[str]) -> list[Err]:
+    """Fields sent with a value other than the group's: each is a 409 (a zone by name or by id is the same)."""
+    errors: list[Err] = []
+    for field in IMMUTABLE:
+        if field not in sent:
+            continue
+        value = sent[field]
+        same = value in zone_aliases if field == "availability_zone" else value == current.get(field)
+        if not same:
+            errors.append({"loc": ["body", field], "msg": f"immutable: the group's {field} is "
+                                                          f"{current.get(field)!r}; create a new group instead"})
+    return errors
+
+
+def wanted_change(sent_count: int | None, live: LiveGroup) -> int | None:
+    """The diff contract: the count to set, or None when the request already matches the live group."""
+    if sent_count is None or sent_count == live.target_count:
+        return None
+    return sent_count
+
+
+def quota_problem(extra: int, instance_type: str, quota: Quota | None) -> str | None:
+    if extra <= 0:
+        return None
+    available = quota.available if quota else 0
+    if extra > available:
+        return (f"{extra} more {instance_type} exceed the cluster-usage quota: {available} available "
+                f"(see get_quotas)")
+    return None
+
+
+def addresses_for(count: int, info: InstanceType | None, efa_only: bool) -> int:
+    efa = info.efa_max_interfaces if info else 1
+    return group_addresses(count, efa, efa_only)
+
+
+def per_instance(info: InstanceType | None, efa_only: bool) -> int:
+    return addresses_per_instance(info.efa_max_interfaces if info else 1, efa_only)

@@ -1,0 +1,159 @@
+"""The documents the REST API answers, as typed models: the OpenAPI document (and from it the UI's
+TypeScript types and the MCP tool catalog) follows from these."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from functions.domain.operations import Attempt, ErrorInfo, OperationStatus, StepStatus, Target
+
+
+class StepOut(BaseModel):
+    name: str
+    status: StepStatus
+    started_at: str | None = None
+    ended_at: str | None = None
+    message: str | None = None
+    error: ErrorInfo | None = None
+    attempts: int = 0
+    outputs: dict[str, Any] = Field(default_factory=dict)
+
+
+class OperationOut(BaseModel):
+    """The Operation record: a mutation's 202 body and what get_operation returns."""
+
+    id: str
+    kind: str
+    target: Target
+    status: OperationStatus
+    phase: str | None = None
+    steps: list[StepOut]
+    request: dict[str, Any]
+    result: dict[str, Any] | None = None
+    error: ErrorInfo | None = None
+    principal: dict[str, str]
+    idempotency_key: str | None = None
+    created_at: str
+    updated_at: str
+    attempt: int
+    attempts: list[Attempt] = Field(default_factory=list, description="Who started and who retried, when")
+    version: int = Field(description="Changes only when something a reader sees changes; pass it back to wait")
+    links: dict[str, str]
+    status_tool: str = Field(description="The tool/endpoint that tracks this operation to a terminal state")
+
+
+class OperationList(BaseModel):
+    items: list[OperationOut]
+    next_token: str | None = None
+
+
+# -- clusters -----------------------------------------------------------------------------------------
+class GroupView(BaseModel):
+    """An instance group: what PodStart recorded, with the live counts where they were read."""
+
+    name: str
+    instance_type: str
+    availability_zone: str
+    availability_zone_id: str | None = None
+    capacity_type: str
+    efa_only: bool = False
+    training_plan_arn: str | None = None
+    instance_count: int = Field(description="Instances PodStart recorded for the group (the last count it set or saw)")
+    target_count: int = Field(description="Instances HyperPod is asked to run")
+    current_count: int | None = Field(default=None, description="Instances running when last observed; null: "
+                                                                 "never observed yet")
+    status: str | None = Field(default=None, description="HyperPod's status of the group when last observed")
+    counts_as_of: str | None = Field(default=None, description="When current_count/status were observed")
+    drift: str | None = Field(default=None, description="Set when the live group differs from PodStart's record")
+
+
+class ClusterSummary(BaseModel):
+    """One row of the clusters list: PodStart's record (created or imported) or a HyperPod-on-EKS cluster
+    found in the account that PodStart does not track (origin external, importable)."""
+
+    name: str
+    region: str
+    status: str = Field(description="PodStart's status (CREATING, ACTIVE, ...); for external clusters HyperPod's")
+    origin: Literal["created", "imported", "external"]
+    managed: bool = Field(description="PodStart tracks this cluster (it created or imported it)")
+    importable: bool = Field(description="An external HyperPod-on-EKS cluster: POST /v1/clusters/import adopts it")
+    hyperpod_status: str | None = None
+    eks_cluster_name: str | None = None
+    kubernetes_version: str | None = None
+    instance_groups: list[GroupView] = Field(default_factory=list)
+    active: bool = False
+    operation_id: str | None = None
+    created_at: str | None = None
+    created_by: str | None = None
+
+
+class ClusterList(BaseModel):
+    items: list[ClusterSummary]
+    next_token: str | None = None
+
+
+class EksView(BaseModel):
+    name: str
+    status: str | None = None
+    arn: str | None = None
+    endpoint: str | None = None
+    version: str | None = None
+
+
+class HyperPodView(BaseModel):
+    name: str | None = None
+    status: str | None = None
+    arn: str | None = None
+    node_recovery: str | None = None
+    node_provisioning_mode: str | None = None
+    failure_message: str | None = None
+
+
+class DependencyView(BaseModel):
+    name: str
+    kind: Literal["eks-addon", "kubernetes"]
+    status: str | None = None
+    version: str | None = None
+
+
+class PvcView(BaseModel):
+    name: str
+    namespace: str
+    phase: str | None = Field(default=None, description="Bound once the volume is usable; as of `as_of`")
+    as_of: str | None = None
+
+
+class StorageView(BaseModel):
+    name: str
+    kind: Literal["s3-mountpoint", "fsx-lustre"]
+    status: str = Field(description="FSx: the file system's lifecycle (CREATING, AVAILABLE, ...); S3: the PVC phase")
+    bucket: str | None = None
+    file_system_id: str | None = None
+    lifecycle: str | None = None
+    pvc: PvcView | None = None
+
+
+class ClusterDetail(ClusterSummary):
+    node_recovery: str | None = None
+    eks: EksView | None = None
+    hyperpod: HyperPodView | None = None
+    vpc_cidr: str | None = None
+    network: dict[str, Any] = Field(default_factory=dict)
+    dependencies: list[DependencyView] = Field(default_factory=list)
+    storage: list[StorageView] = Field(default_factory=list)
+    operations: list[OperationOut] = Field(default_factory=list)
+
+
+class GroupList(BaseModel):
+    cluster: str
+    region: str
+    items: list[GroupView]
+
+
+class NoChange(BaseModel):
+    """A PATCH equal to the live state: nothing starts."""
+
+    changed: Literal[False] = False
+    instance_group: GroupView | None = None

@@ -1,0 +1,183 @@
+"""Reading clusters: the list (PodStart's records plus HyperPod-on-EKS clusters it does not track) and
+one cluster's detail, live where AWS was read, last-known (with its time) where it was not."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from functions.domain import manifests
+from functions.domain.cluster_record import ClusterRecord, GroupRecord
+from functions.domain.errors import InvalidInput, NotFound
+from functions.domain.operations import Operation, now_iso
+from functions.domain.preferences import Preferences, prefs_key
+from functions.domain.views import (
+    ClusterDetail,
+    ClusterList,
+    ClusterSummary,
+    DependencyView,
+    EksView,
+    GroupList,
+    GroupView,
+    HyperPodView,
+    OperationOut,
+    PvcView,
+    StorageView,
+)
+from functions.logic.deps import Deps
+
+EXTERNAL_STATUSES_HIDDEN = ("Deleting",)
+LIST_CACHE_S = 20.0  # the list scans every region for clusters PodStart does not track: reuse a fresh scan
+
+
+def find_record(deps: Deps, name: str, region: str | None) -> ClusterRecord:
+    if region:
+        rec = deps.records.load(region, name)
+        if rec is None:
+            raise NotFound(f"no cluster {name!r} in {region}")
+        return rec
+    matches = deps.records.named(name)
+    if not matches:
+        raise NotFound(f"no cluster named {name!r}")
+    if len(matches) > 1:
+        raise InvalidInput.field(["query", "region"], f"{name!r} exists in {', '.join(r.region for r in matches)}; "
+                                                      f"say which region")
+    return matches[0]
+
+
+def _active(deps: Deps, sub: str) -> tuple[str, str] | None:
+    prefs = Preferences.model_validate(deps.state.get(*prefs_key(sub)) or {})
+    return (prefs.active_cluster.name, prefs.active_cluster.region) if prefs.active_cluster else None
+
+
+def group_view(g: GroupRecord, live: dict[str, Any] | None = None, seen: str | None = None) -> GroupView:
+    base = GroupView(
+        name=g.name, instance_type=g.instance_type, availability_zone=g.availability_zone,
+        availability_zone_id=g.availability_zone_id, capacity_type=g.capacity_type, efa_only=g.efa_only,
+        training_plan_arn=g.training_plan_arn, instance_count=g.instance_count, target_count=g.instance_count,
+        current_count=g.current_count,
+        status=g.status, counts_as_of=g.counts_as_of)
+    if live is None:
+        return base
+    target = int(live.get("TargetCount", g.instance_count))
+    drift = None if target == g.instance_count else (
+        f"changed outside PodStart: recorded {g.instance_count}, HyperPod has {target}")
+    return base.model_copy(update={"target_count": target, "current_count": live.get("CurrentCount"),
+                                   "status": live.get("Status"), "counts_as_of": seen, "drift": drift})
+
+
+def summary(rec: ClusterRecord, active: tuple[str, str] | None) -> ClusterSummary:
+    return ClusterSummary(
+        name=rec.name, region=rec.region, status=rec.status.value, origin=rec.origin, managed=True, importable=False,
+        hyperpod_status=rec.hyperpod_status, eks_cluster_name=rec.eks_cluster_name,
+        kubernetes_version=rec.kubernetes_version, instance_groups=[group_view(g) for g in rec.instance_groups],
+        active=active == (rec.name, rec.region), operation_id=rec.operation_id, created_at=rec.created_at,
+        created_by=rec.created_by)
+
+
+def _external(deps: Deps, region: str, known: set[str]) -> list[ClusterSummary]:
+    """HyperPod-on-EKS clusters in the region that no record names (described once each, then cached)."""
+    out = []
+    for name, s in deps.reader.hyperpod_clusters(region, max_age=LIST_CACHE_S).items():
+        if name in known or s.get("ClusterStatus") in EXTERNAL_STATUSES_HIDDEN:
+            continue
+        eks_arn = deps.reader.eks_orchestrator(region, s)
+        if not eks_arn:
+            continue  # a Slurm cluster: not PodStart's kind
+        created: Any = s.get("CreationTime")
+        out.append(ClusterSummary(
+            name=name, region=region, status=str(s.get("ClusterStatus") or "Unknown"), origin="external",
+            managed=False, importable=True, hyperpod_status=s.get("ClusterStatus"),
+            eks_cluster_name=str(eks_arn).rsplit("/", 1)[-1],
+            created_at=created.isoformat() if hasattr(created, "isoformat") else (str(created) if created else None)))
+    return out
+
+
+def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None) -> ClusterList:
+    """Every region's records plus what the account holds that PodStart does not track, by (name, region)."""
+    recs = [r for r in deps.records.all() if region is None or r.region == region]
+    regions = [region] if region else sorted(set(deps.reader.regions()) | {r.region for r in recs})
+    known = {(r.region, r.hyperpod_cluster_name or r.name) for r in recs}
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(regions)))) as pool:
+        found = list(pool.map(lambda rg: _external(deps, rg, {n for r, n in known if r == rg}), regions))
+    active = _active(deps, sub)
+    rows = sorted([summary(r, active) for r in recs] + [x for f in found for x in f],
+                  key=lambda c: (c.name, c.region))
+    start = int(token or 0)
+    nxt = str(start + limit) if start + limit < len(rows) else None
+    return ClusterList(items=rows[start:start + limit], next_token=nxt)
+
+
+def _storage(deps: Deps, rec: ClusterRecord, create_op: Operation | None) -> list[StorageView]:
+    out = create_op.outputs() if create_op else {}
+    views: list[StorageView] = []
+    if out.get("data_bucket"):
+        pvc = PvcView(name=manifests.DATA_VOLUME, namespace="default", phase=out.get("s3_pvc_phase"),
+                      as_of=out.get("storage_checked_at"))
+        views.append(StorageView(name=manifests.DATA_VOLUME, kind="s3-mountpoint", bucket=out["data_bucket"],
+                                 status=pvc.phase or "Pending", pvc=pvc))
+    fs_id = out.get("fsx_file_system_id")
+    if fs_id:
+        fs = deps.reader.file_system(rec.region, fs_id)
+        lifecycle = (fs or {}).get("Lifecycle") or ("DELETED" if fs is None else "UNKNOWN")
+        fsx_pvc = PvcView(name=manifests.FSX_VOLUME, namespace="default", phase=out.get("fsx_pvc_phase"),
+                          as_of=out.get("storage_checked_at")) if out.get("fsx_pvc_phase") else None
+        views.append(StorageView(name=manifests.FSX_VOLUME, kind="fsx-lustre", file_system_id=fs_id,
+                                 lifecycle=lifecycle, status=lifecycle, pvc=fsx_pvc))
+    return views
+
+
+def cluster_detail(deps: Deps, name: str, region: str | None, sub: str) -> ClusterDetail:
+    rec = find_record(deps, name, region)
+    eks = deps.reader.describe_eks(rec.region, rec.eks_cluster_name)
+    hp = deps.reader.describe_hyperpod(rec.region, rec.hyperpod_cluster_name) if rec.hyperpod_cluster_name else None
+    seen = now_iso()
+    live_groups = {g["InstanceGroupName"]: g for g in (hp or {}).get("InstanceGroups", [])}
+    if hp is not None:  # the record follows the live state; drift is shown on the view, not hidden
+        rec = follow_live(deps, rec, hp, seen)
+    ops, _ = deps.operations.list(cluster=rec.name, status=None, limit=10, token=None)
+    ops = [o for o in ops if o.target.region == rec.region]
+    create_op = next((o for o in ops if o.kind == "cluster.create"), None)
+    outputs = create_op.outputs() if create_op else {}
+    deps_view = [DependencyView(name=a["name"], kind="eks-addon", status=a.get("status"), version=a.get("version"))
+                 for a in (deps.reader.addons(rec.region, rec.eks_cluster_name) if eks else [])]
+    dep_step = create_op.step("dependencies") if create_op else None
+    deps_view += [DependencyView(name=c, kind="kubernetes", status=dep_step.status.value if dep_step else None)
+                  for c in outputs.get("components_applied", [])]
+    base = summary(rec, _active(deps, sub))
+    return ClusterDetail(
+        **base.model_dump(exclude={"instance_groups", "kubernetes_version", "hyperpod_status"}),
+        hyperpod_status=(hp or {}).get("ClusterStatus") or rec.hyperpod_status,
+        kubernetes_version=(eks or {}).get("version") or rec.kubernetes_version,
+        instance_groups=[group_view(g, live_groups.get(g.name), seen) for g in rec.instance_groups],
+        node_recovery=(hp or {}).get("NodeRecovery") or rec.node_recovery,
+        eks=EksView(name=rec.eks_cluster_name, status=eks.get("status"), arn=eks.get("arn"),
+                    endpoint=eks.get("endpoint"), version=eks.get("version")) if eks else None,
+        hyperpod=HyperPodView(name=hp.get("ClusterName"), status=hp.get("ClusterStatus"), arn=hp.get("ClusterArn"),
+                              node_recovery=hp.get("NodeRecovery"),
+                              node_provisioning_mode=hp.get("NodeProvisioningMode"),
+                              failure_message=hp.get("FailureMessage")) if hp else None,
+        vpc_cidr=rec.vpc_cidr,
+        network={k: outputs[k] for k in ("vpc_id", "private_subnet_ids", "public_subnet_ids", "compute_subnets",
+                                         "group_subnets", "security_group_id", "nat_gateway_id") if k in outputs},
+        dependencies=deps_view, storage=_storage(deps, rec, create_op),
+        operations=[OperationOut.model_validate(o.public()) for o in ops],
+    )
+
+
+def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str) -> ClusterRecord:
+    """Write what HyperPod reports (target/current counts, statuses) onto the record, when it differs."""
+    live = {g["InstanceGroupName"]: g for g in hp.get("InstanceGroups", [])}
+    groups = [g.model_copy(update={"instance_count": int(live[g.name].get("TargetCount", g.instance_count)),
+                                   "current_count": live[g.name].get("CurrentCount"),
+                                   "status": live[g.name].get("Status"), "counts_as_of": seen})
+              if g.name in live else g for g in rec.instance_groups]
+    updated = rec.model_copy(update={"instance_groups": groups, "hyperpod_status": hp.get("ClusterStatus")})
+    if updated != rec:
+        deps.records.save(updated)
+    return updated
+
+
+def list_groups(deps: Deps, name: str, region: str | None, sub: str) -> GroupList:
+    d = cluster_detail(deps, name, region, sub)
+    return GroupList(cluster=d.name, region=d.region, items=d.instance_groups)

@@ -1,0 +1,33 @@
+"""PodStart's own access to an EKS cluster: an access entry for its role with cluster-admin
+(installing CRDs, cluster RBAC and DaemonSets for HyperPod needs cluster-wide admin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.domain import arns
+from functions.workflows import aws_ensure as ens
+
+CLUSTER_ADMIN = "AmazonEKSClusterAdminPolicy"
+
+
+def cluster_admin_policy(region: str) -> str:
+    return arns.eks_access_policy(region, CLUSTER_ADMIN)
+
+
+def ensure_cluster_admin(eks: Any, region: str, cluster: str, principal: str, tags: dict[str, str]) -> bool:
+    """The access entry and its cluster-admin association; True when the entry was created now."""
+    created = False
+    if principal not in eks.list_access_entries(clusterName=cluster).get("accessEntries", []):
+        eks.create_access_entry(clusterName=cluster, principalArn=principal, type="STANDARD", tags=tags)
+        created = True
+    policy = cluster_admin_policy(region)
+    associated = eks.list_associated_access_policies(clusterName=cluster, principalArn=principal)
+    if not any(p["policyArn"] == policy for p in associated.get("associatedAccessPolicies", [])):
+        eks.associate_access_policy(clusterName=cluster, principalArn=principal, policyArn=policy,
+                                    accessScope={"type": "cluster"})
+    return created
+
+
+def managed_tags(cluster: str, value: str = "true") -> dict[str, str]:
+    return {ens.CLUSTER_TAG: cluster, ens.MANAGED_TAG: value}
