@@ -8,7 +8,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test lint synth bench asl clean web test-web chromium
+.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,7 +36,7 @@ dev: install web ## run the whole product on the embedded sandbox (UI, REST, MCP
 
 lint: install ## ruff, mypy, and the import contract (domain imports neither boto3 nor kubernetes)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy functions sandbox infra app.py $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
+	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
 test: lint web chromium ## every layer: unit, functional, infra, e2e on a sandbox, UI components, browser
@@ -44,6 +44,12 @@ test: lint web chromium ## every layer: unit, functional, infra, e2e on a sandbo
 	$(PY) -m pytest tests/e2e
 	cd web && npm run typecheck && npm test
 	cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
+
+FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
+	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py
+
+test-fast: install ## unit tests and the in-process functional tests on fakes (seconds, no sandbox)
+	$(PY) -m pytest $(FAST_TESTS)
 
 test-web: install web chromium ## only the UI: typecheck, vitest, browser end-to-end
 	cd web && npm run typecheck && npm test && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
