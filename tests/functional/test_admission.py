@@ -58,7 +58,8 @@ def test_a_group_too_big_for_a_compute_subnet_is_refused_before_anything_is_crea
                                         "availability_zone": "us-west-2a"}])
     with pytest.raises(InvalidInput) as refused:
         cluster_create.create_cluster(w.deps, big, ACTOR, None)
-    assert refused.value.errors[0]["loc"] == ["body", "instance_groups"] and "split it" in refused.value.errors[0]["msg"]
+    err = refused.value.errors[0]
+    assert err["loc"] == ["body", "instance_groups"] and "split it" in err["msg"]
     assert w.deps.records.all() == [] and w.runner.started == {}
 
 

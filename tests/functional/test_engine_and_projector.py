@@ -130,7 +130,8 @@ def test_hyperpod_events_keep_the_records_last_known_counts() -> None:
         instance_groups=[GroupRecord(name="accel", instance_type="ml.g5.8xlarge", instance_count=2,
                                      availability_zone="us-west-2a", capacity_type="on-demand")]))
     live = {"ClusterName": "demo", "ClusterStatus": "Updating",
-            "InstanceGroups": [{"InstanceGroupName": "accel", "TargetCount": 3, "CurrentCount": 2, "Status": "Updating"}]}
+            "InstanceGroups": [{"InstanceGroupName": "accel", "TargetCount": 3, "CurrentCount": 2,
+                                "Status": "Updating"}]}
     event = {"detail-type": "SageMaker HyperPod Cluster Event", "region": "us-west-2",
              "detail": {"EventDetails": {"ClusterName": "demo", "ResourceType": "Instance"}}}
     assert projector(w, live).project(event) == "recorded"
