@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
@@ -151,3 +152,38 @@ def quotas(region: str) -> list[cat.Quota]:
         return cat.quotas_from_api(raw, instances_in_use(region))
 
     return cached(("quotas", region), load, ttl=15.0)
+
+
+def offerings(region: str, instance_type: str) -> cat.Offerings:
+    """One view for "where can I run this type": zones offering it, quota, training plans, spot."""
+    check_region(region)
+    zones = availability_zones(region)
+    known = instance_type in hyperpod_instance_types()
+    offered: set[str] = set()
+    spot: set[str] = set()
+    info: cat.InstanceType | None = None
+    if known:
+        ec2 = aws.client("ec2", region)
+        name = cat.ec2_name(instance_type)
+
+        def load_offered() -> set[str]:
+            found: set[str] = set()
+            for page in ec2.get_paginator("describe_instance_type_offerings").paginate(
+                    LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [name]}]):
+                found.update(o["Location"] for o in page.get("InstanceTypeOfferings", []))
+            return found
+
+        def load_spot() -> set[str]:
+            resp = ec2.describe_spot_price_history(InstanceTypes=[name], ProductDescriptions=["Linux/UNIX"],
+                                                   StartTime=datetime.now(UTC), MaxResults=100)
+            return {p["AvailabilityZone"] for p in resp.get("SpotPriceHistory", [])}
+
+        offered = cached(("offered", region, instance_type), load_offered)
+        spot = cached(("spot", region, instance_type), load_spot)
+        if offered:
+            resp = cached(("type", region, instance_type),
+                          lambda: ec2.describe_instance_types(InstanceTypes=[name]).get("InstanceTypes", []))
+            info = cat.instance_type_from_ec2(resp[0]) if resp else None
+    quota = next((q for q in quotas(region) if q.instance_type == instance_type), None)
+    return cat.offerings(region, instance_type, known=known, zones=zones, offered=offered, spot=spot, quota=quota,
+                         plans=training_plans(region) if known else [], info=info)

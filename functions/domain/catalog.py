@@ -134,3 +134,58 @@ def quotas_from_api(quotas: list[dict[str, Any]], in_use: dict[str, int]) -> lis
         out.append(Quota(instance_type=itype, quota_code=q.get("QuotaCode", ""), quota_name=name, limit=limit,
                          in_use=used, available=max(0, limit - used)))
     return sorted(out, key=lambda x: x.instance_type)
+
+
+class PlanCapacity(BaseModel):
+    arn: str
+    name: str
+    available_instance_count: int
+    start_time: str | None
+    end_time: str | None
+
+
+class ZoneOffering(BaseModel):
+    availability_zone: str
+    availability_zone_id: str
+    offered: bool
+    spot_offered: bool
+    quota_available: int
+    training_plans: list[PlanCapacity]
+
+
+class Offerings(BaseModel):
+    """Where one instance type can run in a region: the question agents and the wizard ask, in one answer."""
+
+    region: str
+    instance_type: str
+    known: bool  # a HyperPod instance type at all
+    instance: InstanceType | None
+    quota: Quota | None
+    zones: list[ZoneOffering]
+    summary: str
+
+
+def offerings(region: str, instance_type: str, *, known: bool, zones: list[AvailabilityZone], offered: set[str],
+              spot: set[str], quota: Quota | None, plans: list[TrainingPlan], info: InstanceType | None) -> Offerings:
+    """Per zone: offered or not, the region's quota left, plans for that type with free capacity there, spot."""
+    available = quota.available if quota else 0
+    rows = []
+    for z in zones:
+        matching = [PlanCapacity(arn=p.arn, name=p.name, available_instance_count=p.available_instance_count,
+                                 start_time=p.start_time, end_time=p.end_time)
+                    for p in plans if p.instance_type == instance_type and p.available_instance_count > 0
+                    and p.availability_zone in (z.name, z.id)]
+        rows.append(ZoneOffering(availability_zone=z.name, availability_zone_id=z.id, offered=z.name in offered,
+                                 spot_offered=z.name in offered and z.name in spot, quota_available=available,
+                                 training_plans=matching))
+    where = [r.availability_zone for r in rows if r.offered]
+    if not known:
+        summary = f"{instance_type} is not a HyperPod instance type"
+    elif not where:
+        summary = f"{instance_type} is not offered in any zone of {region}"
+    else:
+        plan_zones = [r.availability_zone for r in rows if r.training_plans]
+        summary = (f"{instance_type}: offered in {', '.join(where)}; {available} available under the cluster-usage "
+                   f"quota" + (f"; training plans with free capacity in {', '.join(plan_zones)}" if plan_zones else ""))
+    return Offerings(region=region, instance_type=instance_type, known=known, instance=info, quota=quota, zones=rows,
+                     summary=summary)
