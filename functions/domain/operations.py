@@ -198,7 +198,10 @@ def new_operation(
     principal: Actor,
     idempotency_key: str | None,
     now: str | None = None,
+    request_digest: str | None = None,
 ) -> Operation:
+    """`request_digest`: the hash of the request as the caller sent it (before admission normalized it),
+    which is what a replay of the same request compares with."""
     ts = now or now_iso()
     return Operation(
         id=op_id,
@@ -206,7 +209,7 @@ def new_operation(
         target=target,
         steps=tuple(Step(name=s) for s in steps),
         request=request,
-        request_hash=request_hash(kind, target, request),
+        request_hash=request_digest or request_hash(kind, target, request),
         principal=principal,
         idempotency_key=idempotency_key,
         created_at=ts,

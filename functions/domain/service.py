@@ -97,7 +97,7 @@ class OperationService:
             normalized = admission.normalize() if admission else request
             op = ops.new_operation(
                 op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=normalized,
-                principal=principal, idempotency_key=idempotency_key,
+                principal=principal, idempotency_key=idempotency_key, request_digest=rhash,
             )
             if admission:
                 admission.claim(op)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from functions.domain.operations import Attempt, ErrorInfo, OperationStatus, StepStatus, Target
+from functions.domain.operations import Actor, Attempt, ErrorInfo, OperationStatus, StepStatus, Target
 
 
 class StepOut(BaseModel):
@@ -33,7 +33,7 @@ class OperationOut(BaseModel):
     request: dict[str, Any]
     result: dict[str, Any] | None = None
     error: ErrorInfo | None = None
-    principal: dict[str, str]
+    principal: Actor
     idempotency_key: str | None = None
     created_at: str
     updated_at: str
