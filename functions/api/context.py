@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -11,6 +11,17 @@ from pydantic import BaseModel
 
 from functions.domain.operations import Actor, Operation
 from functions.domain.principal import Principal, Role
+
+if TYPE_CHECKING:
+    from functions.api.deps import Services
+
+
+def services() -> Services:
+    """The API's services, built on first use: boto3 and the AWS adapters load with the first request
+    that needs them, not at import (a cold start pays only for what it uses)."""
+    from functions.api.deps import services as build
+
+    return build()
 
 
 def principal(router: Router) -> Principal:

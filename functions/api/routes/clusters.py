@@ -8,8 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require
-from functions.api.deps import services
+from functions.api.context import accepted, actor, model_response, principal, require, services
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role

@@ -8,8 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, json_response, principal, require
-from functions.api.deps import services
+from functions.api.context import accepted, json_response, principal, require, services
 from functions.api.schemas import OPERATION_RESPONSES, OperationList, OperationOut
 from functions.domain.operations import OperationStatus
 from functions.domain.principal import Role

@@ -5,8 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from functions.api.context import json_response, principal
-from functions.api.deps import services
+from functions.api.context import json_response, principal, services
 from functions.domain.preferences import Preferences, PreferencesUpdate, prefs_key
 from functions.domain.principal import Role
 
