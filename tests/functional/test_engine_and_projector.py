@@ -154,3 +154,25 @@ def test_the_scheduled_sweep_runs_through_the_projector() -> None:
     assert projector(w).project({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}) == "swept 1"
     rec = w.deps.records.load("us-west-2", "demo")
     assert rec is not None and rec.status is ClusterStatus.FAILED
+
+
+def test_the_delete_step_refuses_a_hyperpod_cluster_podstart_did_not_tag() -> None:
+    class Untagged(FakeSageMaker):
+        deleted: list[str] = []
+
+        def list_tags(self, ResourceArn: str) -> dict[str, Any]:  # noqa: N803
+            return {"Tags": [{"Key": "team", "Value": "ml"}]}
+
+        def delete_cluster(self, ClusterName: str) -> dict[str, Any]:  # noqa: N803
+            self.deleted.append(ClusterName)
+            return {}
+
+    w = World()
+    sm = Untagged({"ClusterName": "demo", "ClusterArn": "arn:aws:sagemaker:us-west-2:1:cluster/x",
+                   "ClusterStatus": "InService"})
+    op = start(w, "cluster.delete", {"name": "demo", "region": "us-west-2", "origin": "created"})
+    e = engine(w, dict(WORKFLOWS), {"sagemaker": sm})
+    e.handle({"action": "begin", "operation_id": op.id})
+    with pytest.raises(PermanentStepError) as refused:
+        e.handle({"action": "run", "operation_id": op.id, "step": "hyperpod_cluster"})
+    assert refused.value.code == "NotManagedByPodStart" and sm.deleted == []
