@@ -50,7 +50,7 @@ describe("sign-in links", () => {
     assert.ok(sb.tokens.viewer, "the sandbox writes a viewer token");
     const { context, page, problems } = await newPage(browser);
     await page.goto(link(sb.tokens.admin));
-    await identity(page, "sandbox-admin");
+    await landedOnClusters(page, "first link");
     await page.evaluate(() => (window.location.hash = "#/operations"));
     await page.getByRole("heading", { name: "Operations", level: 1 }).waitFor();
     // The same tab, the viewer's link: only the fragment changes, so the page does not reload.
