@@ -63,7 +63,7 @@ describe("sign-in links", () => {
     const other = sb.tokens.operator ?? sb.tokens.admin;
     await page.evaluate((h) => (window.location.hash = h), link(other, "/operations").split("#")[1]);
     await page.getByRole("heading", { name: "Operations", level: 1 }).waitFor();
-    await identity(page, sb.tokens.operator ? "sandbox-operator" : "sandbox-admin");
+    await identity(page, sb.tokens.operator ? "(operator)" : "(admin)");
     assert.ok(!page.url().includes(other), "token left in the URL");
     await assertCleanText(page, "signed-in tab, link with a route", Object.values(sb.tokens));
     assert.deepEqual(problems, []);
