@@ -110,6 +110,20 @@ describe("clusters through the UI", () => {
     await groupRow(page, "accel").waitFor();
     const storage = await page.getByRole("table", { name: "Storage" }).innerText();
     assert.ok(!/Unknown/.test(storage), `storage shows Unknown:\n${storage}`);
+    // What the API knows is what the page shows: each storage item's state and its claim's binding,
+    // each group's counts.
+    const known = (await sb.api(`/v1/clusters/${CLUSTER}?region=${REGION}`)).json;
+    for (const item of known.storage) {
+      const row = await page.getByRole("table", { name: "Storage" }).getByRole("row").filter({ has: page.getByRole("rowheader", { name: item.name, exact: true }) }).innerText();
+      const state = item.lifecycle || item.status;
+      if (state) assert.match(row, new RegExp(state, "i"), `${item.name}: ${row}`);
+      if (item.pvc?.phase) assert.match(row, new RegExp(`${item.pvc.phase} \\(${item.pvc.name}`), `${item.name}: ${row}`);
+    }
+    for (const g of known.instance_groups) {
+      const row = await groupRow(page, g.name).innerText();
+      if (typeof g.current_count === "number") assert.match(row, new RegExp(`${g.current_count} of ${g.target_count} running`), row);
+      else assert.match(row, new RegExp(`target ${g.target_count}`), row);
+    }
     await assertCleanText(page, "cluster detail");
     await shot(page, "walk-cluster-detail");
     for (const [button, name] of [["Add instance group", "Add an instance group"], ["Change the size of accel", "Change the size"], ["Delete", "Delete"]]) {
