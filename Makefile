@@ -8,7 +8,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium
+.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,9 @@ bench: install web chromium ## cold imports, bundle sizes, synth time, MCP tools
 
 asl: install ## regenerate statemachines/*.asl.json from functions.domain.asl
 	$(PY) -c "import json; from functions.domain.asl import definition; from functions.domain.kinds import KINDS, execution_timeout, state_machine_file; [open('statemachines/' + state_machine_file(k), 'w').write(json.dumps(definition(k, s, execution_timeout(k)), indent=2) + '\n') for k, s in KINDS.items()]"
+
+openapi: install $(WEB_STAMP) ## regenerate web/src/api/openapi.ts (the UI's types) from the REST OpenAPI document
+	cd web && PODSTART_PYTHON=$(CURDIR)/$(PY) node scripts/openapi.mjs
 
 clean:
 	rm -rf cdk.out build .mypy_cache .ruff_cache

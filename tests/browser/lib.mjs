@@ -1,6 +1,6 @@
 // Shared helpers for the browser tests and the bench: a sandbox on a free port, Debian's Chromium
 // driven by playwright-core (installed in web/node_modules; no browser downloads).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -72,10 +72,13 @@ export async function startSandbox({ timeScale = 300 } = {}) {
     await sleep(250);
   }
   const token = readFileSync(join(stateDir, "token"), "utf8").trim();
-  const api = async (path, { method = "GET", body, headers = {} } = {}) => {
+  // One token per role (admin always; viewer and operator when this sandbox writes them).
+  const tokenFile = (name) => (existsSync(join(stateDir, name)) ? readFileSync(join(stateDir, name), "utf8").trim() : undefined);
+  const tokens = { admin: token, operator: tokenFile("operator-token"), viewer: tokenFile("viewer-token") };
+  const api = async (path, { method = "GET", body, headers = {}, as = token } = {}) => {
     const r = await fetch(`${base}${path}`, {
       method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
+      headers: { Authorization: `Bearer ${as}`, ...(body ? { "Content-Type": "application/json" } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await r.text();
@@ -89,7 +92,35 @@ export async function startSandbox({ timeScale = 300 } = {}) {
     for (let i = 0; i < 40 && child.exitCode === null; i++) await sleep(100);
     if (child.exitCode === null) child.kill("SIGKILL");
   };
-  return { base, port, token, api, stop, logs, hasClusters: (await api("/v1/clusters")).status !== 404 };
+  /** Run Python (boto3) against the embedded AWS, as an operator would with the aws CLI. */
+  const aws = async (code) => {
+    const info = (await api("/v1/sandbox")).json;
+    const r = spawnSync(python, ["-c", code], {
+      cwd: REPO,
+      encoding: "utf8",
+      env: {
+        ...process.env, PYTHONPATH: REPO, AWS_ENDPOINT_URL: info.aws_endpoint, AWS_DEFAULT_REGION: "us-west-2",
+        AWS_ACCESS_KEY_ID: "testing", AWS_SECRET_ACCESS_KEY: "testing",
+      },
+    });
+    if (r.status !== 0) throw new Error(`embedded AWS script failed:\n${r.stderr}`);
+    return r.stdout;
+  };
+  /** Wait for an operation to end (through the API), and return it. */
+  const waitOperation = async (id, timeout = 180_000) => {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      let op;
+      try {
+        op = (await api(`/v1/operations/${id}?wait=10`)).json;
+      } catch (e) {
+        throw new Error(`GET /v1/operations/${id}: ${e.message} (${e.cause?.code ?? e.cause ?? ""})\n${logs.slice(-20).join("")}`);
+      }
+      if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(op.status)) return op;
+      if (Date.now() > deadline) throw new Error(`operation ${id} still ${op.status}`);
+    }
+  };
+  return { base, port, token, tokens, api, aws, waitOperation, stop, logs, hasClusters: (await api("/v1/clusters")).status !== 404 };
 }
 
 export async function launch() {
@@ -97,16 +128,38 @@ export async function launch() {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
 
+/** Every mutation the UI sends to /v1, with its Idempotency-Key (tests assert each has one). */
+export const mutations = [];
+
 /** A page that records console errors and failed requests (tests assert there are none). */
 export async function newPage(browser) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   const problems = [];
+  page.on("request", (r) => {
+    const url = new URL(r.url());
+    if (url.pathname.startsWith("/v1/") && !["GET", "HEAD", "OPTIONS"].includes(r.method()))
+      mutations.push({ method: r.method(), path: url.pathname, key: r.headers()["idempotency-key"] });
+  });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
   // A failed request shows in the console without its URL: record which one it was.
   page.on("response", (r) => { if (r.status() >= 400) problems.push(`http ${r.status()}: ${r.request().method()} ${r.url().replace(/token=[^&]+/, "token=***")}`); });
   return { context, page, problems };
+}
+
+/** The words that must never reach the screen. */
+export const BANNED = [/\bnull\b/, /\bundefined\b/, /\bNaN\b/, /\[object Object\]/];
+
+/** Assert the page's visible text holds none of the banned words (nor any of `secrets`, e.g. tokens). */
+export async function assertCleanText(page, where, secrets = []) {
+  const text = await page.evaluate(() => document.body.innerText);
+  const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  for (const re of [...BANNED, ...secrets.filter(Boolean).map((s) => new RegExp(escape(s)))]) {
+    const m = re.exec(text);
+    if (m) throw new Error(`${where}: ${JSON.stringify(m[0])} on screen: …${text.slice(Math.max(0, m.index - 80), m.index + 80)}…`);
+  }
+  return text;
 }
 
 export async function shot(page, name) {

@@ -7,14 +7,17 @@ import SideNavigation from "@cloudscape-design/components/side-navigation";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
-import { clearToken, cognitoSignOutUrl, type AuthConfig } from "./auth";
+import { SIGNED_IN_EVENT, clearToken, cognitoSignOutUrl, type AuthConfig } from "./auth";
 import { LiveProvider, useLive } from "./lib/events";
 import { FlashProvider, useFlash } from "./lib/flash";
+import { hideToken } from "./lib/format";
+import { MeProvider, identity, useMe } from "./lib/me";
 import { href, navigate, useRoute, type Route } from "./lib/router";
 import Clusters from "./pages/Clusters";
 
 // The home page ships in the first chunk; the rest load on first visit.
 const CreateCluster = lazy(() => import("./pages/CreateCluster"));
+const ImportCluster = lazy(() => import("./pages/ImportCluster"));
 const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
@@ -34,6 +37,8 @@ function Page({ route }: { route: Route }) {
       return <Clusters />;
     case "create":
       return <CreateCluster />;
+    case "import":
+      return <ImportCluster key={`${route.region ?? ""}/${route.eks_cluster_name ?? ""}`} region={route.region} eksClusterName={route.eks_cluster_name} />;
     case "cluster":
       return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "operations":
@@ -43,7 +48,7 @@ function Page({ route }: { route: Route }) {
     default:
       return (
         <Box variant="h1">
-          Not found: <code>{route.path}</code>
+          Not found: <code>{hideToken(route.path)}</code>
         </Box>
       );
   }
@@ -55,6 +60,8 @@ function titleOf(route: Route): string {
       return "Clusters";
     case "create":
       return "Create cluster";
+    case "import":
+      return "Import cluster";
     case "cluster":
       return route.name;
     case "operations":
@@ -66,13 +73,30 @@ function titleOf(route: Route): string {
   }
 }
 
+function Identity() {
+  const { me } = useMe();
+  if (!me) return null;
+  return (
+    <Box variant="span" color="text-body-secondary" data-testid="identity">
+      Signed in as {identity(me)}
+    </Box>
+  );
+}
+
 function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => void }) {
   const route = useRoute();
   const flash = useFlash();
   useEffect(() => {
     document.title = `${titleOf(route)} · PodStart`;
   }, [route]);
-  const active = route.page === "operations" || route.page === "operation" ? href.operations() : href.clusters();
+  const active =
+    route.page === "operations" || route.page === "operation"
+      ? href.operations()
+      : route.page === "import"
+        ? href.import()
+        : route.page === "create"
+          ? href.create()
+          : href.clusters();
   return (
     <>
       <a className="ps-skip" href="#main-content" onClick={(e) => { e.preventDefault(); document.getElementById("main-content")?.focus(); }}>
@@ -95,6 +119,7 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
             items={[
               { type: "link", text: "Clusters", href: href.clusters() },
               { type: "link", text: "Create cluster", href: href.create() },
+              { type: "link", text: "Import cluster", href: href.import() },
               { type: "link", text: "Operations", href: href.operations() },
               { type: "divider" },
               { type: "link", text: "API (OpenAPI)", href: `${config.apiUrl}/v1/openapi.json`, external: true },
@@ -106,9 +131,12 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
             <SpaceBetween size="m">
               <div className="ps-topbar">
                 <LiveBadge />
-                <Button variant="link" onClick={onSignOut}>
-                  Sign out
-                </Button>
+                <SpaceBetween direction="horizontal" size="xs" alignItems="center">
+                  <Identity />
+                  <Button variant="link" onClick={onSignOut}>
+                    Sign out
+                  </Button>
+                </SpaceBetween>
               </div>
               <Suspense fallback={<Spinner size="large" />}>
                 <Page route={route} />
@@ -124,6 +152,18 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
 export default function App({ config, initiallySignedIn, SignIn }: { config: AuthConfig; initiallySignedIn: boolean; SignIn: React.ComponentType<{ config: AuthConfig; reason?: string; onSignedIn: () => void }> }) {
   const [signedIn, setSignedIn] = useState(initiallySignedIn);
   const [reason, setReason] = useState<string | undefined>();
+  // One session per sign-in: a sign-in link for another user starts everything over as that user
+  // (data, identity, the live feed's connection).
+  const [session, setSession] = useState(0);
+  useEffect(() => {
+    const on = () => {
+      setReason(undefined);
+      setSignedIn(true);
+      setSession((n) => n + 1);
+    };
+    window.addEventListener(SIGNED_IN_EVENT, on);
+    return () => window.removeEventListener(SIGNED_IN_EVENT, on);
+  }, []);
   useEffect(() => {
     const on = () => {
       clearToken();
@@ -140,10 +180,12 @@ export default function App({ config, initiallySignedIn, SignIn }: { config: Aut
     else setSignedIn(false);
   };
   return (
-    <FlashProvider>
-      <LiveProvider url={config.wsUrl}>
-        <Shell config={config} onSignOut={signOut} />
-      </LiveProvider>
+    <FlashProvider key={session}>
+      <MeProvider>
+        <LiveProvider url={config.wsUrl}>
+          <Shell config={config} onSignOut={signOut} />
+        </LiveProvider>
+      </MeProvider>
     </FlashProvider>
   );
 }

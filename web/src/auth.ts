@@ -69,6 +69,21 @@ export function captureTokenFromUrl(loc: Location = window.location, hist: Histo
   return true;
 }
 
+export const SIGNED_IN_EVENT = "podstart:signed-in";
+
+/**
+ * A sign-in link opened in a tab that is already running the app changes only the fragment: the page
+ * does not reload. Take the token on every hashchange too (sign in, or switch user), before the
+ * router reads the address, and tell the app so it starts over as the new user.
+ */
+export function watchTokenLinks(target: Window = window): () => void {
+  const on = () => {
+    if (captureTokenFromUrl(target.location, target.history)) target.dispatchEvent(new Event(SIGNED_IN_EVENT));
+  };
+  target.addEventListener("hashchange", on);
+  return () => target.removeEventListener("hashchange", on);
+}
+
 // ---- Cognito hosted UI, authorization code + PKCE --------------------------------------------
 
 function b64url(bytes: Uint8Array): string {

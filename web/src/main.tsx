@@ -5,11 +5,13 @@ import "./styles.css";
 import App from "./App";
 import SignIn from "./pages/SignIn";
 import { configureApi } from "./api/client";
-import { captureTokenFromUrl, completeCognitoSignIn, getToken, loadConfig } from "./auth";
+import { captureTokenFromUrl, completeCognitoSignIn, getToken, loadConfig, watchTokenLinks } from "./auth";
 
 async function start() {
   // Take a sandbox token out of the address bar before anything else reads the URL.
   captureTokenFromUrl();
+  // ... and out of every later link opened in this tab (registered before the router's listener).
+  watchTokenLinks();
   const config = await loadConfig();
   configureApi({ apiUrl: config.apiUrl, onUnauthorized: () => window.dispatchEvent(new Event("podstart:unauthorized")) });
   let signInError: string | undefined;

@@ -151,9 +151,10 @@ describe("ProgressPanel follows live events", () => {
     });
     const retry = await screen.findByRole("button", { name: "Retry" });
     expect(stepItem("dependencies").textContent).toContain("bad add-on");
-    apiMock.retry.mockResolvedValue(createOperation({ status: "RUNNING", version: 10 }));
+    apiMock.retry.mockResolvedValue({ status: 202, body: createOperation({ status: "RUNNING", version: 10 }) });
     act(() => retry.click());
-    await waitFor(() => expect(apiMock.retry).toHaveBeenCalledWith("op-0001"));
+    // One user action, one Idempotency-Key.
+    await waitFor(() => expect(apiMock.retry).toHaveBeenCalledWith("op-0001", expect.stringMatching(/^[0-9a-f-]{36}$/)));
     await waitFor(() => expect(screen.queryByRole("button", { name: "Retry" })).toBeNull());
   });
 });

@@ -2,10 +2,12 @@ import type { Problem } from "../lib/problems";
 import type {
   AvailabilityZone,
   ClusterCreate,
+  ClusterImport,
   ClusterDetail,
   ClusterSummary,
   InstanceGroupSpec,
   InstanceType,
+  Me,
   Operation,
   Page,
   Preferences,
@@ -45,17 +47,32 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Required for every method but GET: the same key for a retry of the same user action. */
+  idempotencyKey?: string;
 }
 
-export async function request<T>(path: string, opts: RequestOptions = {}): Promise<{ status: number; body: T }> {
+export interface Answer<T> {
+  status: number;
+  body: T;
+}
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export async function request<T>(path: string, opts: RequestOptions = {}): Promise<Answer<T>> {
+  const method = (opts.method ?? "GET").toUpperCase();
   const headers: Record<string, string> = { Accept: "application/json, application/problem+json", ...opts.headers };
+  if (!READS.has(method)) {
+    // Every mutation the UI sends carries a key, so a retried request never repeats the change.
+    if (!opts.idempotencyKey) throw new Error(`${method} ${path} without an Idempotency-Key`);
+    headers["Idempotency-Key"] = opts.idempotencyKey;
+  }
   const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   if (opts.body !== undefined) headers["Content-Type"] = "application/json";
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, {
-      method: opts.method ?? "GET",
+      method,
       headers,
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       signal: opts.signal,
@@ -94,35 +111,34 @@ export const api = {
   trainingPlans: (region: string) => get<Page<TrainingPlan>>(`/v1/catalog/training-plans${qs({ region })}`),
   quotas: (region: string) => get<Page<Quota>>(`/v1/catalog/quotas${qs({ region })}`),
 
+  me: () => get<Me>("/v1/me"),
   preferences: () => get<Preferences>("/v1/preferences"),
-  putPreferences: async (changed: Partial<Preferences>) =>
-    (await request<Preferences>("/v1/preferences", { method: "PUT", body: changed })).body,
+  putPreferences: (changed: Partial<Preferences>, key: string) =>
+    request<Preferences>("/v1/preferences", { method: "PUT", body: changed, idempotencyKey: key }),
 
   clusters: (p: { limit?: number; next_token?: string | null } = {}) =>
     get<Page<ClusterSummary>>(`/v1/clusters${qs(p)}`),
   cluster: (name: string, region: string) =>
     get<ClusterDetail>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region })}`),
-  createCluster: async (body: ClusterCreate, idempotencyKey: string) =>
-    (await request<Operation>("/v1/clusters", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } }))
-      .body,
-  deleteCluster: async (name: string, region: string) =>
-    (
-      await request<Operation>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region, confirm: name })}`, {
-        method: "DELETE",
-      })
-    ).body,
-  addInstanceGroup: async (cluster: string, region: string, body: InstanceGroupSpec, idempotencyKey: string) =>
-    (
-      await request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/instance-groups${qs({ region })}`, {
-        method: "POST",
-        body,
-        headers: { "Idempotency-Key": idempotencyKey },
-      })
-    ).body,
-  patchInstanceGroup: async (cluster: string, region: string, group: string, changed: Record<string, unknown>) =>
+  createCluster: (body: ClusterCreate, key: string) =>
+    request<Operation>("/v1/clusters", { method: "POST", body, idempotencyKey: key }),
+  importCluster: (body: ClusterImport, key: string) =>
+    request<Operation>("/v1/clusters/import", { method: "POST", body, idempotencyKey: key }),
+  deleteCluster: (name: string, region: string, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region, confirm: name })}`, {
+      method: "DELETE",
+      idempotencyKey: key,
+    }),
+  addInstanceGroup: (cluster: string, region: string, body: InstanceGroupSpec, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/instance-groups${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  patchInstanceGroup: (cluster: string, region: string, group: string, changed: Record<string, unknown>, key: string) =>
     request<Operation | { changed: false }>(
       `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region })}`,
-      { method: "PATCH", body: changed },
+      { method: "PATCH", body: changed, idempotencyKey: key },
     ),
 
   operations: (p: { cluster?: string; status?: string; limit?: number; next_token?: string | null } = {}) =>
@@ -132,10 +148,10 @@ export const api = {
       `/v1/operations/${encodeURIComponent(id)}${wait ? qs({ wait: wait.seconds, version: wait.version }) : ""}`,
       signal,
     ),
-  retry: async (id: string) =>
-    (await request<Operation>(`/v1/operations/${encodeURIComponent(id)}/retry`, { method: "POST" })).body,
-  cancel: async (id: string) =>
-    (await request<Operation>(`/v1/operations/${encodeURIComponent(id)}/cancel`, { method: "POST" })).body,
+  retry: (id: string, key: string) =>
+    request<Operation>(`/v1/operations/${encodeURIComponent(id)}/retry`, { method: "POST", idempotencyKey: key }),
+  cancel: (id: string, key: string) =>
+    request<Operation>(`/v1/operations/${encodeURIComponent(id)}/cancel`, { method: "POST", idempotencyKey: key }),
 };
 
 /** A fresh idempotency key (UUID v4). */

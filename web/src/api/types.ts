@@ -1,44 +1,20 @@
 // Shapes of the PodStart REST API (/v1). The OpenAPI document at /v1/openapi.json is the source of truth.
+import type { components } from "./openapi";
 
-export type OperationStatus = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
-export type StepStatus = "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+// Response and request shapes come from the generated OpenAPI types (src/api/openapi.ts, `make
+// openapi`) wherever the backend has a typed pydantic model. Where it does not yet, `SchemaOr` falls
+// back to the hand-written shape below; once the backend adds the model (e.g. ClusterSummary) and the
+// file is regenerated, the generated type takes over with no change here, and `npm run typecheck`
+// shows any place the UI disagrees with it.
+type Schemas = components["schemas"];
+type SchemaOr<Name extends string, Fallback> = Name extends keyof Schemas ? Schemas[Name] : Fallback;
 
-export interface StepError {
-  code: string;
-  message: string;
-  retryable: boolean;
-}
-
-export interface Step {
-  name: string;
-  status: StepStatus;
-  started_at?: string | null;
-  ended_at?: string | null;
-  message?: string | null;
-  error?: StepError | null;
-  attempts?: number;
-  outputs?: Record<string, unknown> | null;
-}
-
-export interface Operation {
-  id: string;
-  kind: string;
-  target: { cluster?: string | null; region?: string | null; resource?: string | null };
-  status: OperationStatus;
-  phase?: string | null;
-  steps: Step[];
-  request?: unknown;
-  result?: unknown;
-  error?: StepError | { code?: string; message?: string } | null;
-  principal?: { sub?: string; name?: string } | null;
-  idempotency_key?: string | null;
-  created_at: string;
-  updated_at: string;
-  attempt?: number;
-  version: number;
-  links?: { self?: string; retry?: string; cancel?: string };
-  status_tool?: string;
-}
+export type OperationStatus = Schemas["OperationStatus"];
+export type StepStatus = Schemas["StepStatus"];
+export type StepError = Schemas["ErrorInfo"];
+export type Step = Schemas["StepOut"];
+export type Operation = Schemas["OperationOut"];
+export type ClusterImport = Schemas["ClusterImport"];
 
 export interface Page<T> {
   items: T[];
@@ -91,11 +67,7 @@ export interface Quota {
   available: number;
 }
 
-export interface Preferences {
-  active_cluster: { name: string; region: string } | null;
-  default_region: string | null;
-  changed?: boolean;
-}
+export type Preferences = Schemas["Preferences"] & { changed?: boolean };
 
 export type CapacityType = "on-demand" | "spot" | "training-plan";
 
@@ -121,39 +93,86 @@ export interface ClusterCreate {
   storage: { s3: boolean; fsx_lustre: null | { storage_capacity_gib: number } };
 }
 
-export interface ClusterSummary {
+/** An instance group's counts: the target, the count last observed (null until observed) and when. */
+export interface GroupCounts {
+  target_count?: number | null;
+  current_count?: number | null;
+  counts_as_of?: string | null;
+  instance_count?: number | null;
+}
+
+export interface ClusterInstanceGroupV0 extends GroupCounts {
+  name: string;
+  instance_type: string;
+  availability_zone?: string | null;
+  capacity_type?: CapacityType | null;
+  efa_only?: boolean | null;
+  status?: string | null;
+}
+
+/** Where a listed cluster comes from: created by PodStart, imported into it, or found in the account. */
+export type ClusterOrigin = "created" | "imported" | "external";
+
+export interface ClusterSummaryV0 {
   name: string;
   region: string;
-  status: string;
+  status?: string | null;
+  hyperpod_status?: string | null;
   kubernetes_version?: string | null;
-  instance_groups: { name: string; instance_type: string; current_count: number; target_count: number }[];
-  active: boolean;
+  managed?: boolean | null;
+  origin?: ClusterOrigin | null;
+  importable?: boolean | null;
+  eks_cluster_name?: string | null;
+  instance_groups?: ClusterInstanceGroupV0[] | null;
+  active?: boolean | null;
   operation_id?: string | null;
 }
 
-export interface ClusterInstanceGroup {
+export interface PvcStatus {
   name: string;
-  instance_type: string;
-  availability_zone?: string;
-  capacity_type?: CapacityType;
-  efa_only?: boolean;
-  current_count: number;
-  target_count: number;
-  status?: string;
+  namespace: string;
+  phase?: string | null;
 }
 
-export interface ClusterDetail {
+export interface StorageItemV0 {
+  name: string;
+  kind: "s3-mountpoint" | "fsx-lustre" | string;
+  /** FSx: the file system's lifecycle (CREATING, AVAILABLE, FAILED, ...); S3: the PVC phase. */
+  status?: string | null;
+  bucket?: string | null;
+  file_system_id?: string | null;
+  lifecycle?: string | null;
+  pvc?: PvcStatus | null;
+}
+
+export interface ClusterDetailV0 {
   name: string;
   region: string;
-  status: string;
+  status?: string | null;
+  managed?: boolean | null;
+  origin?: ClusterOrigin | null;
   kubernetes_version?: string | null;
-  eks?: Record<string, unknown> | null;
-  hyperpod?: Record<string, unknown> | null;
-  instance_groups: ClusterInstanceGroup[];
-  node_recovery?: string;
-  dependencies?: { name: string; kind: string; status: string }[];
-  storage?: { name: string; kind: string; status: string }[];
-  operations?: Operation[];
+  eks?: { name?: string | null; status?: string | null; arn?: string | null; version?: string | null } | null;
+  hyperpod?: { name?: string | null; status?: string | null; arn?: string | null } | null;
+  instance_groups?: ClusterInstanceGroupV0[] | null;
+  node_recovery?: string | null;
+  dependencies?: { name: string; kind?: string | null; status?: string | null; version?: string | null }[] | null;
+  storage?: StorageItemV0[] | null;
+  operations?: Operation[] | null;
+}
+
+export type ClusterSummary = SchemaOr<"ClusterSummary", ClusterSummaryV0>;
+export type ClusterDetail = SchemaOr<"ClusterDetail", ClusterDetailV0>;
+export type ClusterInstanceGroup = NonNullable<ClusterDetail["instance_groups"]>[number];
+export type StorageItem = NonNullable<ClusterDetail["storage"]>[number];
+
+/** GET /v1/me. */
+export interface Me {
+  sub: string;
+  name?: string | null;
+  role: "viewer" | "operator" | "admin" | string;
+  can_mutate?: boolean;
+  can_delete_clusters?: boolean;
 }
 
 /** A live event from /ws (the `podstart` bus). */

@@ -256,7 +256,7 @@ export function CapacityFields({
               items={allPlans.map((p) => ({
                 value: p.arn,
                 label: `${p.name} — ${p.total_instance_count} × ${p.instance_type}`,
-                description: `${p.availability_zone} · ${p.available_instance_count} available · ${p.status} · ${p.start_time.slice(0, 10)} to ${p.end_time.slice(0, 10)}${fits(p) ? "" : " · does not match the chosen type and zone"}`,
+                description: `${p.availability_zone} · ${p.available_instance_count} available · ${p.status} · ${(p.start_time ?? "").slice(0, 10) || "—"} to ${(p.end_time ?? "").slice(0, 10) || "—"}${fits(p) ? "" : " · does not match the chosen type and zone"}`,
                 disabled: !fits(p),
               }))}
             />

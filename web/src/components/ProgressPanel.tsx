@@ -10,8 +10,10 @@ import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import { ApiError, api } from "../api/client";
 import type { Operation, Step } from "../api/types";
 import { useLiveEvents } from "../lib/events";
+import { useMutation } from "../lib/mutation";
 import { applyEvent, displaySteps, elapsed, isTerminal, stepLabel } from "../lib/operation";
 import { statusText, statusType } from "../lib/status";
+import { ConfirmModal } from "./ConfirmModal";
 
 function useNow(active: boolean): number {
   const [now, setNow] = useState(() => Date.now());
@@ -82,7 +84,7 @@ export function StepsView({
       header={
         <Header
           variant="h2"
-          description={`${op.kind} · ${op.target?.cluster ?? ""}${op.target?.region ? ` (${op.target.region})` : ""} · ${done} of ${steps.length} steps done`}
+          description={[op.kind, op.target?.cluster ? `${op.target.cluster}${op.target.region ? ` (${op.target.region})` : ""}` : "", `${done} of ${steps.length} steps done`].filter(Boolean).join(" · ")}
           actions={
             <SpaceBetween direction="horizontal" size="xs">
               {canCancel && onCancel && (
@@ -107,7 +109,8 @@ export function StepsView({
           <StatusIndicator type={statusType(op.status)}>
             Operation {statusText(op.status).toLowerCase()}
             {op.status === "RUNNING" && op.phase ? `: ${stepLabel(op.phase)}` : ""}
-            {` · ${elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now)}`}
+            {elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now) &&
+              ` · ${elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now)}`}
           </StatusIndicator>
         </div>
         {op.status === "FAILED" && (
@@ -141,7 +144,7 @@ export function ProgressPanel({
 }) {
   const [op, setOp] = useState<Operation | null>(initial ?? null);
   const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [confirmCancel, setConfirmCancel] = useState(false);
   const opRef = useRef(op);
   opRef.current = op;
   const refreshTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -209,17 +212,15 @@ export function ProgressPanel({
   const running = !!op && !isTerminal(op);
   const now = useNow(running);
 
-  const act = async (fn: (id: string) => Promise<Operation>) => {
-    setBusy(true);
-    try {
-      accept(await fn(operationId));
-      setError(null);
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  // Retry and cancel answer the same operation (202): stay here and show it.
+  const retry = useMutation((id: string, key: string) => api.retry(id, key), { onAccepted: accept });
+  const cancel = useMutation((id: string, key: string) => api.cancel(id, key), {
+    onAccepted: (next) => {
+      setConfirmCancel(false);
+      accept(next);
+    },
+  });
+  const actionError = retry.errors.join("; ") || (confirmCancel ? "" : cancel.errors.join("; "));
 
   if (!op) {
     return error ? (
@@ -232,12 +233,33 @@ export function ProgressPanel({
   }
   return (
     <SpaceBetween size="s">
-      {error && (
-        <Alert type="error" dismissible onDismiss={() => setError(null)}>
-          {error}
+      {(error || actionError) && (
+        <Alert type="error" dismissible onDismiss={() => { setError(null); retry.reset(); cancel.reset(); }}>
+          {[error, actionError].filter(Boolean).join("; ")}
         </Alert>
       )}
-      <StepsView op={op} now={now} busy={busy} onRetry={() => act(api.retry)} onCancel={() => act(api.cancel)} />
+      <StepsView
+        op={op}
+        now={now}
+        busy={retry.busy || cancel.busy}
+        onRetry={() => void retry.run(operationId)}
+        onCancel={() => setConfirmCancel(true)}
+      />
+      {confirmCancel && (
+        <ConfirmModal
+          header={`Cancel ${op.kind} on ${op.target?.cluster ?? operationId}?`}
+          confirmLabel="Cancel operation"
+          busy={cancel.busy}
+          errors={cancel.errors}
+          onConfirm={() => void cancel.run(operationId)}
+          onCancel={() => {
+            setConfirmCancel(false);
+            cancel.reset();
+          }}
+        >
+          PodStart stops the workflow now and marks the running step failed. Steps that finished stay done, and AWS finishes any call already made. Retry resumes from the stopped step.
+        </ConfirmModal>
+      )}
     </SpaceBetween>
   );
 }

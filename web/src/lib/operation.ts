@@ -32,7 +32,7 @@ export function applyEvent(op: Operation, ev: LiveEvent): Operation {
   if (ev.detail_type === "Operation Step Changed" && d.step?.name) {
     const incoming = d.step;
     const idx = op.steps.findIndex((s) => s.name === incoming.name);
-    const prev: Step = idx >= 0 ? op.steps[idx] : { name: incoming.name, status: "PENDING" };
+    const prev: Step = idx >= 0 ? op.steps[idx] : { name: incoming.name, status: "PENDING", attempts: 0 };
     const next: Step = { ...prev };
     for (const [k, v] of Object.entries(incoming)) if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
     if (next.status === "RUNNING" && !next.started_at) next.started_at = at ?? new Date().toISOString();
@@ -57,7 +57,7 @@ export function applyEvent(op: Operation, ev: LiveEvent): Operation {
 export function displaySteps(op: Operation): Step[] {
   const known = KIND_STEPS[op.kind] ?? [];
   const have = new Set(op.steps.map((s) => s.name));
-  return [...op.steps, ...known.filter((n) => !have.has(n)).map((name) => ({ name, status: "PENDING" as const }))];
+  return [...op.steps, ...known.filter((n) => !have.has(n)).map((name) => ({ name, status: "PENDING" as const, attempts: 0 }))];
 }
 
 export function elapsed(fromIso?: string | null, toIso?: string | null, now = Date.now()): string {

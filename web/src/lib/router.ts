@@ -1,9 +1,13 @@
 import { useEffect, useState } from "react";
 
-/** Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/operations, #/operations/{id}. */
+/**
+ * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/import, #/operations,
+ * #/operations/{id}.
+ */
 export type Route =
   | { page: "clusters" }
   | { page: "create" }
+  | { page: "import"; region?: string; eks_cluster_name?: string }
   | { page: "cluster"; region: string; name: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
@@ -13,19 +17,38 @@ export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#/, "") || "/clusters";
   const [path, query = ""] = raw.split("?");
   const q = new URLSearchParams(query);
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  // A sign-in link is taken out of the address before routing; never route (or show) a token.
+  if (/(^|[?&/])token=/.test(raw)) return { page: "clusters" };
+  const parts = path.split("/").filter(Boolean).map(safeDecode);
   if (parts.length === 0 || (parts[0] === "clusters" && parts.length === 1)) return { page: "clusters" };
   if (parts[0] === "clusters" && parts[1] === "new" && parts.length === 2) return { page: "create" };
   if (parts[0] === "clusters" && parts.length === 3) return { page: "cluster", region: parts[1], name: parts[2] };
+  if (parts[0] === "import" && parts.length === 1)
+    return { page: "import", region: q.get("region") ?? undefined, eks_cluster_name: q.get("eks_cluster_name") ?? undefined };
   if (parts[0] === "operations" && parts.length === 1)
     return { page: "operations", cluster: q.get("cluster") ?? undefined, status: q.get("status") ?? undefined };
   if (parts[0] === "operations" && parts.length === 2) return { page: "operation", id: parts[1] };
   return { page: "notfound", path };
 }
 
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 export const href = {
   clusters: () => "#/clusters",
   create: () => "#/clusters/new",
+  import: (prefill: { region?: string; eks_cluster_name?: string } = {}) => {
+    const q = new URLSearchParams();
+    if (prefill.region) q.set("region", prefill.region);
+    if (prefill.eks_cluster_name) q.set("eks_cluster_name", prefill.eks_cluster_name);
+    const s = q.toString();
+    return `#/import${s ? `?${s}` : ""}`;
+  },
   cluster: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}`,
   operations: (f: { cluster?: string; status?: string } = {}) => {
     const q = new URLSearchParams();

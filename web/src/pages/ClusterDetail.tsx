@@ -12,8 +12,9 @@ import Modal from "@cloudscape-design/components/modal";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
 import Table from "@cloudscape-design/components/table";
-import { ApiError, api, newIdempotencyKey } from "../api/client";
-import type { ClusterInstanceGroup, InstanceType, Operation } from "../api/types";
+import { api } from "../api/client";
+import type { ClusterInstanceGroup, InstanceGroupSpec, InstanceType, StorageItem } from "../api/types";
+import { ConfirmModal } from "../components/ConfirmModal";
 import {
   CapacityFields,
   GROUP_FIELDS,
@@ -27,15 +28,25 @@ import {
 import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
-import { useFlash } from "../lib/flash";
-import { mapProblem } from "../lib/problems";
-import { href, navigate } from "../lib/router";
+import { DASH, asOf, countsLong, targetOf, text } from "../lib/format";
+import { useMutation } from "../lib/mutation";
+import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
 import { OperationsTable } from "./Operations";
 
-function str(v: unknown): string {
-  if (v === null || v === undefined || v === "") return "—";
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
+const STORAGE_KIND: Record<string, string> = { "s3-mountpoint": "S3 (Mountpoint)", "fsx-lustre": "FSx for Lustre" };
+
+/** The storage item's own state: FSx lifecycle, else its status (the PVC phase for S3). */
+export function storageState(s: StorageItem): string | undefined {
+  return s.lifecycle || s.status || s.pvc?.phase || undefined;
+}
+
+/** "Bound (podstart-data in default)", "Pending (...)", "No claim". */
+export function pvcText(s: StorageItem): string {
+  const pvc = s.pvc;
+  if (!pvc) return s.pvc === null ? "No claim" : DASH;
+  const where = pvc.namespace ? `${pvc.name} in ${pvc.namespace}` : pvc.name;
+  return pvc.phase ? `${pvc.phase} (${where})` : `${where} (phase not reported)`;
 }
 
 /** Scale one group: the diff contract — only a changed instance_count is sent. */
@@ -50,36 +61,22 @@ export function ScaleModal({
   group: ClusterInstanceGroup;
   onClose: () => void;
 }) {
-  const [count, setCount] = useState(String(group.target_count));
-  const [error, setError] = useState<string | undefined>();
+  const target = targetOf(group);
+  const [count, setCount] = useState(target === undefined ? "" : String(target));
   const [info, setInfo] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const flash = useFlash();
-  const save = async () => {
+  const scale = useMutation(
+    (changed: Record<string, unknown>, key: string) => api.patchInstanceGroup(cluster, region, group.name, changed, key),
+    { fields: ["instance_count"], unchangedMessage: `Nothing to change: ${group.name} already has that many instances.` },
+  );
+  const error = scale.fieldErrors.instance_count ?? (scale.errors.length ? scale.errors.join("; ") : undefined);
+  const save = () => {
     const edited = { instance_count: count.trim() === "" ? undefined : Number(count) };
-    const changed = changedFields({ instance_count: group.target_count }, edited);
+    const changed = changedFields({ instance_count: target }, edited);
     if (isEmpty(changed)) {
-      setInfo(`Nothing changed: ${group.name} already targets ${group.target_count}.`);
+      setInfo(`Nothing to change: ${group.name} already targets ${text(target)}.`);
       return;
     }
-    setBusy(true);
-    setError(undefined);
-    try {
-      const res = await api.patchInstanceGroup(cluster, region, group.name, changed);
-      if (res.status === 202 && "id" in res.body) {
-        navigate(href.operation((res.body as Operation).id));
-      } else {
-        flash.push({ type: "info", content: `${group.name} is already at ${count}; nothing to do.` });
-        onClose();
-      }
-    } catch (e) {
-      if (e instanceof ApiError) {
-        const m = mapProblem(e.problem, ["instance_count"]);
-        setError(m.fields.instance_count ?? m.unclaimed.join("; "));
-      } else setError(String(e));
-    } finally {
-      setBusy(false);
-    }
+    void scale.run(changed);
   };
   return (
     <Modal
@@ -92,19 +89,19 @@ export function ScaleModal({
             <Button variant="link" onClick={onClose}>
               Cancel
             </Button>
-            <Button variant="primary" onClick={save} loading={busy}>
+            <Button variant="primary" onClick={save} loading={scale.busy}>
               Save
             </Button>
           </SpaceBetween>
         </Box>
       }
     >
-      <form onSubmit={(e) => { e.preventDefault(); void save(); }}>
+      <form onSubmit={(e) => { e.preventDefault(); save(); }}>
         <SpaceBetween size="m">
-          <FormField label="Instance count" description={`Now ${group.current_count} running, target ${group.target_count}. Type, zone and capacity are fixed.`} errorText={error}>
-            <Input type="number" inputMode="numeric" value={count} onChange={({ detail }) => { setCount(detail.value); setInfo(undefined); }} autoFocus />
+          <FormField label="Instance count" description={`Now ${countsLong(group)}. Type, zone and capacity are fixed.`} errorText={error}>
+            <Input type="number" inputMode="numeric" value={count} onChange={({ detail }) => { setCount(detail.value); setInfo(undefined); scale.clearField("instance_count"); }} autoFocus />
           </FormField>
-          {info && <Alert type="info">{info}</Alert>}
+          {(info ?? scale.notice) && <Alert type="info">{info ?? scale.notice}</Alert>}
         </SpaceBetween>
       </form>
     </Modal>
@@ -114,38 +111,15 @@ export function ScaleModal({
 function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
   const [draft, setDraft] = useState<GroupDraft>(emptyGroup(""));
   const [type, setType] = useState<InstanceType | undefined>();
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [general, setGeneral] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
-  const submission = useRef<{ key: string; body: string } | null>(null);
+  const add = useMutation((body: InstanceGroupSpec, key: string) => api.addInstanceGroup(cluster, region, body, key), {
+    fields: GROUP_FIELDS,
+  });
+  const errors = add.fieldErrors;
   const patch = (p: Partial<GroupDraft>) => {
     setDraft((d) => ({ ...d, ...p }));
-    setErrors((e) => {
-      const n = { ...e };
-      for (const k of Object.keys(p)) delete n[k];
-      return n;
-    });
+    add.clearField(...Object.keys(p));
   };
-  const submit = async () => {
-    const body = toSpec(draft);
-    const json = JSON.stringify(body);
-    if (!submission.current || submission.current.body !== json) submission.current = { key: newIdempotencyKey(), body: json };
-    setBusy(true);
-    setGeneral([]);
-    try {
-      const op = await api.addInstanceGroup(cluster, region, body, submission.current.key);
-      navigate(href.operation(op.id));
-    } catch (e) {
-      if (e instanceof ApiError) {
-        submission.current = null;
-        const m = mapProblem(e.problem, GROUP_FIELDS);
-        setErrors(m.fields);
-        setGeneral(m.unclaimed);
-      } else setGeneral([String(e)]);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const submit = () => void add.run(toSpec(draft));
   return (
     <Modal
       visible
@@ -158,7 +132,7 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
             <Button variant="link" onClick={onClose}>
               Cancel
             </Button>
-            <Button variant="primary" onClick={submit} loading={busy} disabled={!draft.instance_type}>
+            <Button variant="primary" onClick={submit} loading={add.busy} disabled={!draft.instance_type}>
               Add instance group
             </Button>
           </SpaceBetween>
@@ -166,9 +140,9 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
       }
     >
       <SpaceBetween size="l">
-        {general.length > 0 && (
+        {add.errors.length > 0 && (
           <Alert type="error" header="The instance group was not added">
-            {general.join("; ")}
+            {add.errors.join("; ")}
           </Alert>
         )}
         <GroupNameField value={draft.name} onChange={(v) => patch({ name: v })} error={errors.name} />
@@ -181,52 +155,38 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
 }
 
 function DeleteModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
-  const [typed, setTyped] = useState("");
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const ok = typed === cluster;
-  const del = async () => {
-    if (!ok) return;
-    setBusy(true);
-    try {
-      const op = await api.deleteCluster(cluster, region);
-      navigate(href.operation(op.id));
-    } catch (e) {
-      setError((e as Error).message);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const del = useMutation((_: null, key: string) => api.deleteCluster(cluster, region, key));
   return (
-    <Modal
-      visible
-      onDismiss={onClose}
+    <ConfirmModal
       header={`Delete ${cluster}?`}
-      footer={
-        <Box float="right">
-          <SpaceBetween direction="horizontal" size="xs">
-            <Button variant="link" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button variant="primary" onClick={del} disabled={!ok} loading={busy}>
-              Delete
-            </Button>
-          </SpaceBetween>
-        </Box>
-      }
-    >
-      <SpaceBetween size="m">
-        <Alert type="warning">
-          This deletes the HyperPod cluster, its instances, the EKS cluster and the network PodStart created for it. Data in the shared S3 bucket stays.
-        </Alert>
-        {error && <Alert type="error">{error}</Alert>}
-        <form onSubmit={(e) => { e.preventDefault(); void del(); }}>
-          <FormField label={`To confirm, type the cluster name (${cluster})`}>
-            <Input value={typed} onChange={({ detail }) => setTyped(detail.value)} placeholder={cluster} autoFocus />
-          </FormField>
-        </form>
-      </SpaceBetween>
-    </Modal>
+      confirmLabel="Delete"
+      typeToConfirm={cluster}
+      warning="This deletes the HyperPod cluster, its instances, the EKS cluster and the network PodStart created for it. Data in the shared S3 bucket stays."
+      busy={del.busy}
+      errors={del.errors}
+      onConfirm={() => void del.run(null)}
+      onCancel={onClose}
+    />
+  );
+}
+
+/** Storage: what it is, its own state (FSx lifecycle / S3 PVC phase) and the PVC's binding. */
+export function StorageTable({ items }: { items: StorageItem[] }) {
+  return (
+    <Table<StorageItem>
+      header={<Header variant="h2">Storage</Header>}
+      items={items}
+      trackBy="name"
+      ariaLabels={{ tableLabel: "Storage" }}
+      empty={<Box textAlign="center">None</Box>}
+      columnDefinitions={[
+        { id: "name", header: "Name", cell: (d) => d.name, isRowHeader: true },
+        { id: "kind", header: "Kind", cell: (d) => STORAGE_KIND[d.kind] ?? text(d.kind) },
+        { id: "resource", header: "Resource", cell: (d) => text(d.file_system_id ?? d.bucket) },
+        { id: "status", header: "Status", cell: (d) => <Status value={storageState(d)} /> },
+        { id: "pvc", header: "Volume claim", cell: (d) => <span data-testid={`pvc-${d.name}`}>{pvcText(d)}</span> },
+      ]}
+    />
   );
 }
 
@@ -242,6 +202,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
     }
   });
   const c = detail.data;
+  const groups = c?.instance_groups ?? [];
   return (
     <SpaceBetween size="l">
       <BreadcrumbGroup items={[{ text: "Clusters", href: href.clusters() }, { text: name, href: href.cluster(region, name) }]} ariaLabel="Breadcrumbs" />
@@ -273,32 +234,45 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               items={[
                 { label: "Status", value: <Status value={c.status} /> },
                 { label: "Region", value: c.region },
-                { label: "Kubernetes version", value: str(c.kubernetes_version ?? c.eks?.version) },
-                { label: "Node recovery", value: str(c.node_recovery) },
-                { label: "EKS cluster", value: str(c.eks?.name ?? c.eks?.arn) },
-                { label: "EKS status", value: c.eks?.status ? <Status value={String(c.eks.status)} /> : "—" },
-                { label: "HyperPod cluster", value: str(c.hyperpod?.name ?? c.hyperpod?.arn) },
-                { label: "HyperPod status", value: c.hyperpod?.status ? <Status value={String(c.hyperpod.status)} /> : "—" },
+                { label: "Kubernetes version", value: text(c.kubernetes_version ?? c.eks?.version) },
+                { label: "Node recovery", value: text(c.node_recovery) },
+                { label: "EKS cluster", value: text(c.eks?.name ?? c.eks?.arn) },
+                { label: "EKS status", value: <Status value={c.eks?.status} /> },
+                { label: "HyperPod cluster", value: text(c.hyperpod?.name ?? c.hyperpod?.arn) },
+                { label: "HyperPod status", value: <Status value={c.hyperpod?.status} /> },
               ]}
             />
           </Container>
           <Table<ClusterInstanceGroup>
             header={
-              <Header variant="h2" counter={`(${c.instance_groups.length})`} actions={<Button onClick={() => setModal("add")}>Add instance group</Button>}>
+              <Header variant="h2" counter={`(${groups.length})`} actions={<Button onClick={() => setModal("add")}>Add instance group</Button>}>
                 Instance groups
               </Header>
             }
-            items={c.instance_groups}
+            items={groups}
             trackBy="name"
             ariaLabels={{ tableLabel: "Instance groups" }}
             empty={<Box textAlign="center">No instance groups</Box>}
             columnDefinitions={[
               { id: "name", header: "Name", cell: (g) => g.name, isRowHeader: true },
-              { id: "type", header: "Instance type", cell: (g) => g.instance_type },
-              { id: "zone", header: "Zone", cell: (g) => g.availability_zone ?? "—" },
-              { id: "cap", header: "Capacity", cell: (g) => g.capacity_type ?? "—" },
+              { id: "type", header: "Instance type", cell: (g) => text(g.instance_type) },
+              { id: "zone", header: "Zone", cell: (g) => text(g.availability_zone) },
+              { id: "cap", header: "Capacity", cell: (g) => text(g.capacity_type) },
               { id: "efa", header: "EFA-only", cell: (g) => (g.efa_only ? "Yes" : "No") },
-              { id: "count", header: "Instances (current / target)", cell: (g) => `${g.current_count} / ${g.target_count}` },
+              {
+                id: "count",
+                header: "Instances",
+                cell: (g) => (
+                  <span data-testid={`counts-${g.name}`}>
+                    {countsLong(g)}
+                    {asOf(g.counts_as_of) && (
+                      <Box variant="small" color="text-body-secondary" display="block">
+                        {asOf(g.counts_as_of)}
+                      </Box>
+                    )}
+                  </span>
+                ),
+              },
               { id: "status", header: "Status", cell: (g) => <Status value={g.status} /> },
               { id: "act", header: "Actions", cell: (g) => <Button variant="inline-link" ariaLabel={`Change the size of ${g.name}`} onClick={() => setModal({ scale: g })}>Change size</Button> },
             ]}
@@ -310,21 +284,12 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
             empty={<Box textAlign="center">None reported</Box>}
             columnDefinitions={[
               { id: "name", header: "Name", cell: (d) => d.name, isRowHeader: true },
-              { id: "kind", header: "Kind", cell: (d) => d.kind },
+              { id: "kind", header: "Kind", cell: (d) => text(d.kind) },
+              { id: "version", header: "Version", cell: (d) => text(d.version) },
               { id: "status", header: "Status", cell: (d) => <Status value={d.status} /> },
             ]}
           />
-          <Table
-            header={<Header variant="h2">Storage</Header>}
-            items={c.storage ?? []}
-            ariaLabels={{ tableLabel: "Storage" }}
-            empty={<Box textAlign="center">None</Box>}
-            columnDefinitions={[
-              { id: "name", header: "Name", cell: (d) => d.name, isRowHeader: true },
-              { id: "kind", header: "Kind", cell: (d) => d.kind },
-              { id: "status", header: "Status", cell: (d) => <Status value={d.status} /> },
-            ]}
-          />
+          <StorageTable items={c.storage ?? []} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
           </Container>

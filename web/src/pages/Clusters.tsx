@@ -12,15 +12,39 @@ import Table from "@cloudscape-design/components/table";
 import { ApiError, api } from "../api/client";
 import type { ClusterSummary, Page, Preferences } from "../api/types";
 import { Status } from "../components/Status";
+import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
-import { href, navigate } from "../lib/router";
-import { changedFields } from "../lib/diff";
 import { useFlash } from "../lib/flash";
+import { DASH, asOf, countsLong, groupLine, latestAsOf, num, text } from "../lib/format";
+import { isAdmin, useMe } from "../lib/me";
+import { useMutation } from "../lib/mutation";
+import { href, navigate } from "../lib/router";
 
-export function groupsText(c: ClusterSummary): string {
-  return (c.instance_groups ?? [])
-    .map((g) => `${g.name}: ${g.current_count === g.target_count ? g.current_count : `${g.current_count}/${g.target_count}`} × ${g.instance_type}`)
-    .join(", ");
+export const isExternal = (c: Pick<ClusterSummary, "origin">) => c.origin === "external";
+
+export function groupsText(c: Pick<ClusterSummary, "instance_groups">): string {
+  return (c.instance_groups ?? []).map(groupLine).join(", ");
+}
+
+/** The instance groups cell: "accel: 1/2 × ml.p5.48xlarge", with when the counts were observed. */
+export function GroupsCell({ cluster }: { cluster: Pick<ClusterSummary, "instance_groups"> }) {
+  const groups = cluster.instance_groups ?? [];
+  if (groups.length === 0) return <>{DASH}</>;
+  const when = asOf(latestAsOf(groups));
+  const unknown = groups.some((g) => num(g.current_count) === undefined);
+  const title = groups
+    .map((g) => `${g.name}: ${countsLong(g)}`)
+    .join("; ");
+  return (
+    <span title={title}>
+      {groupsText(cluster)}
+      {(when || unknown) && (
+        <Box variant="small" color="text-body-secondary" display="block">
+          {when ? `counts ${when}` : "target counts; current counts not observed yet"}
+        </Box>
+      )}
+    </span>
+  );
 }
 
 async function allClusters(): Promise<ClusterSummary[]> {
@@ -40,7 +64,6 @@ export default function Clusters() {
   const [error, setError] = useState<ApiError | Error | null>(null);
   const [loading, setLoading] = useState(true);
   const [prefs, setPrefs] = useState<Preferences | null>(null);
-  const [saving, setSaving] = useState(false);
   const flash = useFlash();
   const seq = useRef(0);
 
@@ -72,27 +95,37 @@ export default function Clusters() {
   useEffect(() => () => clearTimeout(timer.current), []);
 
   const active = prefs?.active_cluster ?? null;
-  const setActive = async (value: string) => {
+  const choose = useMutation(
+    (body: Partial<Preferences>, key: string) => api.putPreferences(body, key),
+    {
+      onDone: (p) => {
+        setPrefs(p);
+        void load();
+        const next = p.active_cluster;
+        flash.push({ type: "success", content: next ? `Active cluster: ${next.name} (${next.region}).` : "No active cluster." });
+      },
+      onUnchanged: (p) => setPrefs(p),
+    },
+  );
+  useEffect(() => {
+    if (choose.errors.length) flash.push({ type: "error", header: "Could not set the active cluster", content: choose.errors.join("; ") });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [choose.errors]);
+  const setActive = (value: string) => {
     const [region, name] = value ? value.split("/") : ["", ""];
     const next = value ? { name, region } : null;
     const body = changedFields<Record<string, unknown>>({ active_cluster: active }, { active_cluster: next });
-    if (Object.keys(body).length === 0) return;
-    setSaving(true);
-    try {
-      setPrefs(await api.putPreferences(body as Partial<Preferences>));
-      await load();
-      flash.push({ type: "success", content: next ? `Active cluster: ${next.name} (${next.region}).` : "No active cluster." });
-    } catch (e) {
-      flash.push({ type: "error", header: "Could not set the active cluster", content: (e as Error).message });
-    } finally {
-      setSaving(false);
-    }
+    if (isEmpty(body)) return;
+    void choose.run(body as Partial<Preferences>);
   };
+  const { me } = useMe();
+  const admin = isAdmin(me);
+  const importReason = me && !admin ? `Importing grants PodStart cluster-admin on the EKS cluster: only an admin can import (you are ${me.role}).` : undefined;
 
   const notAvailable = error instanceof ApiError && error.status === 404;
   const options = [
     { value: "", label: "None" },
-    ...(clusters ?? []).map((c) => ({ value: `${c.region}/${c.name}`, label: c.name, description: c.region })),
+    ...(clusters ?? []).filter((c) => !isExternal(c)).map((c) => ({ value: `${c.region}/${c.name}`, label: c.name, description: c.region })),
   ];
   const activeValue = active ? `${active.region}/${active.name}` : "";
 
@@ -108,18 +141,22 @@ export default function Clusters() {
           <Header
             variant="h1"
             counter={clusters ? `(${clusters.length})` : undefined}
-            description="HyperPod clusters on EKS that PodStart manages. The active cluster is the default for agents and the CLI."
+            description="HyperPod clusters on EKS in your account: those PodStart manages, and those it can import. The active cluster is the default for agents and the CLI."
             actions={
               <SpaceBetween direction="horizontal" size="xs" alignItems="end">
                 <FormField label="Active cluster">
                   <Select
                     selectedOption={options.find((o) => o.value === activeValue) ?? { value: activeValue, label: active?.name ?? "None" }}
                     options={options}
-                    onChange={({ detail }) => void setActive(detail.selectedOption.value ?? "")}
-                    disabled={saving || !clusters}
-                    statusType={saving ? "loading" : "finished"}
+                    onChange={({ detail }) => setActive(detail.selectedOption.value ?? "")}
+                    disabled={choose.busy || !clusters}
+                    statusType={choose.busy ? "loading" : "finished"}
+                    data-testid="active-select"
                   />
                 </FormField>
+                <Button disabled={!!importReason} disabledReason={importReason} onClick={() => navigate(href.import())}>
+                  Import cluster
+                </Button>
                 <Button variant="primary" href={href.create()} onFollow={(e) => { e.preventDefault(); navigate(href.create()); }}>
                   Create cluster
                 </Button>
@@ -132,7 +169,7 @@ export default function Clusters() {
         items={clusters ?? []}
         loading={loading}
         loadingText="Loading clusters"
-        trackBy={(c) => `${c.region}/${c.name}`}
+        trackBy={(c) => `${c.origin ?? ""}/${c.region}/${c.name}`}
         ariaLabels={{ tableLabel: "Clusters" }}
         empty={
           notAvailable ? (
@@ -155,13 +192,52 @@ export default function Clusters() {
           )
         }
         columnDefinitions={[
-          { id: "name", header: "Name", isRowHeader: true, cell: (c) => <Link href={href.cluster(c.region, c.name)}>{c.name}</Link> },
+          {
+            id: "name",
+            header: "Name",
+            isRowHeader: true,
+            cell: (c) =>
+              isExternal(c) ? (
+                <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
+                  <span>{c.name}</span>
+                  <Badge>Not managed</Badge>
+                </SpaceBetween>
+              ) : (
+                <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
+                  <Link href={href.cluster(c.region, c.name)}>{c.name}</Link>
+                  {c.origin === "imported" && <Badge>Imported</Badge>}
+                </SpaceBetween>
+              ),
+          },
           { id: "region", header: "Region", cell: (c) => c.region },
-          { id: "status", header: "Status", cell: (c) => <Status value={c.status} /> },
-          { id: "k8s", header: "Kubernetes", cell: (c) => c.kubernetes_version ?? "—" },
-          { id: "groups", header: "Instance groups", cell: (c) => groupsText(c) || "—" },
+          { id: "status", header: "Status", cell: (c) => <Status value={c.status ?? c.hyperpod_status} /> },
+          { id: "k8s", header: "Kubernetes", cell: (c) => text(c.kubernetes_version) },
+          { id: "groups", header: "Instance groups", cell: (c) => <GroupsCell cluster={c} /> },
           { id: "active", header: "Active", cell: (c) => (c.active ? <Badge color="blue">Active</Badge> : <span className="ps-sr-only">No</span>) },
-          { id: "op", header: "Operation", cell: (c) => (c.operation_id ? <Link href={href.operation(c.operation_id)}>Progress</Link> : "") },
+          {
+            id: "op",
+            header: "Operation",
+            cell: (c) =>
+              isExternal(c) ? (
+                c.importable === false ? (
+                  DASH
+                ) : (
+                  <Button
+                    variant="inline-link"
+                    ariaLabel={`Import ${c.name}`}
+                    disabled={!!importReason}
+                    disabledReason={importReason}
+                    onClick={() => navigate(href.import({ region: c.region, eks_cluster_name: c.eks_cluster_name ?? c.name }))}
+                  >
+                    Import
+                  </Button>
+                )
+              ) : c.operation_id ? (
+                <Link href={href.operation(c.operation_id)}>Progress</Link>
+              ) : (
+                ""
+              ),
+          },
         ]}
       />
     </SpaceBetween>

@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Checkbox from "@cloudscape-design/components/checkbox";
 import ColumnLayout from "@cloudscape-design/components/column-layout";
@@ -12,7 +12,7 @@ import RadioGroup from "@cloudscape-design/components/radio-group";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Wizard from "@cloudscape-design/components/wizard";
-import { ApiError, api, newIdempotencyKey } from "../api/client";
+import { api } from "../api/client";
 import type { ClusterCreate, InstanceType } from "../api/types";
 import {
   CapacityFields,
@@ -25,7 +25,7 @@ import {
   toSpec,
   type GroupDraft,
 } from "../components/InstanceGroupFields";
-import { mapProblem } from "../lib/problems";
+import { useMutation } from "../lib/mutation";
 import { href, navigate } from "../lib/router";
 import { cached, useAsync } from "../lib/useAsync";
 
@@ -98,12 +98,20 @@ export default function CreateCluster() {
     fsx: false,
     fsx_capacity: "1200",
   });
+  // Client-side checks (a step left incomplete) and the API's refusal, per field.
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [unclaimed, setUnclaimed] = useState<string[]>([]);
-  const [submitting, setSubmitting] = useState(false);
   const [type, setType] = useState<InstanceType | undefined>(undefined);
-  // One idempotency key per submission: a resubmit of the same body reuses it, an edited body gets a new one.
-  const submission = useRef<{ key: string; body: string } | null>(null);
+  const create = useMutation((body: ClusterCreate, key: string) => api.createCluster(body, key), { fields: KNOWN });
+  const unclaimed = create.errors;
+  const submitting = create.busy;
+  useEffect(() => {
+    // A refusal: show each error at its field and go to the first step that has one.
+    const fields = create.fieldErrors;
+    if (!Object.keys(fields).length) return;
+    setErrors(fields);
+    const first = STEP_OF.filter(([f]) => f in fields).map(([, s]) => s);
+    if (first.length) setStep(Math.min(...first));
+  }, [create.fieldErrors]);
 
   const region = draft.region || prefs.data?.default_region || "";
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
@@ -129,32 +137,7 @@ export default function CreateCluster() {
     return m;
   };
 
-  const submit = async () => {
-    const body = buildBody({ ...draft, region });
-    const json = JSON.stringify(body);
-    if (!submission.current || submission.current.body !== json) submission.current = { key: newIdempotencyKey(), body: json };
-    setSubmitting(true);
-    setUnclaimed([]);
-    try {
-      const op = await api.createCluster(body, submission.current.key);
-      navigate(href.operation(op.id));
-    } catch (e) {
-      if (e instanceof ApiError && e.status !== 0 && e.status < 500) {
-        // A refused request created nothing: the next submission may use a new key.
-        submission.current = null;
-        const mapped = mapProblem(e.problem, KNOWN);
-        setErrors(mapped.fields);
-        setUnclaimed(mapped.unclaimed.length ? mapped.unclaimed : []);
-        const first = STEP_OF.filter(([f]) => f in mapped.fields).map(([, s]) => s);
-        if (first.length) setStep(Math.min(...first));
-        if (!Object.keys(mapped.fields).length && !mapped.unclaimed.length) setUnclaimed([e.message]);
-      } else {
-        setUnclaimed([e instanceof Error ? e.message : String(e)]);
-      }
-    } finally {
-      setSubmitting(false);
-    }
-  };
+  const submit = () => void create.run(buildBody({ ...draft, region }));
 
   const g = draft.group;
   const err = (f: string) => errors[f];

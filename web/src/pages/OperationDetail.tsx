@@ -10,7 +10,7 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import type { Operation } from "../api/types";
 import { ProgressPanel } from "../components/ProgressPanel";
 import { href } from "../lib/router";
-import { fmtTime } from "./Operations";
+import { fmtTime, jsonView, text } from "../lib/format";
 
 export default function OperationDetail({ id }: { id: string }) {
   const [op, setOp] = useState<Operation | null>(null);
@@ -35,29 +35,29 @@ export default function OperationDetail({ id }: { id: string }) {
             <KeyValuePairs
               columns={3}
               items={[
-                { label: "Kind", value: op.kind },
+                { label: "Kind", value: text(op.kind) },
                 {
                   label: "Cluster",
-                  value: cluster && region ? <Link href={href.cluster(region, cluster)}>{cluster}</Link> : cluster ?? "—",
+                  value: cluster && region ? <Link href={href.cluster(region, cluster)}>{cluster}</Link> : text(cluster),
                 },
-                { label: "Region", value: region ?? "—" },
+                { label: "Region", value: text(region) },
                 { label: "Started", value: fmtTime(op.created_at) },
                 { label: "Updated", value: fmtTime(op.updated_at) },
-                { label: "Attempt", value: String(op.attempt ?? 1) },
-                { label: "Started by", value: op.principal?.name ?? op.principal?.sub ?? "—" },
-                { label: "Idempotency key", value: op.idempotency_key ?? "—" },
-                { label: "Version", value: String(op.version) },
+                { label: "Attempt", value: text(op.attempt ?? 1) },
+                { label: "Started by", value: text(op.principal?.name ?? op.principal?.sub) },
+                { label: "Idempotency key", value: text(op.idempotency_key) },
+                { label: "Version", value: text(op.version) },
               ]}
             />
             <ExpandableSection headerText="Request (normalized)">
               <Box variant="code">
-                <pre className="ps-pre">{JSON.stringify(op.request ?? null, null, 2)}</pre>
+                <pre className="ps-pre">{jsonView(op.request)}</pre>
               </Box>
             </ExpandableSection>
             {op.result != null && (
               <ExpandableSection headerText="Result">
                 <Box variant="code">
-                  <pre className="ps-pre">{JSON.stringify(op.result, null, 2)}</pre>
+                  <pre className="ps-pre">{jsonView(op.result)}</pre>
                 </Box>
               </ExpandableSection>
             )}

@@ -14,26 +14,22 @@ import type { Operation } from "../api/types";
 import { Status } from "../components/Status";
 import { VirtualTable, type Column } from "../components/VirtualTable";
 import { useLiveEvents } from "../lib/events";
+import { fmtTime, plural, text } from "../lib/format";
 import { stepLabel } from "../lib/operation";
 import { href, navigate } from "../lib/router";
 
 const STATUSES = ["", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"];
 const PAGE = 100; // the API allows at most 100 a page
 
-export function fmtTime(iso?: string | null): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
 
 export const operationColumns: Column<Operation>[] = [
   { id: "id", header: "Operation", cell: (o) => <Link href={href.operation(o.id)}>{o.id}</Link>, width: "24%" },
-  { id: "kind", header: "Kind", cell: (o) => o.kind },
-  { id: "cluster", header: "Cluster", cell: (o) => o.target?.cluster ?? "" },
+  { id: "kind", header: "Kind", cell: (o) => text(o.kind) },
+  { id: "cluster", header: "Cluster", cell: (o) => text(o.target?.cluster, "") },
   { id: "status", header: "Status", cell: (o) => <Status value={o.status} /> },
   { id: "phase", header: "Step", cell: (o) => (o.phase ? stepLabel(o.phase) : "") },
   { id: "created", header: "Started", cell: (o) => fmtTime(o.created_at) },
-  { id: "who", header: "By", cell: (o) => o.principal?.name ?? o.principal?.sub ?? "" },
+  { id: "who", header: "By", cell: (o) => text(o.principal?.name ?? o.principal?.sub, "") },
 ];
 
 /** Operations list with server-side filters (cluster, status) and next_token paging. */
@@ -93,7 +89,7 @@ export function OperationsTable({ cluster, status, embedded }: { cluster?: strin
         empty={loading ? "Loading operations…" : "No operations match."}
       />
       <Box color="text-body-secondary" variant="small">
-        {items.length} operation{items.length === 1 ? "" : "s"} shown{next ? "; more on the server" : ""}.
+        {plural(items.length, "operation")} shown{next ? "; more on the server" : ""}.
       </Box>
       {next && (
         <Button onClick={() => void load(next, true)} loading={loading}>

@@ -1,0 +1,70 @@
+import { useState, type ReactNode } from "react";
+import Alert from "@cloudscape-design/components/alert";
+import Box from "@cloudscape-design/components/box";
+import Button from "@cloudscape-design/components/button";
+import FormField from "@cloudscape-design/components/form-field";
+import Input from "@cloudscape-design/components/input";
+import Modal from "@cloudscape-design/components/modal";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+
+export interface ConfirmModalProps {
+  header: string;
+  /** What happens, in a sentence or two. */
+  children?: ReactNode;
+  confirmLabel: string;
+  /** When set, the user types this word (e.g. the cluster name) before the confirm button enables. */
+  typeToConfirm?: string;
+  /** A warning box above the content (destructive actions). */
+  warning?: ReactNode;
+  busy?: boolean;
+  /** Messages from the last attempt (e.g. useMutation's errors). */
+  errors?: string[];
+  onConfirm: () => void;
+  onCancel: () => void;
+}
+
+/** The one confirmation dialog: plain, or with a typed word for destructive actions. */
+export function ConfirmModal({ header, children, confirmLabel, typeToConfirm, warning, busy, errors, onConfirm, onCancel }: ConfirmModalProps) {
+  const [typed, setTyped] = useState("");
+  const ok = typeToConfirm === undefined || typed === typeToConfirm;
+  const confirm = () => {
+    if (ok && !busy) onConfirm();
+  };
+  return (
+    <Modal
+      visible
+      onDismiss={onCancel}
+      header={header}
+      footer={
+        <Box float="right">
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button variant="link" onClick={onCancel}>
+              Cancel
+            </Button>
+            <Button variant="primary" onClick={confirm} disabled={!ok} loading={busy}>
+              {confirmLabel}
+            </Button>
+          </SpaceBetween>
+        </Box>
+      }
+    >
+      <SpaceBetween size="m">
+        {warning && <Alert type="warning">{warning}</Alert>}
+        {children}
+        {errors && errors.length > 0 && <Alert type="error">{errors.join("; ")}</Alert>}
+        {typeToConfirm !== undefined && (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              confirm();
+            }}
+          >
+            <FormField label={`To confirm, type ${typeToConfirm}`}>
+              <Input value={typed} onChange={({ detail }) => setTyped(detail.value)} placeholder={typeToConfirm} ariaLabel={`Type ${typeToConfirm} to confirm`} autoFocus />
+            </FormField>
+          </form>
+        )}
+      </SpaceBetween>
+    </Modal>
+  );
+}
