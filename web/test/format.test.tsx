@@ -6,8 +6,15 @@ import { parseRoute } from "../src/lib/router";
 import { GroupsCell, groupsText } from "../src/pages/Clusters";
 import { StorageTable, pvcText, storageState } from "../src/pages/ClusterDetail";
 import { importBody } from "../src/pages/ImportCluster";
+import type { ClusterInstanceGroup, StorageItem } from "../src/api/types";
 
 const BANNED = /null|undefined|NaN|\[object Object\]/;
+
+/** A full instance-group row as the API documents it, with the fields a test cares about overridden. */
+function group(over: Partial<ClusterInstanceGroup>): ClusterInstanceGroup {
+  return { name: "accel", instance_type: "ml.p5.48xlarge", availability_zone: "us-west-2a", capacity_type: "on-demand",
+           efa_only: false, instance_count: 2, target_count: 2, ...over };
+}
 
 describe("counts: show what is known", () => {
   it("never shows null for a group whose current count was not observed", () => {
@@ -32,13 +39,13 @@ describe("counts: show what is known", () => {
 
   it("the clusters list cell shows when the counts were observed", () => {
     const { container } = render(
-      <GroupsCell cluster={{ instance_groups: [{ name: "accel", instance_type: "ml.p5.48xlarge", target_count: 2, current_count: 1, counts_as_of: "2026-01-01T10:32:00" }] }} />,
+      <GroupsCell cluster={{ instance_groups: [group({ current_count: 1, counts_as_of: "2026-01-01T10:32:00" })] }} />,
     );
     expect(container.textContent).toContain("accel: 1/2 × ml.p5.48xlarge");
     expect(container.textContent).toContain("as of 10:32");
-    const unknown = render(<GroupsCell cluster={{ instance_groups: [{ name: "accel", instance_type: "ml.p5.48xlarge", target_count: 2, current_count: null }] }} />);
+    const unknown = render(<GroupsCell cluster={{ instance_groups: [group({ current_count: null })] }} />);
     expect(unknown.container.textContent).not.toMatch(BANNED);
-    expect(groupsText({ instance_groups: null })).toBe("");
+    expect(groupsText({ instance_groups: null } as unknown as Parameters<typeof groupsText>[0])).toBe("");
   });
 
   it("drops nulls from JSON shown on a page", () => {
@@ -48,8 +55,8 @@ describe("counts: show what is known", () => {
 });
 
 describe("storage status", () => {
-  const fsx = { name: "podstart-fsx", kind: "fsx-lustre", status: "CREATING", file_system_id: "fs-0123", lifecycle: "CREATING", pvc: { name: "fsx-claim", namespace: "default", phase: "Pending" } };
-  const s3 = { name: "podstart-data", kind: "s3-mountpoint", status: "Bound", bucket: "podstart-data-123", pvc: { name: "s3-claim", namespace: "default", phase: "Bound" } };
+  const fsx: StorageItem = { name: "podstart-fsx", kind: "fsx-lustre", status: "CREATING", file_system_id: "fs-0123", lifecycle: "CREATING", pvc: { name: "fsx-claim", namespace: "default", phase: "Pending" } };
+  const s3: StorageItem = { name: "podstart-data", kind: "s3-mountpoint", status: "Bound", bucket: "podstart-data-123", pvc: { name: "s3-claim", namespace: "default", phase: "Bound" } };
 
   it("shows the FSx lifecycle and each PVC's binding, never Unknown", () => {
     const { container } = render(<StorageTable items={[fsx, s3]} />);
@@ -65,9 +72,10 @@ describe("storage status", () => {
   });
 
   it("reads the older shape without showing null", () => {
-    expect(storageState({ name: "podstart-fsx", kind: "fsx-lustre", file_system_id: "fs-1" })).toBeUndefined();
-    expect(pvcText({ name: "podstart-fsx", kind: "fsx-lustre", pvc: null })).toBe("No claim");
-    const { container } = render(<StorageTable items={[{ name: "podstart-fsx", kind: "fsx-lustre", file_system_id: "fs-1" }]} />);
+    const older = { name: "podstart-fsx", kind: "fsx-lustre", file_system_id: "fs-1" } as unknown as StorageItem;
+    expect(storageState(older)).toBeUndefined();
+    expect(pvcText({ ...older, pvc: null })).toBe("No claim");
+    const { container } = render(<StorageTable items={[older]} />);
     expect(container.textContent).not.toMatch(BANNED);
     expect(container.textContent).not.toMatch(/Unknown/);
   });

@@ -22,12 +22,14 @@ const VIEWER: Me = { sub: "sandbox-viewer", name: "sandbox-viewer", role: "viewe
 
 const managed: ClusterSummary = {
   name: "llm", region: "us-west-2", status: "ACTIVE", kubernetes_version: "1.33", managed: true, origin: "created", importable: false,
-  instance_groups: [{ name: "accel", instance_type: "ml.p5.48xlarge", target_count: 2, current_count: null, counts_as_of: null }],
+  instance_groups: [{ name: "accel", instance_type: "ml.p5.48xlarge", availability_zone: "us-west-2a", capacity_type: "on-demand",
+                      efa_only: false, instance_count: 2, target_count: 2, current_count: null, counts_as_of: null }],
   active: true, operation_id: "op-000001",
 };
 const external: ClusterSummary = {
   name: "theirs-hp", region: "us-west-2", status: "InService", managed: false, origin: "external", importable: true,
-  eks_cluster_name: "Theirs_EKS", instance_groups: [{ name: "workers", instance_type: "ml.g5.8xlarge", target_count: 1, current_count: 1, counts_as_of: "2026-01-01T10:32:00" }],
+  eks_cluster_name: "Theirs_EKS", instance_groups: [{ name: "workers", instance_type: "ml.g5.8xlarge", availability_zone: "us-west-2a",
+    capacity_type: "on-demand", efa_only: false, instance_count: 1, target_count: 1, current_count: 1, counts_as_of: "2026-01-01T10:32:00" }],
   active: false, operation_id: null,
 };
 

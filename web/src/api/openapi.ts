@@ -35,6 +35,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/offerings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where an instance type can run in a region: per zone offered, quota left, training plans with free capacity, spot */
+        get: operations["get_offerings_v1_catalog_offerings_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/quotas": {
         parameters: {
             query?: never;
@@ -93,7 +110,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List clusters (all regions), with status and the active marker */
+        /** List clusters in every region: PodStart's, and HyperPod-on-EKS clusters it could import */
         get: operations["list_clusters_v1_clusters_get"];
         put?: never;
         /** Create a HyperPod cluster on a new EKS cluster (operation cluster.create) */
@@ -166,7 +183,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Adopt an existing EKS cluster and its HyperPod cluster */
+        /** Adopt an existing EKS cluster and its HyperPod cluster (admin: grants PodStart cluster-admin) */
         post: operations["import_cluster_v1_clusters_import_post"];
         delete?: never;
         options?: never;
@@ -234,7 +251,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a pending or running operation */
+        /** Cancel a pending or running operation (needs the role its kind needs) */
         post: operations["cancel_operation_v1_operations__operation_id__cancel_post"];
         delete?: never;
         options?: never;
@@ -251,7 +268,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Retry a failed operation from its failed step */
+        /** Retry a failed operation from its failed step (needs the role its kind needs) */
         post: operations["retry_operation_v1_operations__operation_id__retry_post"];
         delete?: never;
         options?: never;
@@ -281,6 +298,41 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Accelerator */
+        Accelerator: {
+            /** Count */
+            count: number;
+            /** Kind */
+            kind: string;
+            /** Manufacturer */
+            manufacturer: string;
+            /** Memory Gib */
+            memory_gib?: number | null;
+            /** Model */
+            model: string;
+        };
+        /** Actor */
+        Actor: {
+            /** Name */
+            name: string;
+            /** Role */
+            role?: string | null;
+            /** Sub */
+            sub: string;
+        };
+        /**
+         * Attempt
+         * @description One run of the operation: the first start or a retry, by whom and when.
+         */
+        Attempt: {
+            /** Action */
+            action: string;
+            /** At */
+            at: string;
+            /** Number */
+            number: number;
+            principal: components["schemas"]["Actor"];
+        };
         /**
          * CapacityType
          * @enum {string}
@@ -323,6 +375,68 @@ export interface components {
              */
             vpc_cidr?: string | null;
         };
+        /** ClusterDetail */
+        ClusterDetail: {
+            /**
+             * Active
+             * @default false
+             */
+            active: boolean;
+            /** Created At */
+            created_at?: string | null;
+            /** Created By */
+            created_by?: string | null;
+            /** Dependencies */
+            dependencies?: components["schemas"]["DependencyView"][];
+            eks?: components["schemas"]["EksView"] | null;
+            /** Eks Cluster Name */
+            eks_cluster_name?: string | null;
+            hyperpod?: components["schemas"]["HyperPodView"] | null;
+            /** Hyperpod Status */
+            hyperpod_status?: string | null;
+            /**
+             * Importable
+             * @description An external HyperPod-on-EKS cluster: POST /v1/clusters/import adopts it
+             */
+            importable: boolean;
+            /** Instance Groups */
+            instance_groups?: components["schemas"]["GroupView"][];
+            /** Kubernetes Version */
+            kubernetes_version?: string | null;
+            /**
+             * Managed
+             * @description PodStart tracks this cluster (it created or imported it)
+             */
+            managed: boolean;
+            /** Name */
+            name: string;
+            /** Network */
+            network?: {
+                [key: string]: unknown;
+            };
+            /** Node Recovery */
+            node_recovery?: string | null;
+            /** Operation Id */
+            operation_id?: string | null;
+            /** Operations */
+            operations?: components["schemas"]["OperationOut"][];
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "created" | "imported" | "external";
+            /** Region */
+            region: string;
+            /**
+             * Status
+             * @description PodStart's status (CREATING, ACTIVE, ...); for external clusters HyperPod's
+             */
+            status: string;
+            /** Storage */
+            storage?: components["schemas"]["StorageView"][];
+            /** Vpc Cidr */
+            vpc_cidr?: string | null;
+        };
         /** ClusterImport */
         ClusterImport: {
             /**
@@ -332,7 +446,7 @@ export interface components {
             eks_cluster_name: string;
             /**
              * Name
-             * @description PodStart name; default: the EKS name
+             * @description PodStart name (a DNS label, at most 32 characters); default: the EKS name
              */
             name?: string | null;
             /**
@@ -340,6 +454,13 @@ export interface components {
              * @description AWS region, e.g. us-west-2
              */
             region: string;
+        };
+        /** ClusterList */
+        ClusterList: {
+            /** Items */
+            items: components["schemas"]["ClusterSummary"][];
+            /** Next Token */
+            next_token?: string | null;
         };
         /** ClusterRef */
         ClusterRef: {
@@ -353,6 +474,83 @@ export interface components {
              * @description AWS region, e.g. us-west-2
              */
             region: string;
+        };
+        /**
+         * ClusterSummary
+         * @description One row of the clusters list: PodStart's record (created or imported) or a HyperPod-on-EKS cluster
+         *     found in the account that PodStart does not track (origin external, importable).
+         */
+        ClusterSummary: {
+            /**
+             * Active
+             * @default false
+             */
+            active: boolean;
+            /** Created At */
+            created_at?: string | null;
+            /** Created By */
+            created_by?: string | null;
+            /** Eks Cluster Name */
+            eks_cluster_name?: string | null;
+            /** Hyperpod Status */
+            hyperpod_status?: string | null;
+            /**
+             * Importable
+             * @description An external HyperPod-on-EKS cluster: POST /v1/clusters/import adopts it
+             */
+            importable: boolean;
+            /** Instance Groups */
+            instance_groups?: components["schemas"]["GroupView"][];
+            /** Kubernetes Version */
+            kubernetes_version?: string | null;
+            /**
+             * Managed
+             * @description PodStart tracks this cluster (it created or imported it)
+             */
+            managed: boolean;
+            /** Name */
+            name: string;
+            /** Operation Id */
+            operation_id?: string | null;
+            /**
+             * Origin
+             * @enum {string}
+             */
+            origin: "created" | "imported" | "external";
+            /** Region */
+            region: string;
+            /**
+             * Status
+             * @description PodStart's status (CREATING, ACTIVE, ...); for external clusters HyperPod's
+             */
+            status: string;
+        };
+        /** DependencyView */
+        DependencyView: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "eks-addon" | "kubernetes";
+            /** Name */
+            name: string;
+            /** Status */
+            status?: string | null;
+            /** Version */
+            version?: string | null;
+        };
+        /** EksView */
+        EksView: {
+            /** Arn */
+            arn?: string | null;
+            /** Endpoint */
+            endpoint?: string | null;
+            /** Name */
+            name: string;
+            /** Status */
+            status?: string | null;
+            /** Version */
+            version?: string | null;
         };
         /** ErrorInfo */
         ErrorInfo: {
@@ -379,10 +577,87 @@ export interface components {
              */
             throughput_mb_per_tib: 125 | 250 | 500 | 1000;
         };
+        /** GroupList */
+        GroupList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["GroupView"][];
+            /** Region */
+            region: string;
+        };
+        /**
+         * GroupView
+         * @description An instance group: what PodStart recorded, with the live counts where they were read.
+         */
+        GroupView: {
+            /** Availability Zone */
+            availability_zone: string;
+            /** Availability Zone Id */
+            availability_zone_id?: string | null;
+            /** Capacity Type */
+            capacity_type: string;
+            /**
+             * Counts As Of
+             * @description When current_count/status were observed
+             */
+            counts_as_of?: string | null;
+            /**
+             * Current Count
+             * @description Instances running when last observed; null: never observed yet
+             */
+            current_count?: number | null;
+            /**
+             * Drift
+             * @description Set when the live group differs from PodStart's record
+             */
+            drift?: string | null;
+            /**
+             * Efa Only
+             * @default false
+             */
+            efa_only: boolean;
+            /**
+             * Instance Count
+             * @description Instances PodStart recorded for the group (the last count it set or saw)
+             */
+            instance_count: number;
+            /** Instance Type */
+            instance_type: string;
+            /** Name */
+            name: string;
+            /**
+             * Status
+             * @description HyperPod's status of the group when last observed
+             */
+            status?: string | null;
+            /**
+             * Target Count
+             * @description Instances HyperPod is asked to run
+             */
+            target_count: number;
+            /** Training Plan Arn */
+            training_plan_arn?: string | null;
+        };
         /** HTTPValidationError */
         HTTPValidationError: {
             /** Detail */
             detail?: components["schemas"]["ValidationError"][];
+        };
+        /** HyperPodView */
+        HyperPodView: {
+            /** Arn */
+            arn?: string | null;
+            /** Failure Message */
+            failure_message?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Node Provisioning Mode */
+            node_provisioning_mode?: string | null;
+            /** Node Recovery */
+            node_recovery?: string | null;
+            /** Status */
+            status?: string | null;
         };
         /**
          * InstanceGroupAdd
@@ -520,11 +795,62 @@ export interface components {
              */
             volume_size_gb: number;
         };
+        /** InstanceType */
+        InstanceType: {
+            /** Accelerated */
+            accelerated: boolean;
+            accelerator: components["schemas"]["Accelerator"] | null;
+            /** Efa Max Interfaces */
+            efa_max_interfaces: number;
+            /** Efa Only Supported */
+            efa_only_supported: boolean;
+            /** Efa Supported */
+            efa_supported: boolean;
+            /** Memory Gib */
+            memory_gib: number;
+            /** Name */
+            name: string;
+            /** Network Cards */
+            network_cards: number;
+            /** Vcpus */
+            vcpus: number;
+        };
+        /**
+         * NoChange
+         * @description A PATCH equal to the live state: nothing starts.
+         */
+        NoChange: {
+            /**
+             * Changed
+             * @default false
+             * @constant
+             */
+            changed: false;
+            instance_group?: components["schemas"]["GroupView"] | null;
+        };
         /**
          * NodeRecovery
          * @enum {string}
          */
         NodeRecovery: "automatic" | "none";
+        /**
+         * Offerings
+         * @description Where one instance type can run in a region: the question agents and the wizard ask, in one answer.
+         */
+        Offerings: {
+            instance: components["schemas"]["InstanceType"] | null;
+            /** Instance Type */
+            instance_type: string;
+            /** Known */
+            known: boolean;
+            quota: components["schemas"]["Quota"] | null;
+            /** Region */
+            region: string;
+            /** Summary */
+            summary: string;
+            /** Zones */
+            zones: components["schemas"]["ZoneOffering"][];
+        };
         /** OperationList */
         OperationList: {
             /** Items */
@@ -539,6 +865,11 @@ export interface components {
         OperationOut: {
             /** Attempt */
             attempt: number;
+            /**
+             * Attempts
+             * @description Who started and who retried, when
+             */
+            attempts?: components["schemas"]["Attempt"][];
             /** Created At */
             created_at: string;
             error?: components["schemas"]["ErrorInfo"] | null;
@@ -554,10 +885,7 @@ export interface components {
             };
             /** Phase */
             phase?: string | null;
-            /** Principal */
-            principal: {
-                [key: string]: string;
-            };
+            principal: components["schemas"]["Actor"];
             /** Request */
             request: {
                 [key: string]: unknown;
@@ -577,7 +905,10 @@ export interface components {
             target: components["schemas"]["Target"];
             /** Updated At */
             updated_at: string;
-            /** Version */
+            /**
+             * Version
+             * @description Changes only when something a reader sees changes; pass it back to wait
+             */
             version: number;
         };
         /**
@@ -585,6 +916,19 @@ export interface components {
          * @enum {string}
          */
         OperationStatus: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        /** PlanCapacity */
+        PlanCapacity: {
+            /** Arn */
+            arn: string;
+            /** Available Instance Count */
+            available_instance_count: number;
+            /** End Time */
+            end_time: string | null;
+            /** Name */
+            name: string;
+            /** Start Time */
+            start_time: string | null;
+        };
         /** Preferences */
         Preferences: {
             active_cluster?: components["schemas"]["ClusterRef"] | null;
@@ -618,6 +962,35 @@ export interface components {
             title: string;
             /** Type */
             type: string;
+        };
+        /** PvcView */
+        PvcView: {
+            /** As Of */
+            as_of?: string | null;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Phase
+             * @description Bound once the volume is usable; as of `as_of`
+             */
+            phase?: string | null;
+        };
+        /** Quota */
+        Quota: {
+            /** Available */
+            available: number;
+            /** In Use */
+            in_use: number;
+            /** Instance Type */
+            instance_type: string;
+            /** Limit */
+            limit: number;
+            /** Quota Code */
+            quota_code: string;
+            /** Quota Name */
+            quota_name: string;
         };
         /** ResponseValidationError */
         ResponseValidationError: {
@@ -662,6 +1035,28 @@ export interface components {
              */
             s3: boolean;
         };
+        /** StorageView */
+        StorageView: {
+            /** Bucket */
+            bucket?: string | null;
+            /** File System Id */
+            file_system_id?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "s3-mountpoint" | "fsx-lustre";
+            /** Lifecycle */
+            lifecycle?: string | null;
+            /** Name */
+            name: string;
+            pvc?: components["schemas"]["PvcView"] | null;
+            /**
+             * Status
+             * @description FSx: the file system's lifecycle (CREATING, AVAILABLE, ...); S3: the PVC phase
+             */
+            status: string;
+        };
         /** Target */
         Target: {
             /** Cluster */
@@ -677,6 +1072,21 @@ export interface components {
             loc: (string | number)[];
             /** Error Type */
             type: string;
+        };
+        /** ZoneOffering */
+        ZoneOffering: {
+            /** Availability Zone */
+            availability_zone: string;
+            /** Availability Zone Id */
+            availability_zone_id: string;
+            /** Offered */
+            offered: boolean;
+            /** Quota Available */
+            quota_available: number;
+            /** Spot Offered */
+            spot_offered: boolean;
+            /** Training Plans */
+            training_plans: components["schemas"]["PlanCapacity"][];
         };
     };
     responses: never;
@@ -724,6 +1134,8 @@ export interface operations {
             query: {
                 /** @description Zone name (us-west-2a) or id (usw2-az1); omit for the whole region */
                 availability_zone?: string | null;
+                /** @description Only this instance type, e.g. ml.p5.48xlarge */
+                instance_type?: string | null;
                 /** @description AWS region, e.g. us-west-2 */
                 region: string;
             };
@@ -753,9 +1165,45 @@ export interface operations {
             };
         };
     };
+    get_offerings_v1_catalog_offerings_get: {
+        parameters: {
+            query: {
+                /** @description HyperPod instance type, e.g. ml.p5.48xlarge */
+                instance_type: string;
+                /** @description AWS region, e.g. us-west-2 */
+                region: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Offerings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offerings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
     get_quotas_v1_catalog_quotas_get: {
         parameters: {
             query: {
+                /** @description Only this instance type, e.g. ml.p5.48xlarge */
+                instance_type?: string | null;
                 /** @description AWS region, e.g. us-west-2 */
                 region: string;
             };
@@ -817,6 +1265,10 @@ export interface operations {
     list_training_plans_v1_catalog_training_plans_get: {
         parameters: {
             query: {
+                /** @description Zone name (us-west-2a) or id (usw2-az1); omit for the whole region */
+                availability_zone?: string | null;
+                /** @description Only this instance type, e.g. ml.p5.48xlarge */
+                instance_type?: string | null;
                 /** @description AWS region, e.g. us-west-2 */
                 region: string;
             };
@@ -853,6 +1305,8 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
             };
             header?: never;
             path?: never;
@@ -860,13 +1314,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": components["schemas"]["ClusterList"];
                 };
             };
             /** @description Validation Error */
@@ -940,13 +1394,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": components["schemas"]["ClusterDetail"];
                 };
             };
             /** @description Validation Error */
@@ -1024,13 +1478,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description OK */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": components["schemas"]["GroupList"];
                 };
             };
             /** @description Validation Error */
@@ -1119,6 +1573,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoChange"];
+                };
+            };
             /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
             202: {
                 headers: {
@@ -1263,9 +1726,9 @@ export interface operations {
     get_operation_v1_operations__operation_id__get: {
         parameters: {
             query?: {
-                /** @description The version you last saw: return as soon as the operation's version differs */
+                /** @description The version you last saw (pass it back); an old version never makes the call return early */
                 version?: number | null;
-                /** @description Long poll: seconds to wait for the operation to change or finish (0-20); returns early on any change */
+                /** @description Long poll: seconds to wait for the operation's next visible change or its end (0-20) */
                 wait?: number;
             };
             header?: never;
