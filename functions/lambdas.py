@@ -57,7 +57,8 @@ LAMBDAS: dict[str, LambdaSpec] = {
             requirements=(
                 "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
             ),
-            env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN"),
+            env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN",
+                 "PERMISSIONS_BOUNDARY_ARN"),
         ),
         LambdaSpec(
             name="events",
