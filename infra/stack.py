@@ -20,18 +20,21 @@ from infra.nag import acknowledge, nag_resource
 from infra.web import WebConstruct
 from infra.workflows import STATEMACHINES_DIR, WorkflowsConstruct
 
+WEB_DEPLOY = "web-deploy"  # CDK's BucketDeployment handler, in podstart:reservedConcurrency
 BUCKET_DEPLOYMENT_CONCURRENCY = 2  # one site deployment at a time, plus a retry
 
 
 def reserved_concurrency_overrides(value: object) -> dict[str, int | None]:
     """Context ``podstart:reservedConcurrency``: ``{"<function>": <positive int> | null}``, or its JSON text.
 
-    Overrides :data:`infra.functions.RESERVED_CONCURRENCY` per function; ``null`` leaves it unreserved.
+    Overrides :data:`infra.functions.RESERVED_CONCURRENCY` per function (and ``"web-deploy"``, the
+    site deployment handler, :data:`BUCKET_DEPLOYMENT_CONCURRENCY`); ``null`` leaves it unreserved.
     """
     overrides = json.loads(value) if isinstance(value, str) else dict(value or {})  # type: ignore[call-overload]
     for name, count in overrides.items():
-        if name not in RESERVED_CONCURRENCY:
-            raise ValueError(f"podstart:reservedConcurrency: no function {name!r} ({sorted(RESERVED_CONCURRENCY)})")
+        known = [*RESERVED_CONCURRENCY, WEB_DEPLOY]
+        if name not in known:
+            raise ValueError(f"podstart:reservedConcurrency: no function {name!r} ({sorted(known)})")
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
             raise ValueError(f"podstart:reservedConcurrency.{name} must be a positive integer or null")
     return overrides
@@ -47,6 +50,7 @@ class PodStartStack(cdk.Stack):
         **kwargs: object,
     ):
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+        self._reserved = reserved_concurrency_overrides(self.node.try_get_context("podstart:reservedConcurrency"))
         domain_prefix = (
             self.node.try_get_context("podstart:cognitoDomainPrefix") or f"podstart-{self.account}"
         )
@@ -60,7 +64,7 @@ class PodStartStack(cdk.Stack):
             data=self.data,
             event_bus_arn=self.bus.bus.event_bus_arn,
             boundary_arn=self.boundary.arn,
-            reserved_concurrency=self._reserved_concurrency(),
+            reserved_concurrency={k: v for k, v in self._reserved.items() if k != WEB_DEPLOY},
         )
         self.workflows = WorkflowsConstruct(
             self,
@@ -97,9 +101,6 @@ class PodStartStack(cdk.Stack):
         self.web.deploy(self._web_config())
         self._acknowledge_cdk_singletons()
         self._outputs()
-
-    def _reserved_concurrency(self) -> dict[str, int | None]:
-        return reserved_concurrency_overrides(self.node.try_get_context("podstart:reservedConcurrency"))
 
     def _web_config(self) -> dict[str, str]:
         """What the UI reads from /config.json to sign in (web/src/auth.ts)."""
@@ -152,7 +153,7 @@ class PodStartStack(cdk.Stack):
                 ):
                     acknowledge(child, rule, reason)
                 self._acknowledge_bucket_deployment(child)
-                self._bound_bucket_deployment(child)
+                self._bound_bucket_deployment(child, self._reserved.get(WEB_DEPLOY, BUCKET_DEPLOYMENT_CONCURRENCY))
                 role_policy = child.node.try_find_child("ServiceRole")
                 policy = role_policy.node.try_find_child("DefaultPolicy") if role_policy else None
                 if policy is not None:
@@ -160,11 +161,15 @@ class PodStartStack(cdk.Stack):
                                                  "CloudFront invalidations, which it grants on '*'."))
 
     @staticmethod
-    def _bound_bucket_deployment(handler: IConstruct) -> None:
+    def _bound_bucket_deployment(handler: IConstruct, reserved: int | None) -> None:
         """CDK's BucketDeployment handler runs once per deployment: bound it, and say why the rest is fine."""
         function = handler.node.default_child
         assert isinstance(function, cdk.CfnResource)
-        function.add_property_override("ReservedConcurrentExecutions", BUCKET_DEPLOYMENT_CONCURRENCY)
+        if reserved is None:
+            skip(function, ("CKV_AWS_115", "Left unreserved by the podstart:reservedConcurrency context value "
+                                           "(the account's Lambda concurrency quota has no room to reserve)."))
+        else:
+            function.add_property_override("ReservedConcurrentExecutions", reserved)
         skip(
             function,
             ("CKV_AWS_116", "CDK's BucketDeployment custom-resource handler, invoked by CloudFormation: a failure "

@@ -438,6 +438,14 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodTrainingPlans",
+        actions=["sagemaker:CreateCluster", "sagemaker:UpdateCluster"],
+        resources=[_arn("sagemaker", "training-plan/*")],
+        reason="An instance group may run on any of the account's training plans: CreateCluster/UpdateCluster are "
+        "authorized against the plan as well as the (tag-conditioned) cluster, which stays required.",
+    )
+    grant(
+        role,
         sid="HyperPodList",
         actions=["sagemaker:ListClusters"],
         resources=["*"],

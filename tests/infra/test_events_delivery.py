@@ -89,6 +89,7 @@ def test_reserved_concurrency_is_a_context_value():
     assert reserved_concurrency_overrides(None) == {}
     assert reserved_concurrency_overrides({"steps": 40, "api": None}) == {"steps": 40, "api": None}
     assert reserved_concurrency_overrides('{"events": 3}') == {"events": 3}  # -c on the cdk command line
+    assert reserved_concurrency_overrides({"web-deploy": None}) == {"web-deploy": None}
     for bad in ({"steps": 0}, {"steps": "ten"}, {"nope": 3}):
         with pytest.raises(ValueError):
             reserved_concurrency_overrides(bad)

@@ -23,6 +23,11 @@ def _allows(synth, action):
             if s["Effect"] == "Allow" and any(fnmatchcase(action, p) for p in _as_list(s["Action"]))]
 
 
+def _companion_only(statement):
+    """A statement only about a resource the action also touches (a training plan), never the cluster itself."""
+    return all(":training-plan/" in json.dumps(r) for r in _as_list(statement["Resource"]))
+
+
 def _required_values(statement, key):
     return set(_as_list(statement.get("Condition", {}).get("StringEquals", {}).get(key, [])))
 
@@ -33,7 +38,8 @@ def test_destructive_actions_need_the_managed_tag_true(synth):
     assert {"sagemaker:DeleteCluster", "sagemaker:UpdateCluster", "eks:DeleteCluster"} <= set(granted)
     for action in granted:
         for statement in _allows(synth, action):
-            assert _required_values(statement, TAG) == {"true"}, (action, statement.get("Sid"))
+            if not _companion_only(statement):
+                assert _required_values(statement, TAG) == {"true"}, (action, statement.get("Sid"))
 
 
 def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
@@ -51,7 +57,8 @@ def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
 def test_creates_must_tag_what_they_create(synth):
     for action in CREATES:
         for statement in _allows(synth, action):
-            assert _required_values(statement, "aws:RequestTag/podstart:managed") == {"true"}, action
+            if not _companion_only(statement):
+                assert _required_values(statement, "aws:RequestTag/podstart:managed") == {"true"}, action
 
 
 def test_tagging_is_limited_to_podstarts_keys_and_values(synth):
