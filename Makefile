@@ -50,7 +50,7 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-test: lint template-check web chromium ## every layer: unit, functional, infra, template, e2e, UI, browser
+test: lint web template-check chromium ## every layer: unit, functional, infra, template, e2e, UI, browser
 	$(PY) -m pytest tests/unit tests/functional tests/infra
 	$(PY) -m pytest tests/e2e
 	cd web && npm run typecheck && npm test
