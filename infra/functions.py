@@ -3,8 +3,9 @@
 Reserved concurrency bounds every function (:data:`RESERVED_CONCURRENCY`, overridable per function
 with the context value ``podstart:reservedConcurrency``, e.g. ``{"steps": 40}``; ``null`` leaves a
 function unreserved). Reserved concurrency is taken from the account's regional pool (1,000 by
-default) and Lambda keeps 100 of it unreserved, so the 65 reserved here fit any account at the default
-quota; an account whose quota is still 10 must set every value to ``null``.
+default) and Lambda keeps 100 of it unreserved, so the 65 reserved here (67 with CDK's site
+deployment handler, see :mod:`infra.stack`) fit any account at the default quota; an account whose
+quota is still 10 must set every value to ``null``.
 
 The ``events`` function is the only one invoked asynchronously (by EventBridge): what it fails to
 process after Lambda's retries goes to an on-failure destination (SQS, alarmed). The others are
