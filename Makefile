@@ -8,7 +8,13 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi
+.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi template-check
+
+# checkov lives in its own venv: its pinned dependencies conflict with the project's.
+TOOLS_VENV := .venv-tools
+TOOLS_STAMP := $(TOOLS_VENV)/.installed-$(shell sha1sum requirements-tools.lock | cut -c1-12)
+TEMPLATE := cdk.out/PodStart.template.json
+SYNTH_INPUTS := app.py cdk.json $(shell find infra functions mcp_gateway statemachines -type f \( -name '*.py' -o -name '*.json' -o -name '*.sh' \) -not -path '*/__pycache__/*' 2>/dev/null)
 
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +22,11 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-* && touch $@
 
 install: $(STAMP)
+
+$(TOOLS_STAMP): requirements-tools.lock
+	@test -x $(TOOLS_VENV)/bin/python || $(PYTHON) -m venv $(TOOLS_VENV)
+	$(TOOLS_VENV)/bin/pip install -q --disable-pip-version-check -r requirements-tools.lock
+	@rm -f $(TOOLS_VENV)/.installed-* && touch $@
 
 WEB_STAMP := web/node_modules/.installed-$(shell sha1sum web/package-lock.json | cut -c1-12)
 
@@ -39,7 +50,7 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-test: lint web chromium ## every layer: unit, functional, infra, e2e on a sandbox, UI components, browser
+test: lint web template-check chromium ## every layer: unit, functional, infra, template, e2e, UI, browser
 	$(PY) -m pytest tests/unit tests/functional tests/infra
 	$(PY) -m pytest tests/e2e
 	cd web && npm run typecheck && npm test
@@ -57,6 +68,15 @@ test-web: install web chromium ## only the UI: typecheck, vitest, browser end-to
 synth: install ## synthesize the CloudFormation template offline into cdk.out/
 	time $(PY) app.py
 
+$(TEMPLATE): $(STAMP) $(SYNTH_INPUTS) $(wildcard web/dist/index.html)
+	$(PY) app.py
+
+# cfn-lint warnings not shown: W3005 (CDK writes DependsOn next to a GetAtt)
+# and W3045 (the access-log bucket's ACL, which S3 server access logs and CloudFront logging need).
+template-check: $(TEMPLATE) $(TOOLS_STAMP) ## cfn-lint (no errors) and checkov (no failed check) on the template
+	$(VENV)/bin/cfn-lint --non-zero-exit-code error --ignore-checks W3005 W3045 -- $(TEMPLATE)
+	$(TOOLS_VENV)/bin/checkov --file $(TEMPLATE) --framework cloudformation --skip-download --compact --quiet
+
 bench: install web chromium ## cold imports, bundle sizes, synth time, MCP tools/list size, UI load
 	$(PY) -m tests.bench
 	cd web && npm run bench
@@ -68,4 +88,4 @@ openapi: install $(WEB_STAMP) ## regenerate web/src/api/openapi.ts (the UI's typ
 	cd web && PODSTART_PYTHON=$(CURDIR)/$(PY) node scripts/openapi.mjs
 
 clean:
-	rm -rf cdk.out build .mypy_cache .ruff_cache
+	rm -rf cdk.out build .mypy_cache .ruff_cache $(TOOLS_VENV)

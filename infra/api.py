@@ -14,6 +14,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from infra.checkov import skip, skip_log_group
 from infra.nag import acknowledge
 
 STAGE = "prod"
@@ -92,6 +93,12 @@ class ApiConstruct(Construct):
                 logging_level=apigw.MethodLoggingLevel.ERROR,
                 data_trace_enabled=False,  # request bodies may carry secrets
             ),
+        )
+        skip_log_group(access_logs)
+        skip(
+            self.rest_api.deployment_stage,
+            ("CKV_AWS_120", "No API cache: a cache cluster is billed by the hour even when idle, and responses "
+                            "are per caller and live (cluster and operation status)."),
         )
 
     def _build_authorizer(self, user_pool: cognito.IUserPool) -> None:

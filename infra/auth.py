@@ -39,6 +39,11 @@ class AuthConstruct(Construct):
     def hosted_ui_origin(self) -> str:
         return self.domain.base_url()
 
+    @property
+    def web_scopes(self) -> str:
+        """The scopes the browser client asks for (space-separated, as in an OAuth request)."""
+        return " ".join(["openid", "email", "profile", self.read_scope.scope_name])
+
     def _build_user_pool(self) -> None:
         self.user_pool = cognito.UserPool(
             self,
@@ -113,12 +118,13 @@ class AuthConstruct(Construct):
             auth_flows=cognito.AuthFlow(user_srp=True),
             o_auth=cognito.OAuthSettings(
                 flows=cognito.OAuthFlows(authorization_code_grant=True),
+                # Never podstart/write: a browser user's role comes from their Cognito groups, and the
+                # write scope counts only for the machine client (a token without a user).
                 scopes=[
                     cognito.OAuthScope.OPENID,
                     cognito.OAuthScope.EMAIL,
                     cognito.OAuthScope.PROFILE,
                     self.read_scope,
-                    self.write_scope,
                 ],
                 callback_urls=[f"{web_url}/", f"{web_url}/callback"],
                 logout_urls=[f"{web_url}/"],
@@ -131,7 +137,8 @@ class AuthConstruct(Construct):
         )
 
     def _build_machine_client(self) -> None:
-        # Confidential client for scripts and agents (client credentials, resource-server scopes).
+        # Confidential client for scripts and agents (client credentials, resource-server scopes);
+        # the only client that may request podstart/write.
         self.machine_client = self.user_pool.add_client(
             "MachineClient",
             generate_secret=True,

@@ -1,4 +1,10 @@
-"""EventBridge: the `podstart` bus and the rules that feed the events projector."""
+"""EventBridge: the `podstart` bus and the rules that feed the events function.
+
+Three default-bus rules target the events function: PodStart workflow status changes, HyperPod
+cluster events, and a 5-minute schedule (``detail-type`` "Scheduled Event", ``source``
+"aws.events") on which it sweeps orphan operations. Every target retries for 2 hours and then
+hands the event to a dead-letter queue (alarmed), so no AWS event is lost silently.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,10 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from infra.queues import DeadLetterQueue
+
 BUS_NAME = "podstart"
+SWEEP_EVERY = cdk.Duration.minutes(5)
 HYPERPOD_DETAIL_TYPES = [
     "SageMaker HyperPod Cluster State Change",
     "SageMaker HyperPod Cluster Node Health",
@@ -41,10 +50,12 @@ class EventBusConstruct(Construct):
 
 
 class EventRulesConstruct(Construct):
-    """Default-bus rules: PodStart workflow status changes and HyperPod events -> events function."""
+    """Default-bus rules: workflow status changes, HyperPod events and the sweeper -> events function."""
 
     workflow_rule: events.Rule | None
     hyperpod_rule: events.Rule
+    sweeper_rule: events.Rule
+    undelivered: DeadLetterQueue  # events EventBridge could not deliver to the function
 
     def __init__(
         self,
@@ -56,11 +67,23 @@ class EventRulesConstruct(Construct):
     ):
         super().__init__(scope, construct_id)
         self._projector = projector
+        self._build_dead_letter_queue()
         self._build_workflow_rule(state_machine_arns)
         self._build_hyperpod_rule()
+        self._build_sweeper_rule()
+
+    def _build_dead_letter_queue(self) -> None:
+        self.undelivered = DeadLetterQueue(
+            self, "Undelivered", purpose="EventBridge could not deliver these events to the events function"
+        )
 
     def _target(self) -> targets.LambdaFunction:
-        return targets.LambdaFunction(self._projector, retry_attempts=8, max_event_age=cdk.Duration.hours(2))
+        return targets.LambdaFunction(
+            self._projector,
+            retry_attempts=8,
+            max_event_age=cdk.Duration.hours(2),
+            dead_letter_queue=self.undelivered.queue,
+        )
 
     def _build_workflow_rule(self, state_machine_arns: Sequence[str]) -> None:
         self.workflow_rule = None
@@ -84,5 +107,14 @@ class EventRulesConstruct(Construct):
             "HyperPodEvents",
             description="SageMaker HyperPod cluster state, node health and cluster events",
             event_pattern=events.EventPattern(source=["aws.sagemaker"], detail_type=HYPERPOD_DETAIL_TYPES),
+            targets=[self._target()],
+        )
+
+    def _build_sweeper_rule(self) -> None:
+        self.sweeper_rule = events.Rule(
+            self,
+            "Sweeper",
+            description="Every 5 minutes: fail PENDING operations that never started, releasing their locks",
+            schedule=events.Schedule.rate(SWEEP_EVERY),
             targets=[self._target()],
         )

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import aws_cdk as cdk
 from constructs import Construct, IConstruct
 
-from infra.api import ApiConstruct
+from infra.api import STAGE, ApiConstruct
 from infra.auth import AuthConstruct
+from infra.boundary import RolesBoundaryConstruct
+from infra.checkov import skip
 from infra.data import DataConstruct
 from infra.events import EventBusConstruct, EventRulesConstruct
-from infra.functions import FunctionsConstruct
+from infra.functions import RESERVED_CONCURRENCY, FunctionsConstruct
 from infra.mcp import McpConstruct
 from infra.nag import acknowledge, nag_resource
 from infra.web import WebConstruct
 from infra.workflows import STATEMACHINES_DIR, WorkflowsConstruct
+
+WEB_DEPLOY = "web-deploy"  # CDK's BucketDeployment handler, in podstart:reservedConcurrency
+BUCKET_DEPLOYMENT_CONCURRENCY = 2  # one site deployment at a time, plus a retry
+
+
+def reserved_concurrency_overrides(value: object) -> dict[str, int | None]:
+    """Context ``podstart:reservedConcurrency``: ``{"<function>": <positive int> | null}``, or its JSON text.
+
+    Overrides :data:`infra.functions.RESERVED_CONCURRENCY` per function (and ``"web-deploy"``, the
+    site deployment handler, :data:`BUCKET_DEPLOYMENT_CONCURRENCY`); ``null`` leaves it unreserved.
+    """
+    overrides = json.loads(value) if isinstance(value, str) else dict(value or {})  # type: ignore[call-overload]
+    for name, count in overrides.items():
+        known = [*RESERVED_CONCURRENCY, WEB_DEPLOY]
+        if name not in known:
+            raise ValueError(f"podstart:reservedConcurrency: no function {name!r} ({sorted(known)})")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise ValueError(f"podstart:reservedConcurrency.{name} must be a positive integer or null")
+    return overrides
 
 
 class PodStartStack(cdk.Stack):
@@ -28,14 +50,21 @@ class PodStartStack(cdk.Stack):
         **kwargs: object,
     ):
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+        self._reserved = reserved_concurrency_overrides(self.node.try_get_context("podstart:reservedConcurrency"))
         domain_prefix = (
             self.node.try_get_context("podstart:cognitoDomainPrefix") or f"podstart-{self.account}"
         )
 
         self.data = DataConstruct(self, "Data")
         self.bus = EventBusConstruct(self, "Events")
+        self.boundary = RolesBoundaryConstruct(self, "RolesBoundary", data=self.data)
         self.functions = FunctionsConstruct(
-            self, "Functions", data=self.data, event_bus_arn=self.bus.bus.event_bus_arn
+            self,
+            "Functions",
+            data=self.data,
+            event_bus_arn=self.bus.bus.event_bus_arn,
+            boundary_arn=self.boundary.arn,
+            reserved_concurrency={k: v for k, v in self._reserved.items() if k != WEB_DEPLOY},
         )
         self.workflows = WorkflowsConstruct(
             self,
@@ -69,8 +98,21 @@ class PodStartStack(cdk.Stack):
             ui_origin=self.web.url,
         )
         self.mcp = McpConstruct(self, "Mcp", api=self.api, handler=self.functions.mcp)
+        self.web.deploy(self._web_config())
         self._acknowledge_cdk_singletons()
         self._outputs()
+
+    def _web_config(self) -> dict[str, str]:
+        """What the UI reads from /config.json to sign in (web/src/auth.ts)."""
+        return {
+            "auth": "cognito",
+            "apiUrl": f"{self.api.origin}/{STAGE}",
+            "userPoolDomain": self.auth.hosted_ui_origin,
+            "userPoolId": self.auth.user_pool.user_pool_id,
+            "clientId": self.auth.web_client.user_pool_client_id,
+            "scopes": self.auth.web_scopes,
+            "region": self.region,
+        }
 
     def _outputs(self) -> None:
         cdk.CfnOutput(self, "ApiUrl", value=self.api.url, description="REST API base (/v1)")
@@ -111,3 +153,28 @@ class PodStartStack(cdk.Stack):
                 ):
                     acknowledge(child, rule, reason)
                 self._acknowledge_bucket_deployment(child)
+                self._bound_bucket_deployment(child, self._reserved.get(WEB_DEPLOY, BUCKET_DEPLOYMENT_CONCURRENCY))
+                role_policy = child.node.try_find_child("ServiceRole")
+                policy = role_policy.node.try_find_child("DefaultPolicy") if role_policy else None
+                if policy is not None:
+                    skip(policy, ("CKV_AWS_111", "Written by aws-cdk-lib for its BucketDeployment handler: "
+                                                 "CloudFront invalidations, which it grants on '*'."))
+
+    @staticmethod
+    def _bound_bucket_deployment(handler: IConstruct, reserved: int | None) -> None:
+        """CDK's BucketDeployment handler runs once per deployment: bound it, and say why the rest is fine."""
+        function = handler.node.default_child
+        assert isinstance(function, cdk.CfnResource)
+        if reserved is None:
+            skip(function, ("CKV_AWS_115", "Left unreserved by the podstart:reservedConcurrency context value "
+                                           "(the account's Lambda concurrency quota has no room to reserve)."))
+        else:
+            function.add_property_override("ReservedConcurrentExecutions", reserved)
+        skip(
+            function,
+            ("CKV_AWS_116", "CDK's BucketDeployment custom-resource handler, invoked by CloudFormation: a failure "
+                            "fails and rolls back the stack deployment, where it is seen and retried."),
+            ("CKV_AWS_117", "CDK's BucketDeployment handler copies the site from the CDK asset bucket; a VPC would "
+                            "need NAT or endpoints (hourly cost) for nothing."),
+            ("CKV_AWS_173", "CDK's BucketDeployment handler: its environment holds no secrets."),
+        )

@@ -1,28 +1,57 @@
-"""What the `steps` function may do: everything the cluster lifecycle needs, and no more.
+"""What the `steps` function may do: the calls the cluster workflows make, and no more.
 
-Boundaries, in the order a cluster is built:
+Every action here is one ``functions/`` calls (``tests/infra/test_iam_actions_used.py`` keeps it so).
+Clusters live in any region of the account (the request names it), so cluster-scoped ARNs carry a
+region wildcard and the account; names are chosen by users, so they carry a name wildcard.
 
 * EC2 networking: created only with the tag ``podstart:managed=true`` (tag-on-create), changed and
-  deleted only when it carries that tag; Describe* is read-only and account-wide.
-* EKS: clusters, add-ons, access entries and pod identity associations of this account/region.
-* IAM: only roles and customer policies named ``podstart-*`` or under the path ``/podstart/``;
-  PassRole only to SageMaker, EKS and EKS Pod Identity; managed policies attachable to those roles
-  are an allow-list; OIDC providers only for EKS issuers.
-* SageMaker HyperPod cluster operations, FSx for Lustre (tag-scoped deletes), the PodStart buckets.
+  deleted only when it carries that tag; Describe* calls are read-only and account-wide.
+* IAM: roles named ``podstart-*`` or under ``/podstart/``, created and changed only with the
+  PodStart permissions boundary (:mod:`infra.boundary`) on them; nothing may remove or change the
+  boundary (explicit Deny). PassRole only to SageMaker, EKS and EKS Pod Identity.
+* Destroying and access-granting actions need the resource tag ``podstart:managed``: ``true`` for
+  what PodStart created, ``true`` or ``imported`` for the access entry on an imported cluster.
+  Every one of them supports ``aws:ResourceTag`` (service authorization reference): SageMaker
+  ``cluster`` actions; EKS ``DeleteCluster``/``CreateAccessEntry``/``CreateAddon``/
+  ``CreatePodIdentityAssociation`` on the cluster's tags; EKS ``AssociateAccessPolicy``/
+  ``DeleteAccessEntry`` on the *access entry's* own tags (so PodStart tags its access entries);
+  EKS ``DeleteAddon`` on the add-on's; FSx ``DeleteFileSystem`` on the file system's.
+* Tagging: EKS ``CreateCluster`` has no resource-level permissions and authorizes its tags as the
+  dependent ``eks:TagResource``; IAM has no EKS/SageMaker "create action" key to tell tagging at
+  creation from a later TagResource/AddTags. So tagging is limited to PodStart's two tag keys and
+  the two values; a later ``TagResource`` could still mark an existing cluster ``true`` — which a
+  PodStart bug cannot do by accident (no code path tags an existing cluster ``true``), and which
+  the delete workflows check again in code.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 
 from infra.data import DataConstruct
-from infra.nag import grant
+from infra.nag import acknowledge_wildcards, grant
 
 MANAGED_TAG = "podstart:managed"
-_P, _R, _A = cdk.Aws.PARTITION, cdk.Aws.REGION, cdk.Aws.ACCOUNT_ID
+CLUSTER_TAG = "podstart:cluster"
+MANAGED = "true"
+IMPORTED = "imported"
+_P, _A = cdk.Aws.PARTITION, cdk.Aws.ACCOUNT_ID
 
-_EC2_CREATE = [
+_EC2_DESCRIBE = [
+    "ec2:DescribeAddresses",
+    "ec2:DescribeAvailabilityZones",
+    "ec2:DescribeInternetGateways",
+    "ec2:DescribeNatGateways",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeVpcEndpoints",
+    "ec2:DescribeVpcs",
+]
+EC2_CREATE = [
     "ec2:CreateVpc",
     "ec2:CreateSubnet",
     "ec2:CreateRouteTable",
@@ -36,26 +65,24 @@ _EC2_MUTATE = [
     "ec2:ModifyVpcAttribute",
     "ec2:ModifySubnetAttribute",
     "ec2:CreateRoute",
-    "ec2:DeleteRoute",
     "ec2:AssociateRouteTable",
     "ec2:DisassociateRouteTable",
     "ec2:AttachInternetGateway",
     "ec2:DetachInternetGateway",
     "ec2:AuthorizeSecurityGroupIngress",
     "ec2:AuthorizeSecurityGroupEgress",
-    "ec2:RevokeSecurityGroupIngress",
-    "ec2:RevokeSecurityGroupEgress",
-    "ec2:ModifyVpcEndpoint",
     "ec2:DeleteVpc",
     "ec2:DeleteSubnet",
     "ec2:DeleteRouteTable",
     "ec2:DeleteInternetGateway",
     "ec2:DeleteNatGateway",
     "ec2:ReleaseAddress",
-    "ec2:DisassociateAddress",
     "ec2:DeleteSecurityGroup",
     "ec2:DeleteVpcEndpoints",
 ]
+# The AWS managed policies the code attaches to the roles it creates (functions/domain/iam.py).
+ATTACHABLE_POLICIES = ["AmazonEKSClusterPolicy", "AmazonSageMakerClusterInstanceRolePolicy"]
+CLUSTER_ADMIN_ACCESS_POLICY = "AmazonEKSClusterAdminPolicy"
 _PASSABLE_TO = ["sagemaker.amazonaws.com", "eks.amazonaws.com", "pods.eks.amazonaws.com"]
 _SERVICE_LINKED = [
     "eks.amazonaws.com",
@@ -63,30 +90,43 @@ _SERVICE_LINKED = [
     "fsx.amazonaws.com",
     "s3.data-source.lustre.fsx.amazonaws.com",
 ]
+Conditions = dict[str, dict[str, Any]]
+_TAG_KEYS: Conditions = {"ForAllValues:StringEquals": {"aws:TagKeys": [MANAGED_TAG, CLUSTER_TAG]}}
 
 
-def _arn(service: str, resource: str, *, region: str = _R) -> str:
-    return f"arn:{_P}:{service}:{region}:{_A}:{resource}"
+def _arn(service: str, resource: str) -> str:
+    """An ARN of this account in any region (clusters are created where the request says)."""
+    return f"arn:{_P}:{service}:*:{_A}:{resource}"
 
 
 def _podstart_iam(kind: str) -> list[str]:
     return [f"arn:{_P}:iam::{_A}:{kind}/podstart-*", f"arn:{_P}:iam::{_A}:{kind}/podstart/*"]
 
 
-def add_steps_permissions(role: iam.Role, *, data: DataConstruct) -> None:
+def _tagged(*values: str) -> Conditions:
+    return {"StringEquals": {f"aws:ResourceTag/{MANAGED_TAG}": list(values) if len(values) > 1 else values[0]}}
+
+
+def _requesting(*values: str) -> Conditions:
+    return {"StringEquals": {f"aws:RequestTag/{MANAGED_TAG}": list(values) if len(values) > 1 else values[0]}}
+
+
+def _all(*conditions: Conditions) -> Conditions:
+    """Conditions that must all hold (operators merged key by key)."""
+    merged: Conditions = {}
+    for condition in conditions:
+        for operator, keys in condition.items():
+            merged.setdefault(operator, {}).update(keys)
+    return merged
+
+
+def add_steps_permissions(role: iam.Role, *, data: DataConstruct, boundary_arn: str) -> None:
     _ec2(role)
     _eks(role)
-    _iam(role)
+    _iam(role, boundary_arn)
     _sagemaker(role)
     _fsx(role)
-    _buckets(role, data)
-    grant(
-        role,
-        sid="WhoAmI",
-        actions=["sts:GetCallerIdentity"],
-        resources=["*"],
-        reason="sts:GetCallerIdentity has no resource; used to build ARNs and EKS tokens.",
-    )
+    _assets(role, data)
 
 
 def _ec2(role: iam.Role) -> None:
@@ -94,16 +134,16 @@ def _ec2(role: iam.Role) -> None:
     grant(
         role,
         sid="Ec2Describe",
-        actions=["ec2:Describe*"],
+        actions=_EC2_DESCRIBE,
         resources=["*"],
         reason="EC2 Describe* actions are read-only and support no resource-level permissions.",
     )
     grant(
         role,
         sid="Ec2CreateTaggedNetwork",
-        actions=_EC2_CREATE,
+        actions=EC2_CREATE,
         resources=[ec2_any],
-        conditions={"StringEquals": {f"aws:RequestTag/{MANAGED_TAG}": "true"}},
+        conditions=_requesting(MANAGED),
         reason="Network resources get their ids at creation; creation requires the podstart:managed tag.",
     )
     grant(
@@ -123,7 +163,7 @@ def _ec2(role: iam.Role) -> None:
             _arn("ec2", "route-table/*"),
             _arn("ec2", "security-group/*"),
         ],
-        conditions={"StringEquals": {f"aws:ResourceTag/{MANAGED_TAG}": "true"}},
+        conditions=_tagged(MANAGED),
         reason="Subnets, route tables, endpoints and NAT are created inside PodStart-managed (tagged) VPCs.",
     )
     grant(
@@ -131,7 +171,7 @@ def _ec2(role: iam.Role) -> None:
         sid="Ec2TagOnCreate",
         actions=["ec2:CreateTags"],
         resources=[ec2_any],
-        conditions={"StringEquals": {"ec2:CreateAction": _EC2_CREATE}},
+        conditions={"StringEquals": {"ec2:CreateAction": EC2_CREATE}},
         reason="Tagging allowed only as part of the PodStart create calls (tag-on-create).",
     )
     grant(
@@ -139,107 +179,166 @@ def _ec2(role: iam.Role) -> None:
         sid="Ec2ChangeManagedNetwork",
         actions=_EC2_MUTATE,
         resources=[ec2_any],
-        conditions={"StringEquals": {f"aws:ResourceTag/{MANAGED_TAG}": "true"}},
+        conditions=_tagged(MANAGED),
         reason="Changes and deletes only resources tagged podstart:managed=true; ids are not known ahead.",
     )
 
 
 def _eks(role: iam.Role) -> None:
+    clusters = _arn("eks", "cluster/*")
+    access_entries = _arn("eks", "access-entry/*/*/*/*/*")
+    addons = _arn("eks", "addon/*/*/*")
+    associations = _arn("eks", "podidentityassociation/*/*")
+    own_entry: Conditions = {"StringEquals": {"eks:principalArn": role.role_arn}}
+    why_names = "EKS clusters are named by users, in any region; "
     grant(
         role,
-        sid="EksClusters",
-        actions=[
-            "eks:CreateCluster",
-            "eks:DescribeCluster",
-            "eks:DeleteCluster",
-            "eks:UpdateClusterConfig",
-            "eks:UpdateClusterVersion",
-            "eks:DescribeUpdate",
-            "eks:TagResource",
-            "eks:ListAddons",
-            "eks:CreateAddon",
-            "eks:ListAccessEntries",
-            "eks:CreateAccessEntry",
-            "eks:ListPodIdentityAssociations",
-            "eks:CreatePodIdentityAssociation",
-        ],
-        resources=[_arn("eks", "cluster/*")],
-        reason="User-named EKS clusters of this account/region, created and orchestrated by PodStart.",
-    )
-    grant(
-        role,
-        sid="EksClusterChildren",
-        actions=[
-            "eks:DescribeAddon",
-            "eks:UpdateAddon",
-            "eks:DeleteAddon",
-            "eks:TagResource",
-            "eks:DescribeAccessEntry",
-            "eks:DeleteAccessEntry",
-            "eks:UpdateAccessEntry",
-            "eks:AssociateAccessPolicy",
-            "eks:DisassociateAccessPolicy",
-            "eks:ListAssociatedAccessPolicies",
-            "eks:DescribePodIdentityAssociation",
-            "eks:DeletePodIdentityAssociation",
-            "eks:UpdatePodIdentityAssociation",
-        ],
-        resources=[
-            _arn("eks", "addon/*/*/*"),
-            _arn("eks", "access-entry/*/*/*/*/*"),
-            _arn("eks", "podidentityassociation/*/*"),
-        ],
-        reason="Add-ons, access entries and pod identity associations of the clusters above "
-        "(ids assigned by EKS).",
-    )
-    grant(
-        role,
-        sid="EksCatalog",
-        actions=["eks:ListClusters", "eks:DescribeAddonVersions", "eks:DescribeClusterVersions"],
+        sid="EksCreateTaggedClusters",
+        actions=["eks:CreateCluster"],
         resources=["*"],
-        reason="Read-only EKS List/Describe-versions calls support no resource-level permissions.",
+        conditions=_requesting(MANAGED),
+        reason="eks:CreateCluster supports no resource-level permissions; the request must tag the cluster "
+        "podstart:managed=true.",
+    )
+    grant(
+        role,
+        sid="EksReadClusters",
+        actions=["eks:DescribeCluster", "eks:ListAddons", "eks:ListAccessEntries", "eks:ListPodIdentityAssociations"],
+        resources=[clusters],
+        reason=why_names + "read-only.",
+    )
+    grant(
+        role,
+        sid="EksDeleteManagedClusters",
+        actions=["eks:DeleteCluster"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why_names + "only clusters tagged podstart:managed=true (created by PodStart).",
+    )
+    grant(
+        role,
+        sid="EksExtendManagedClusters",
+        actions=["eks:CreateAddon", "eks:CreatePodIdentityAssociation"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why_names + "add-ons and pod identities go only on clusters PodStart created.",
+    )
+    grant(
+        role,
+        sid="EksCreateOwnAccessEntry",
+        actions=["eks:CreateAccessEntry"],
+        resources=[clusters],
+        conditions=_all(_tagged(MANAGED, IMPORTED), own_entry),
+        reason=why_names + "only PodStart's own role gets an access entry, only on clusters tagged "
+        "podstart:managed true or imported.",
+    )
+    grant(
+        role,
+        sid="EksGrantOwnClusterAdmin",
+        actions=["eks:AssociateAccessPolicy"],
+        resources=[access_entries],
+        conditions={
+            "StringEquals": {
+                f"aws:ResourceTag/{MANAGED_TAG}": [MANAGED, IMPORTED],
+                "eks:principalArn": role.role_arn,
+                "eks:policyArn": f"arn:{_P}:eks::aws:cluster-access-policy/{CLUSTER_ADMIN_ACCESS_POLICY}",
+            }
+        },
+        reason=why_names + "cluster admin for PodStart's own access entry only, tagged podstart:managed.",
+    )
+    grant(
+        role,
+        sid="EksDeleteOwnAccessEntry",
+        actions=["eks:DeleteAccessEntry"],
+        resources=[access_entries],
+        conditions=_all(_tagged(MANAGED, IMPORTED), own_entry),
+        reason=why_names + "PodStart removes only its own (tagged) access entry.",
+    )
+    grant(
+        role,
+        sid="EksReadAccessEntries",
+        actions=["eks:DescribeAccessEntry", "eks:ListAssociatedAccessPolicies"],
+        resources=[access_entries],
+        reason=why_names + "access entry ids are assigned by EKS; read-only.",
+    )
+    grant(
+        role,
+        sid="EksAddons",
+        actions=["eks:DescribeAddon"],
+        resources=[addons],
+        reason=why_names + "add-on names are per cluster; read-only.",
+    )
+    grant(
+        role,
+        sid="EksDeleteManagedAddons",
+        actions=["eks:DeleteAddon"],
+        resources=[addons],
+        conditions=_tagged(MANAGED),
+        reason=why_names + "only add-ons tagged podstart:managed=true.",
+    )
+    grant(
+        role,
+        sid="EksPodIdentityAssociations",
+        actions=["eks:DeletePodIdentityAssociation"],
+        resources=[associations],
+        reason=why_names + "association ids are assigned by EKS; the delete workflow removes those of a "
+        "PodStart-managed cluster.",
+    )
+    grant(
+        role,
+        sid="EksTagClusters",
+        actions=["eks:TagResource"],
+        resources=[clusters],
+        conditions=_all(_requesting(MANAGED, IMPORTED), _TAG_KEYS),
+        reason=why_names + "CreateCluster's tags (podstart:managed=true) and the import workflow's "
+        "(podstart:managed=imported); PodStart's two tag keys only.",
+    )
+    grant(
+        role,
+        sid="EksTagChildrenOnCreate",
+        actions=["eks:TagResource"],
+        resources=[addons, access_entries, associations],
+        conditions=_TAG_KEYS,
+        reason=why_names + "tags given to CreateAddon/CreateAccessEntry/CreatePodIdentityAssociation; "
+        "PodStart's two tag keys only.",
     )
 
 
-def _iam(role: iam.Role) -> None:
+def _iam(role: iam.Role, boundary_arn: str) -> None:
     roles = _podstart_iam("role")
+    bounded: Conditions = {"StringEquals": {"iam:PermissionsBoundary": boundary_arn}}
+    why = "Only roles named podstart-* or under /podstart/ (per-cluster roles, names made by PodStart)"
     grant(
         role,
-        sid="IamPodStartRoles",
-        actions=[
-            "iam:CreateRole",
-            "iam:DeleteRole",
-            "iam:GetRole",
-            "iam:TagRole",
-            "iam:UntagRole",
-            "iam:UpdateAssumeRolePolicy",
-            "iam:PutRolePolicy",
-            "iam:GetRolePolicy",
-            "iam:DeleteRolePolicy",
-            "iam:ListRolePolicies",
-            "iam:ListAttachedRolePolicies",
-            "iam:DetachRolePolicy",
-        ],
+        sid="IamBoundedRoles",
+        actions=["iam:CreateRole", "iam:PutRolePolicy", "iam:DeleteRolePolicy", "iam:DetachRolePolicy"],
         resources=roles,
-        reason="Only roles named podstart-* or under /podstart/ (cluster, node and pod identity roles).",
+        conditions=bounded,
+        reason=why + ", and only while they carry the PodStart permissions boundary.",
     )
     grant(
         role,
         sid="IamAttachAllowListedPolicies",
         actions=["iam:AttachRolePolicy"],
         resources=roles,
-        conditions={
-            "ArnLike": {
-                "iam:PolicyARN": [
-                    f"arn:{_P}:iam::aws:policy/AmazonEKS*",
-                    f"arn:{_P}:iam::aws:policy/AmazonSageMakerClusterInstanceRolePolicy",
-                    f"arn:{_P}:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
-                    f"arn:{_P}:iam::aws:policy/CloudWatchAgentServerPolicy",
-                    *_podstart_iam("policy"),
-                ]
-            }
-        },
-        reason="Attach only the EKS/HyperPod managed policies or PodStart's own policies to PodStart roles.",
+        conditions=_all(
+            bounded, {"ArnEquals": {"iam:PolicyARN": [f"arn:{_P}:iam::aws:policy/{p}" for p in ATTACHABLE_POLICIES]}}
+        ),
+        reason=why + ", bounded, and only the AWS managed policies the cluster roles need.",
+    )
+    grant(
+        role,
+        sid="IamReadAndDeletePodStartRoles",
+        actions=[
+            "iam:GetRole",
+            "iam:GetRolePolicy",
+            "iam:ListRolePolicies",
+            "iam:ListAttachedRolePolicies",
+            "iam:TagRole",
+            "iam:DeleteRole",
+        ],
+        resources=roles,
+        reason=why + ".",
     )
     grant(
         role,
@@ -247,35 +346,25 @@ def _iam(role: iam.Role) -> None:
         actions=["iam:PassRole"],
         resources=roles,
         conditions={"StringEquals": {"iam:PassedToService": _PASSABLE_TO}},
-        reason="Pass only PodStart roles, and only to SageMaker, EKS and EKS Pod Identity.",
-    )
-    grant(
-        role,
-        sid="IamPodStartPolicies",
-        actions=[
-            "iam:CreatePolicy",
-            "iam:DeletePolicy",
-            "iam:GetPolicy",
-            "iam:GetPolicyVersion",
-            "iam:CreatePolicyVersion",
-            "iam:DeletePolicyVersion",
-            "iam:ListPolicyVersions",
-            "iam:TagPolicy",
-        ],
-        resources=_podstart_iam("policy"),
-        reason="Only customer managed policies named podstart-* or under /podstart/.",
+        reason=why + ", passed only to SageMaker, EKS and EKS Pod Identity.",
     )
     grant(
         role,
         sid="IamEksOidcProviders",
         actions=[
             "iam:CreateOpenIDConnectProvider",
-            "iam:GetOpenIDConnectProvider",
             "iam:DeleteOpenIDConnectProvider",
             "iam:TagOpenIDConnectProvider",
         ],
         resources=[f"arn:{_P}:iam::{_A}:oidc-provider/oidc.eks.*"],
         reason="OIDC providers for EKS cluster issuers only (issuer ids are assigned by EKS).",
+    )
+    grant(
+        role,
+        sid="IamListOidcProviders",
+        actions=["iam:ListOpenIDConnectProviders"],
+        resources=["*"],
+        reason="iam:ListOpenIDConnectProviders supports no resource-level permissions (read-only).",
     )
     grant(
         role,
@@ -285,39 +374,74 @@ def _iam(role: iam.Role) -> None:
         conditions={"StringEquals": {"iam:AWSServiceName": _SERVICE_LINKED}},
         reason="First use of EKS, SageMaker and FSx in an account creates their service-linked roles.",
     )
+    # Nothing may take the boundary off a role or rewrite the boundary policy itself.
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            sid="KeepRoleBoundaries",
+            effect=iam.Effect.DENY,
+            actions=["iam:DeleteRolePermissionsBoundary", "iam:PutRolePermissionsBoundary"],
+            resources=["*"],
+        )
+    )
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            sid="KeepTheBoundaryPolicy",
+            effect=iam.Effect.DENY,
+            actions=[
+                "iam:CreatePolicyVersion",
+                "iam:DeletePolicy",
+                "iam:DeletePolicyVersion",
+                "iam:SetDefaultPolicyVersion",
+            ],
+            resources=[boundary_arn],
+        )
+    )
+    acknowledge_wildcards(
+        role, resources=["*"], reason="Explicit Deny on every role: no role's permissions boundary may be changed."
+    )
 
 
 def _sagemaker(role: iam.Role) -> None:
+    clusters = _arn("sagemaker", "cluster/*")
+    why = "HyperPod clusters are named by users, in any region; "
     grant(
         role,
-        sid="HyperPodClusters",
-        actions=[
-            "sagemaker:CreateCluster",
-            "sagemaker:DescribeCluster",
-            "sagemaker:UpdateCluster",
-            "sagemaker:DeleteCluster",
-            "sagemaker:UpdateClusterSoftware",
-            "sagemaker:ListClusterNodes",
-            "sagemaker:DescribeClusterNode",
-            "sagemaker:BatchDeleteClusterNodes",
-            "sagemaker:BatchRebootClusterNodes",
-            "sagemaker:BatchReplaceClusterNodes",
-            "sagemaker:BatchAddClusterNodes",
-            "sagemaker:StartClusterHealthCheck",
-            "sagemaker:ListClusterEvents",
-            "sagemaker:DescribeClusterEvent",
-            "sagemaker:AddTags",
-            "sagemaker:ListTags",
-        ],
-        resources=[_arn("sagemaker", "cluster/*")],
-        reason="User-named HyperPod clusters of this account/region; PodStart's lifecycle operations.",
+        sid="HyperPodCreateTagged",
+        actions=["sagemaker:CreateCluster"],
+        resources=[clusters],
+        conditions=_requesting(MANAGED),
+        reason=why + "created only with the podstart:managed=true tag.",
+    )
+    grant(
+        role,
+        sid="HyperPodTagOnCreate",
+        actions=["sagemaker:AddTags"],
+        resources=[clusters],
+        conditions=_all(_requesting(MANAGED), _TAG_KEYS),
+        reason=why + "CreateCluster's tags are authorized as AddTags; PodStart's two tag keys only.",
+    )
+    grant(
+        role,
+        sid="HyperPodRead",
+        actions=["sagemaker:DescribeCluster"],
+        resources=[clusters],
+        reason=why + "read-only.",
+    )
+    grant(
+        role,
+        sid="HyperPodChangeManaged",
+        actions=["sagemaker:UpdateCluster", "sagemaker:DeleteCluster"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why + "updates and deletes only clusters tagged podstart:managed=true.",
     )
     grant(
         role,
         sid="HyperPodTrainingPlans",
-        actions=["sagemaker:DescribeTrainingPlan"],
+        actions=["sagemaker:CreateCluster", "sagemaker:UpdateCluster"],
         resources=[_arn("sagemaker", "training-plan/*")],
-        reason="Instance groups may reference any of the account's training plans (read-only).",
+        reason="An instance group may run on any of the account's training plans: CreateCluster/UpdateCluster are "
+        "authorized against the plan as well as the (tag-conditioned) cluster, which stays required.",
     )
     grant(
         role,
@@ -329,37 +453,45 @@ def _sagemaker(role: iam.Role) -> None:
 
 
 def _fsx(role: iam.Role) -> None:
+    file_systems = _arn("fsx", "file-system/*")
     grant(
         role,
         sid="FsxCreateTagged",
-        actions=["fsx:CreateFileSystem", "fsx:CreateDataRepositoryAssociation", "fsx:TagResource"],
-        resources=[_arn("fsx", "file-system/*"), _arn("fsx", "association/*")],
-        conditions={"StringEquals": {f"aws:RequestTag/{MANAGED_TAG}": "true"}},
-        reason="FSx for Lustre shared storage, created only with the podstart:managed tag.",
+        actions=["fsx:CreateFileSystem", "fsx:TagResource"],
+        resources=[file_systems],
+        conditions=_requesting(MANAGED),
+        reason="FSx for Lustre shared storage (ids assigned by FSx), created only with the podstart:managed tag.",
     )
     grant(
         role,
-        sid="FsxChangeTagged",
-        actions=["fsx:DeleteFileSystem", "fsx:UpdateFileSystem", "fsx:DeleteDataRepositoryAssociation"],
-        resources=[_arn("fsx", "file-system/*"), _arn("fsx", "association/*")],
-        conditions={"StringEquals": {f"aws:ResourceTag/{MANAGED_TAG}": "true"}},
-        reason="Deletes and updates only PodStart-tagged file systems and associations.",
+        sid="FsxDeleteTagged",
+        actions=["fsx:DeleteFileSystem"],
+        resources=[file_systems],
+        conditions=_tagged(MANAGED),
+        reason="Deletes only file systems tagged podstart:managed=true.",
     )
     grant(
         role,
         sid="FsxDescribe",
-        actions=["fsx:DescribeFileSystems", "fsx:DescribeDataRepositoryAssociations"],
+        actions=["fsx:DescribeFileSystems"],
         resources=["*"],
-        reason="FSx Describe* calls are read-only and list across the account.",
+        reason="fsx:DescribeFileSystems without ids lists the account's file systems (read-only).",
     )
 
 
-def _buckets(role: iam.Role, data: DataConstruct) -> None:
-    buckets = (data.data_bucket, data.assets_bucket)
+def _assets(role: iam.Role, data: DataConstruct) -> None:
+    assets = data.assets_bucket
     grant(
         role,
-        sid="PodStartBuckets",
-        actions=["s3:ListBucket", "s3:GetBucketLocation", "s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-        resources=[b.bucket_arn for b in buckets] + [b.arn_for_objects("*") for b in buckets],
-        reason="Objects of the PodStart data and assets buckets only (lifecycle scripts, model downloads).",
+        sid="LifecycleScripts",
+        actions=["s3:GetObject", "s3:PutObject"],
+        resources=[assets.arn_for_objects("lifecycle/*")],
+        reason="HyperPod lifecycle scripts, uploaded once per content hash under lifecycle/ of the assets bucket.",
+    )
+    grant(
+        role,
+        sid="LifecycleScriptsBucket",
+        actions=["s3:ListBucket"],
+        resources=[assets.bucket_arn],
+        reason="HeadObject on a not-yet-uploaded script answers 404 instead of 403 (assets bucket only).",
     )

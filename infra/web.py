@@ -1,8 +1,14 @@
-"""The static web UI: private S3 bucket behind CloudFront (OAC), strict security headers."""
+"""The static web UI: private S3 bucket behind CloudFront (OAC), strict security headers.
+
+The site is deployed with its ``/config.json`` (what ``web/src/auth.ts`` reads to sign in with the
+Cognito hosted UI: ``auth``, ``userPoolDomain``, ``clientId``, ``apiUrl``, ``scopes``, plus
+``userPoolId`` and ``region``). It is served from the site's own origin, so the CSP's
+``connect-src 'self'`` covers it, and every deployment invalidates it with ``/index.html``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -14,9 +20,11 @@ from aws_cdk import aws_s3_deployment as s3deploy
 from constructs import Construct
 
 from infra.bundling import REPO_ROOT
+from infra.checkov import skip
 from infra.nag import acknowledge
 
 WEB_DIST = REPO_ROOT / "web" / "dist"
+CONFIG_FILE = "config.json"
 
 
 @jsii.implements(cdk.IStableStringProducer)
@@ -35,6 +43,8 @@ class WebConstruct(Construct):
     bucket: s3.Bucket
     headers: cloudfront.ResponseHeadersPolicy
     distribution: cloudfront.Distribution
+    deployment: s3deploy.BucketDeployment | None
+    config: dict[str, str]  # /config.json as deployed (values may be deploy-time tokens)
 
     def __init__(
         self,
@@ -46,10 +56,12 @@ class WebConstruct(Construct):
         dist: Path = WEB_DIST,
     ):
         super().__init__(scope, construct_id)
+        self._dist = dist
+        self.deployment = None
+        self.config = {}
         self._build_bucket(logs_bucket)
         self._build_headers(connect_origins)
         self._build_distribution(logs_bucket)
-        self._build_deployment(dist)
 
     @property
     def url(self) -> str:
@@ -155,6 +167,13 @@ class WebConstruct(Construct):
             "Static files only, every API call is authenticated by Cognito; WAF (a standing monthly "
             "cost) is left to deployments that need it.",
         )
+        skip(
+            self.distribution,
+            ("CKV_AWS_68", "Static files only, every API call is authenticated by Cognito; WAF (a standing monthly "
+                           "cost) is left to deployments that need it."),
+            ("CKV_AWS_174", "The default *.cloudfront.net certificate cannot enforce a minimum TLS version; a custom "
+                            "domain with an ACM certificate gets TLSv1.2_2021 (set in minimum_protocol_version)."),
+        )
         acknowledge(
             self.distribution,
             "AwsSolutions-CFR4",
@@ -162,15 +181,23 @@ class WebConstruct(Construct):
             "a custom domain with an ACM certificate gets TLSv1.2_2021.",
         )
 
-    def _build_deployment(self, dist: Path) -> None:
-        if not (dist / "index.html").is_file():
-            return  # web/dist is built by `make web`; deploy the infra without it
-        s3deploy.BucketDeployment(
+    def deploy(self, config: Mapping[str, str]) -> s3deploy.BucketDeployment:
+        """Deploy web/dist (when built) and ``/config.json`` = ``config`` (deploy-time values allowed).
+
+        Called by the stack once the user pool, its client and the API exist. Without web/dist
+        (``make web`` builds it) only config.json is deployed and nothing is pruned.
+        """
+        built = (self._dist / "index.html").is_file()
+        self.config = dict(config)
+        sources = [s3deploy.Source.asset(str(self._dist))] if built else []
+        sources.append(s3deploy.Source.json_data(CONFIG_FILE, self.config))
+        self.deployment = s3deploy.BucketDeployment(
             self,
             "Deploy",
             destination_bucket=self.bucket,
-            sources=[s3deploy.Source.asset(str(dist))],
+            sources=sources,
             distribution=self.distribution,
-            distribution_paths=["/index.html"],
-            prune=True,
+            distribution_paths=["/index.html", f"/{CONFIG_FILE}"],
+            prune=built,
         )
+        return self.deployment

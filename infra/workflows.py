@@ -14,11 +14,20 @@ from constructs import Construct
 
 from functions.domain.kinds import kind_of_file
 from infra.bundling import REPO_ROOT
+from infra.checkov import skip_log_group
 from infra.nag import acknowledge_wildcards
 
 STATEMACHINES_DIR = REPO_ROOT / "statemachines"
 ASL_SUFFIX = ".asl.json"
-_PUT_EVENTS = "arn:aws:states:::events:putEvents"
+# The definitions name service integrations in the aws partition (the sandbox runs them as they
+# are); deployed, they take the stack's partition (aws-cn, aws-us-gov): AWS::Partition.
+_INTEGRATION = "arn:aws:states:::"  # partition-literal: rewritten by deployed_definition()
+_PUT_EVENTS = _INTEGRATION + "events:putEvents"
+
+
+def deployed_definition(text: str) -> str:
+    """An ASL definition with its integration ARNs in the stack's partition (a CDK token)."""
+    return text.replace(_INTEGRATION, f"arn:{cdk.Aws.PARTITION}:states:::")
 
 
 def workflow_kind(path: Path) -> str:
@@ -70,7 +79,8 @@ class WorkflowsConstruct(Construct):
             description=f"PodStart workflow {kind}: invoke the steps function only",
         )
         self._steps.grant_invoke(role)
-        if _PUT_EVENTS in path.read_text():
+        text = path.read_text()
+        if _PUT_EVENTS in text:
             self._bus.grant_put_events_to(role)  # only workflows that publish to the bus themselves
         log_group = logs.LogGroup(
             self,
@@ -84,7 +94,7 @@ class WorkflowsConstruct(Construct):
             construct_id,
             state_machine_name=name,
             state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_file(str(path)),
+            definition_body=sfn.DefinitionBody.from_string(deployed_definition(text)),
             definition_substitutions={
                 "StepsFunctionArn": self._steps.function_arn,
                 "EventBusName": self._bus.event_bus_name,
@@ -95,6 +105,7 @@ class WorkflowsConstruct(Construct):
             logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
         )
         self.state_machines[kind] = state_machine
+        skip_log_group(log_group)
         acknowledge_wildcards(
             role,
             resources=["*", cdk.Fn.join("", [self._steps.function_arn, ":*"])],

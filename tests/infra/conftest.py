@@ -28,9 +28,30 @@ class Synth:
     nag_violations: list[Any]
     statemachines_dir: Path
     stack: Any
+    outdir: Path
 
     def of_type(self, cfn_type: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self.resources.items() if v["Type"] == cfn_type}
+
+    def function(self, name: str) -> tuple[str, dict[str, Any]]:
+        """(logical id, resource) of the PodStart function ``podstart-<name>``."""
+        [(fn_id, fn)] = [
+            (k, v)
+            for k, v in self.of_type("AWS::Lambda::Function").items()
+            if v["Properties"].get("FunctionName") == f"podstart-{name}"
+        ]
+        return fn_id, fn
+
+    def role_statements(self, name: str) -> list[dict[str, Any]]:
+        """Every statement of the policies attached to function ``name``'s role."""
+        role_id = self.function(name)[1]["Properties"]["Role"]["Fn::GetAtt"][0]
+        return [
+            statement
+            for cfn_type in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+            for policy in self.of_type(cfn_type).values()
+            if any(r.get("Ref") == role_id for r in policy["Properties"].get("Roles", []))
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        ]
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +60,9 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
 
     # The real workflows when another engineer has written them, else a fixture definition.
     directory = STATEMACHINES_DIR if workflow_files(STATEMACHINES_DIR) else FIXTURES
+    outdir = tmp_path_factory.mktemp("cdk.out")
     app, stack, nag = build_app(
-        outdir=str(tmp_path_factory.mktemp("cdk.out")),
+        outdir=str(outdir),
         # Point assets at build/lambda instead of copying ~200 MB per session.
         context={"aws:cdk:disable-asset-staging": True},
         statemachines_dir=directory,
@@ -54,6 +76,7 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
         nag_violations=violations,
         statemachines_dir=directory,
         stack=stack,
+        outdir=outdir,
     )
 
 

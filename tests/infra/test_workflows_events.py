@@ -49,7 +49,7 @@ def test_each_workflow_role_can_only_invoke_the_steps_function(synth):
 
 def test_podstart_bus_exists_and_both_rules_feed_the_events_function(template, synth):
     template.has_resource_properties("AWS::Events::EventBus", {"Name": "podstart"})
-    rules = synth.of_type("AWS::Events::Rule").values()
+    rules = [r for r in synth.of_type("AWS::Events::Rule").values() if "EventPattern" in r["Properties"]]
     patterns = {json.dumps(r["Properties"]["EventPattern"]["source"]): r for r in rules}
     states = patterns['["aws.states"]']["Properties"]
     assert states["EventPattern"]["detail-type"] == ["Step Functions Execution Status Change"]

@@ -1,0 +1,217 @@
+"""The permissions boundary on every IAM role PodStart's steps function creates at run time.
+
+The per-cluster roles (EKS cluster role, HyperPod execution role, S3 CSI pod-identity role, and
+feature roles to come) are made by the steps function, which may create them only with this
+boundary (``iam:PermissionsBoundary`` condition, see :mod:`infra.steps_policy`). A role's
+effective permissions are the intersection of its own policies and this boundary, so whatever a
+role is given, it can never do more than what is listed here:
+
+* what ``AmazonEKSClusterPolicy`` grants an EKS cluster role (EC2, load balancers, volumes);
+* what ``AmazonSageMakerClusterInstanceRolePolicy`` grants HyperPod nodes (cluster logs and
+  metrics, SSM sessions, ``sagemaker-*`` buckets of this account), plus what HyperPod-on-EKS nodes
+  need beside it (VPC CNI network interfaces, ECR image pulls, EKS Pod Identity);
+* the PodStart data bucket (S3 Mountpoint CSI driver) and the assets bucket's lifecycle scripts.
+
+Nothing in it lets a role escalate: no IAM action but the load balancer service-linked role, no
+STS action, no service-wide wildcard.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from infra.checkov import skip
+from infra.data import DataConstruct
+from infra.nag import acknowledge_wildcards
+
+_P, _A = cdk.Aws.PARTITION, cdk.Aws.ACCOUNT_ID
+
+# AmazonEKSClusterPolicy, as AWS publishes it (the EKS control plane acts with the cluster role).
+EKS_CLUSTER_ROLE_ACTIONS = [
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:UpdateAutoScalingGroup",
+    "ec2:AttachVolume",
+    "ec2:AuthorizeSecurityGroupIngress",
+    "ec2:CreateRoute",
+    "ec2:CreateSecurityGroup",
+    "ec2:CreateTags",
+    "ec2:CreateVolume",
+    "ec2:DeleteRoute",
+    "ec2:DeleteSecurityGroup",
+    "ec2:DeleteVolume",
+    "ec2:DescribeAccountAttributes",
+    "ec2:DescribeAddresses",
+    "ec2:DescribeAvailabilityZones",
+    "ec2:DescribeDhcpOptions",
+    "ec2:DescribeInstanceTopology",
+    "ec2:DescribeInstances",
+    "ec2:DescribeInternetGateways",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeSecurityGroups",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeVolumes",
+    "ec2:DescribeVolumesModifications",
+    "ec2:DescribeVpcs",
+    "ec2:DetachVolume",
+    "ec2:ModifyInstanceAttribute",
+    "ec2:ModifyVolume",
+    "ec2:RevokeSecurityGroupIngress",
+    "elasticloadbalancing:AddTags",
+    "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
+    "elasticloadbalancing:AttachLoadBalancerToSubnets",
+    "elasticloadbalancing:ConfigureHealthCheck",
+    "elasticloadbalancing:CreateListener",
+    "elasticloadbalancing:CreateLoadBalancer",
+    "elasticloadbalancing:CreateLoadBalancerListeners",
+    "elasticloadbalancing:CreateLoadBalancerPolicy",
+    "elasticloadbalancing:CreateTargetGroup",
+    "elasticloadbalancing:DeleteListener",
+    "elasticloadbalancing:DeleteLoadBalancer",
+    "elasticloadbalancing:DeleteLoadBalancerListeners",
+    "elasticloadbalancing:DeleteTargetGroup",
+    "elasticloadbalancing:DeregisterInstancesFromLoadBalancer",
+    "elasticloadbalancing:DeregisterTargets",
+    "elasticloadbalancing:DescribeListeners",
+    "elasticloadbalancing:DescribeLoadBalancerAttributes",
+    "elasticloadbalancing:DescribeLoadBalancerPolicies",
+    "elasticloadbalancing:DescribeLoadBalancers",
+    "elasticloadbalancing:DescribeTargetGroupAttributes",
+    "elasticloadbalancing:DescribeTargetGroups",
+    "elasticloadbalancing:DescribeTargetHealth",
+    "elasticloadbalancing:DetachLoadBalancerFromSubnets",
+    "elasticloadbalancing:ModifyListener",
+    "elasticloadbalancing:ModifyLoadBalancerAttributes",
+    "elasticloadbalancing:ModifyTargetGroup",
+    "elasticloadbalancing:ModifyTargetGroupAttributes",
+    "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
+    "elasticloadbalancing:RegisterTargets",
+    "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer",
+    "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
+    "kms:DescribeKey",
+]
+
+# HyperPod-on-EKS nodes run the VPC CNI and pull images with the execution role (SageMaker HyperPod
+# EKS prerequisites, "IAM role for SageMaker HyperPod").
+HYPERPOD_NODE_NETWORK_ACTIONS = [
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:AttachNetworkInterface",
+    "ec2:CreateNetworkInterface",
+    "ec2:CreateNetworkInterfacePermission",
+    "ec2:DeleteNetworkInterface",
+    "ec2:DeleteNetworkInterfacePermission",
+    "ec2:DescribeTags",
+    "ec2:DetachNetworkInterface",
+    "ec2:ModifyNetworkInterfaceAttribute",
+    "ec2:UnassignPrivateIpAddresses",
+]
+HYPERPOD_NODE_IMAGE_ACTIONS = [
+    "ecr:BatchCheckLayerAvailability",
+    "ecr:BatchGetImage",
+    "ecr:GetAuthorizationToken",
+    "ecr:GetDownloadUrlForLayer",
+]
+HYPERPOD_LOG_ACTIONS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"]
+SSM_SESSION_ACTIONS = [
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+]
+
+
+class RolesBoundaryConstruct(Construct):
+    """One customer managed policy, ``policy``, used only as a permissions boundary."""
+
+    policy: iam.ManagedPolicy
+
+    def __init__(self, scope: Construct, construct_id: str, *, data: DataConstruct):
+        super().__init__(scope, construct_id)
+        self._data = data
+        self.policy = iam.ManagedPolicy(
+            self,
+            "Policy",
+            path="/podstart/",
+            description="PodStart: permissions boundary of every role the steps function creates",
+            document=iam.PolicyDocument(statements=self._statements()),
+        )
+        self._acknowledge()
+        reason = ("A permissions boundary grants nothing by itself: it caps the roles the steps function creates. "
+                  "Their EKS and HyperPod actions support no resource-level permissions, hence '*'.")
+        skip(self.policy, ("CKV_AWS_111", reason), ("CKV_AWS_109", reason))
+
+    @property
+    def arn(self) -> str:
+        return self.policy.managed_policy_arn
+
+    def _statements(self) -> list[iam.PolicyStatement]:
+        data, assets = self._data.data_bucket, self._data.assets_bucket
+        return [
+            iam.PolicyStatement(
+                sid="EksClusterRoleAndNodeNetworking",
+                actions=sorted({*EKS_CLUSTER_ROLE_ACTIONS, *HYPERPOD_NODE_NETWORK_ACTIONS}),
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
+                sid="LoadBalancerServiceLinkedRole",
+                actions=["iam:CreateServiceLinkedRole"],
+                resources=["*"],
+                conditions={"StringEquals": {"iam:AWSServiceName": "elasticloadbalancing.amazonaws.com"}},
+            ),
+            iam.PolicyStatement(sid="NodeImages", actions=HYPERPOD_NODE_IMAGE_ACTIONS, resources=["*"]),
+            iam.PolicyStatement(
+                sid="NodePodIdentity",
+                actions=["eks-auth:AssumeRoleForPodIdentity", "eks:DescribeCluster"],
+                resources=[f"arn:{_P}:eks:*:{_A}:cluster/*"],
+            ),
+            iam.PolicyStatement(
+                sid="HyperPodClusterLogs",
+                actions=HYPERPOD_LOG_ACTIONS,
+                resources=[f"arn:{_P}:logs:*:{_A}:log-group:/aws/sagemaker/Clusters/*"],
+            ),
+            iam.PolicyStatement(
+                sid="HyperPodClusterMetrics",
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringEquals": {"cloudwatch:namespace": "/aws/sagemaker/Clusters"}},
+            ),
+            iam.PolicyStatement(sid="HyperPodNodeSessions", actions=SSM_SESSION_ACTIONS, resources=["*"]),
+            iam.PolicyStatement(
+                sid="SageMakerBucketsOfThisAccount",
+                actions=["s3:ListBucket", "s3:GetObject"],
+                resources=[f"arn:{_P}:s3:::sagemaker-*"],
+                conditions={"StringEquals": {"aws:ResourceAccount": _A}},
+            ),
+            iam.PolicyStatement(
+                sid="PodStartBuckets",
+                actions=["s3:ListBucket"],
+                resources=[data.bucket_arn, assets.bucket_arn],
+            ),
+            iam.PolicyStatement(
+                sid="SharedData",
+                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                resources=[data.arn_for_objects("*")],
+            ),
+            iam.PolicyStatement(
+                sid="LifecycleScripts", actions=["s3:GetObject"], resources=[assets.arn_for_objects("lifecycle/*")]
+            ),
+        ]
+
+    def _acknowledge(self) -> None:
+        acknowledge_wildcards(
+            self.policy,
+            actions=[],
+            resources=[
+                "*",
+                f"arn:{_P}:eks:*:{_A}:cluster/*",
+                f"arn:{_P}:logs:*:{_A}:log-group:/aws/sagemaker/Clusters/*",
+                f"arn:{_P}:s3:::sagemaker-*",
+                self._data.data_bucket.arn_for_objects("*"),
+                self._data.assets_bucket.arn_for_objects("lifecycle/*"),
+            ],
+            reason="A permissions boundary is a ceiling, not a grant: it lists what the roles PodStart makes may "
+            "ever do (AmazonEKSClusterPolicy's and HyperPod node actions, which support no resource-level "
+            "permissions, on '*'; cluster logs, this account's sagemaker-* and PodStart buckets by ARN).",
+        )
