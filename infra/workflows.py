@@ -98,7 +98,6 @@ class WorkflowsConstruct(Construct):
             definition_substitutions={
                 "StepsFunctionArn": self._steps.function_arn,
                 "EventBusName": self._bus.event_bus_name,
-                "Partition": cdk.Aws.PARTITION,
             },
             role=role,
             tracing_enabled=True,

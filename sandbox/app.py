@@ -115,7 +115,7 @@ class Sandbox:
         KINDS[kind] = tuple(steps)
         WORKFLOWS[kind] = Workflow(kind=kind, steps=steps)  # type: ignore[index]
         body = json.dumps(definition(kind, tuple(steps))).replace(
-            "${StepsFunctionArn}", self.aws.function_arn("podstart-steps")).replace("${Partition}", "aws")
+            "${StepsFunctionArn}", self.aws.function_arn("podstart-steps"))
         sfn = self._plain_client("stepfunctions")
         arn = str(sfn.create_state_machine(name="podstart-" + kind.replace(".", "-"), definition=body,
                                            roleArn=self._workflow_role())["stateMachineArn"])

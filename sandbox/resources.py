@@ -85,8 +85,7 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
     workflows: dict[str, str] = {}
     for path in sorted(STATEMACHINES.glob("*.asl.json")):
         kind = kind_of_file(path.name)
-        body = path.read_text().replace("${StepsFunctionArn}", function_arns["podstart-steps"]).replace(
-            "${Partition}", "aws")
+        body = path.read_text().replace("${StepsFunctionArn}", function_arns["podstart-steps"])
         body = body.replace("${EventBusName}", BUS_NAME)
         name = "podstart-" + kind.replace(".", "-")
         if name in known:

@@ -21,7 +21,7 @@ TRANSIENT_ERRORS = [
 def _invoke(payload: dict[str, Any]) -> dict[str, Any]:
     return {
         "Type": "Task",
-        "Resource": "arn:${Partition}:states:::lambda:invoke",
+        "Resource": "arn:aws:states:::lambda:invoke",  # partition: infra deploys it in the stack's
         "Parameters": {"FunctionName": STEPS_ARN, "Payload": payload},
         "ResultSelector": {"status.$": "$.Payload.status", "wait_seconds.$": "$.Payload.wait_seconds"},
         "ResultPath": "$.result",

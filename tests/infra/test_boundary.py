@@ -83,11 +83,10 @@ def _aws_managed(name):
 
 def test_the_boundary_allows_what_the_per_cluster_roles_are_given(synth):
     # Given the policies the code attaches (AWS managed) and writes inline for its roles
-    documents = [_aws_managed(arn.rpartition("/")[2])
-                 for name, arn in vars(iamdoc).items() if name.endswith("_POLICY") and ":policy/" in str(arn)]
-    assert len(documents) >= 2  # AmazonEKSClusterPolicy, AmazonSageMakerClusterInstanceRolePolicy
-    documents += [json.loads(iamdoc.lifecycle_read_policy("assets", "lifecycle/abc/")),
-                  json.loads(iamdoc.data_bucket_policy("data"))]
+    managed = [iamdoc.eks_cluster_policy("us-west-2"), iamdoc.hyperpod_instance_policy("us-west-2")]
+    documents = [_aws_managed(arn.rpartition("/")[2]) for arn in managed]
+    documents += [json.loads(iamdoc.lifecycle_read_policy("us-west-2", "assets", "lifecycle/abc/")),
+                  json.loads(iamdoc.data_bucket_policy("us-west-2", "data"))]
     needed = {a for d in documents for s in d["Statement"] if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
     # Then the boundary allows each of their actions (a role is capped, never broken, by it)
     allowed = _boundary_actions(_boundary(synth)[1])

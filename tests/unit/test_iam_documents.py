@@ -26,7 +26,8 @@ def test_no_code_writes_a_literal_aws_partition_arn() -> None:
     offenders = []
     for path in (ROOT / "functions").rglob("*.py"):
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            if re.search(r"arn:aws:", line) and "arn:aws[" not in line and not line.lstrip().startswith("#"):
+            if (re.search(r"arn:aws:", line) and "arn:aws[" not in line and not line.lstrip().startswith("#")
+                    and "# partition:" not in line):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     docstrings = [o for o in offenders if '"""' in o or "`arn:aws:`" in o]
     assert [o for o in offenders if o not in docstrings] == []
