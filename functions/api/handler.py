@@ -1,4 +1,4 @@
-"""PodStart REST API /v1: one Powertools resolver, validation on, every error problem+json."""
+"""PodStart REST API /v1: one Powertools resolver; the request chain (auth, body, validation) is functions.api.edge."""
 
 from __future__ import annotations
 

@@ -164,3 +164,11 @@ def test_the_clusters_page_token_never_500s(viewer: Any, token: str) -> None:
         assert r.status_code == 200 and "items" in r.json()
     else:
         _problem(r, 422)
+
+
+# -- every /v1 path reaches the API, whatever its characters ---------------------------------------------------------
+@pytest.mark.parametrize("path", ["/v1/clusters/a%0Ab", "/v1/operations/op-a%0A/retry", "/v1/%0A"])
+def test_a_path_with_an_encoded_newline_is_still_the_apis_to_answer(anonymous: httpx.Client, viewer: Any,
+                                                                     path: str) -> None:
+    _problem(anonymous.get(path), 401)
+    _problem(viewer.get(path), 404)
