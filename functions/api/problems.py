@@ -42,4 +42,3 @@ def internal_error(instance: str | None, correlation_id: str | None) -> Response
         "detail": f"an unexpected error happened; quote correlation id {correlation_id}",
         "instance": instance,
     })
-
