@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
@@ -28,6 +29,15 @@ from sandbox.events_feed import EventFeed
 LOG = logging.getLogger("podstart.sandbox")
 WEB_DIST = resources.REPO / "web" / "dist"
 PROBLEM = "application/problem+json"
+
+
+class _ProxyPath(PathConvertor):
+    """`path`, newlines included (an encoded %0A): like API Gateway's {proxy+}, every /v1 path reaches the API."""
+
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("proxy", _ProxyPath())
 
 
 def _problem(status: int, title: str, detail: str) -> JSONResponse:
@@ -306,7 +316,7 @@ class Sandbox:
             Route("/v1/sandbox", self.sandbox_info),
             Route("/v1/sandbox/calls", self.calls),
             Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
-            Route("/v1/{path:path}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+            Route("/v1/{path:proxy}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             WebSocketRoute("/ws", self.ws),
         ]
         self._mcp = self._mcp_app()

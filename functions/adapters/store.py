@@ -12,10 +12,12 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters import aws
+from functions.domain.errors import BadRequest
 from functions.domain.operations import Operation, OperationStatus, Target
 from functions.domain.ports import LockHeld, StaleWrite
 
 _LIST_PK = "OP"
+_MAX_KEY_BYTES = 1024  # DynamoDB's limit for a sort key value (2048 for a partition key); ours are ~60 bytes
 
 
 def _s(v: str) -> dict[str, str]:
@@ -27,22 +29,38 @@ def _n(v: int) -> dict[str, str]:
 
 
 def _encode_token(key: dict[str, Any] | None) -> str | None:
-    return base64.urlsafe_b64encode(json.dumps(key).encode()).decode() if key else None
+    """A query's LastEvaluatedKey as an opaque page token (base64 JSON; see _decode_token)."""
+    return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode() if key else None
 
 
-def _decode_token(token: str | None) -> dict[str, Any] | None:
+def _decode_token(token: str | None, partition: tuple[str, str]) -> dict[str, Any] | None:
+    """A page token back into the ExclusiveStartKey of the query it continues, or 400 naming next_token.
+
+    Tokens are not signed; they are checked for shape instead, which is what DynamoDB needs to answer rather than
+    fail: exactly the key attributes of the query's index (the table key `pk`, the index's `partition` attribute
+    with the value this query reads, and `created_key`), each a non-empty string {"S": ...} within DynamoDB's key
+    size. A token from another index or another cluster's listing is refused too.
+    """
     if not token:
         return None
+    refused = BadRequest.field(["query", "next_token"], "not a page token this listing issued")
     try:
         key = json.loads(base64.urlsafe_b64decode(token.encode()))
-    except (ValueError, json.JSONDecodeError):
-        from functions.domain.errors import InvalidInput
-
-        raise InvalidInput.field(["query", "next_token"], "not a token this API issued") from None
-    if not isinstance(key, dict):
-        from functions.domain.errors import InvalidInput
-
-        raise InvalidInput.field(["query", "next_token"], "not a token this API issued")
+    except (ValueError, RecursionError):  # binascii.Error, JSONDecodeError, UnicodeDecodeError are ValueErrors
+        raise refused from None
+    attr, value = partition
+    if not isinstance(key, dict) or set(key) != {"pk", attr, "created_key"}:
+        raise refused
+    for name, typed in key.items():
+        if not (isinstance(typed, dict) and set(typed) == {"S"} and isinstance(typed["S"], str) and typed["S"]):
+            raise refused
+        try:
+            if len(typed["S"].encode()) > _MAX_KEY_BYTES:
+                raise refused
+        except UnicodeEncodeError:  # a lone surrogate from a JSON escape
+            raise refused from None
+        if name == attr and typed["S"] != value:
+            raise refused
     return key
 
 
@@ -163,7 +181,8 @@ class DynamoOperationRepository:
             args["FilterExpression"] = "#st = :st"
             args["ExpressionAttributeNames"] = {"#st": "status"}
             args["ExpressionAttributeValues"][":st"] = _s(status.value)
-        start = _decode_token(token)
+        start = _decode_token(token, ("target_key", Target(cluster=cluster).index_key) if cluster
+                              else ("list_pk", _LIST_PK))
         if start:
             args["ExclusiveStartKey"] = start
         page = self._ddb.query(**args)

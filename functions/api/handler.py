@@ -1,4 +1,4 @@
-"""PodStart REST API /v1: one Powertools resolver, validation on, every error problem+json."""
+"""PodStart REST API /v1: one Powertools resolver; the request chain (auth, body, validation) is functions.api.edge."""
 
 from __future__ import annotations
 
@@ -8,51 +8,28 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.api import problems
+from functions.api import edge, openapi, problems
 from functions.api.context import json_response
 from functions.api.routes import catalog, clusters, operations, preferences
-from functions.domain.errors import PayloadTooLarge, Problem, Unauthorized
-from functions.domain.principal import Principal
+from functions.domain.errors import Problem
 from functions.observability import logger, metrics, tracer
 
 API_TITLE = "PodStart API"
 API_VERSION = "1.0.0"
-CORRELATION_HEADER = "X-Correlation-Id"
 
-app = APIGatewayRestResolver(enable_validation=True)
+# Validation is on, but composed by edge.middlewares() after authentication (Powertools would run it first).
+app = APIGatewayRestResolver(enable_validation=False, json_body_deserializer=edge.strict_json)
 
 
 def _instance() -> str | None:
     return app.current_event.path if getattr(app, "current_event", None) else None
 
 
-def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Who is calling: Cognito authorizer claims (the sandbox fills the same shape)."""
-    ctx = app.current_event.request_context
-    claims = (ctx.authorizer.claims if ctx.authorizer else None) or {}
-    if not claims:
-        raise Unauthorized("sign in first: send Authorization: Bearer <token>")
-    app.append_context(principal=Principal.from_claims(dict(claims)))
-    from functions.settings import api_settings
-
-    body = app.current_event.body or ""
-    if len(body.encode()) > api_settings().max_body_bytes:
-        raise PayloadTooLarge(f"request body is larger than {api_settings().max_body_bytes} bytes")
-    return next_middleware(app)
-
-
-def correlate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    response = next_middleware(app)
-    response.headers[CORRELATION_HEADER] = app.current_event.request_context.request_id or ""
-    return response
-
-
-app.use(middlewares=[correlate, authenticate])
+app.use(middlewares=edge.middlewares())
 app.include_router(operations.router)
 app.include_router(catalog.router)
 app.include_router(preferences.router)
@@ -65,7 +42,7 @@ def openapi_document() -> dict[str, Any]:
         title=API_TITLE, version=API_VERSION,
         description="PodStart: a serverless control plane for SageMaker HyperPod clusters on EKS.",
     ))
-    return doc  # type: ignore[no-any-return]
+    return openapi.complete(doc)
 
 
 @app.get("/v1/openapi.json", include_in_schema=False)

@@ -18,12 +18,20 @@ from functions.domain.views import (  # noqa: F401  (re-exported for the routes)
 )
 
 
+class FieldError(BaseModel):
+    loc: list[str | int] = Field(description='Where: ["body", "instance_groups", 0, "name"], ["query", "next_token"]')
+    msg: str
+
+
 class Problem(BaseModel):
+    """application/problem+json (RFC 9457): every error the API answers."""
+
     type: str
     title: str
     status: int
     detail: str
-    errors: list[dict[str, Any]] | None = None
+    instance: str | None = None
+    errors: list[FieldError] | None = None
 
 
 

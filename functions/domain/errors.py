@@ -54,6 +54,21 @@ class InvalidInput(Problem):
         return cls(f"{'.'.join(str(p) for p in loc)}: {msg}", errors=[{"loc": list(loc), "msg": msg}])
 
 
+class BadRequest(Problem):
+    """The request cannot be read at all (a body that is not JSON, a page token this API did not issue): 400.
+
+    Distinct from InvalidInput (422), which is well-formed input that breaks a rule.
+    """
+
+    status = 400
+    title = "Bad request"
+    slug = "bad-request"
+
+    @classmethod
+    def field(cls, loc: list[str | int] | tuple[str | int, ...], msg: str) -> BadRequest:
+        return cls(f"{'.'.join(str(p) for p in loc)}: {msg}", errors=[{"loc": list(loc), "msg": msg}])
+
+
 class Unauthorized(Problem):
     status = 401
     title = "Unauthorized"
@@ -82,6 +97,12 @@ class PayloadTooLarge(Problem):
     status = 413
     title = "Payload too large"
     slug = "payload-too-large"
+
+
+class UnsupportedMediaType(Problem):
+    status = 415
+    title = "Unsupported media type"
+    slug = "unsupported-media-type"
 
 
 class StepError(Exception):

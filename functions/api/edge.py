@@ -1,0 +1,117 @@
+"""What every /v1 request passes before a route runs, in this order, each failure a problem+json 4xx:
+
+    correlate -> authenticate (401) -> admit_body (413, then 415 and 400 for routes that take a body)
+              -> validate_request (422) -> the route -> validate_response
+
+Powertools, with `enable_validation=True`, puts its OpenAPI request validation before every middleware given to
+`app.use`, so an anonymous caller would learn field rules (422) and make the API parse any body before anyone
+knows who sent it. The resolver is therefore built with `enable_validation=False` and this chain adds the same
+two Powertools validation middlewares itself, after authentication and body admission.
+
+Bodies are JSON: `Content-Type: application/json` or `application/*+json` (parameters such as charset are
+ignored; JSON is UTF-8). A body without a Content-Type is read as JSON too (lenient, for clients that omit the
+header); any other media type is 415 and the body is never read. Routes that take no body ignore one (after the
+size check, which holds for every route).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
+    OpenAPIRequestValidationMiddleware,
+    OpenAPIResponseValidationMiddleware,
+)
+
+from functions.domain.errors import BadRequest, PayloadTooLarge, Unauthorized, UnsupportedMediaType
+from functions.domain.principal import Principal
+
+CORRELATION_HEADER = "X-Correlation-Id"
+_JSON_MEDIA_TYPE = re.compile(r"^application/([a-z0-9!#$&^_.-]+\+)?json$")
+
+
+def strict_json(text: str) -> Any:
+    """The resolver's JSON body parser: RFC 8259 JSON only (Python's json also reads NaN and Infinity)."""
+    return json.loads(text, parse_constant=_not_json)
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def correlate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    response = next_middleware(app)
+    response.headers[CORRELATION_HEADER] = app.current_event.request_context.request_id or ""
+    return response
+
+
+def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Who is calling: Cognito authorizer claims (the sandbox fills the same shape). Nothing else is read first."""
+    ctx = app.current_event.request_context
+    claims = (ctx.authorizer.claims if ctx.authorizer else None) or {}
+    if not claims:
+        raise Unauthorized("sign in first: send Authorization: Bearer <token>")
+    app.append_context(principal=Principal.from_claims(dict(claims)))
+    return next_middleware(app)
+
+
+def admit_body(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Size first (every route), then media type and JSON syntax (routes that take a body), before validation."""
+    from functions.settings import api_settings
+
+    event = app.current_event
+    raw: str = event.body or ""
+    limit = api_settings().max_body_bytes
+    if _size(raw, bool(event.is_base64_encoded)) > limit:
+        raise PayloadTooLarge(f"the request body is larger than {limit} bytes")
+    if raw and app.context["_route"].dependant.body_params:
+        media_type = _media_type(event.headers.get("content-type"))
+        if media_type is not None and not _JSON_MEDIA_TYPE.match(media_type):
+            raise UnsupportedMediaType(
+                f"the body must be JSON (Content-Type: application/json), not {media_type}; "
+                "with curl use --json, or -H 'Content-Type: application/json' with -d",
+                errors=[{"loc": ["header", "Content-Type"], "msg": f"{media_type} is not JSON"}],
+            )
+        try:
+            event.json_body  # noqa: B018 - parsed once here; validation reads the same cached value
+        except UnicodeDecodeError:
+            raise BadRequest.field(["body"], "the body is not UTF-8 text") from None
+        except RecursionError:
+            raise BadRequest.field(["body"], "the JSON is nested too deeply") from None
+        except ValueError as exc:  # json.JSONDecodeError, NaN/Infinity, integers past Python's digit limit
+            raise BadRequest.field(["body"], f"the body is not valid JSON: {exc}") from None
+    return next_middleware(app)
+
+
+class ValidateRequest(OpenAPIRequestValidationMiddleware):
+    """Powertools' OpenAPI request validation (422), reading the body admit_body already admitted and parsed.
+
+    Powertools picks a parser from the Content-Type itself (and rejects `application/*+json`); here the body is
+    JSON by then, so it is taken as parsed.
+    """
+
+    def _get_body(self, app: Any) -> Any:
+        return app.current_event.json_body
+
+
+def middlewares() -> list[Any]:
+    """The chain, in order, for `app.use` on a resolver built with enable_validation=False."""
+    return [correlate, authenticate, admit_body, ValidateRequest(), OpenAPIResponseValidationMiddleware()]
+
+
+def _size(raw: str, base64_encoded: bool) -> int:
+    if base64_encoded:  # decoded size, without decoding
+        return len(raw) * 3 // 4 - raw[-2:].count("=")
+    return len(raw.encode())
+
+
+def _media_type(content_type: str | None) -> str | None:
+    """`application/json; charset=utf-8` -> `application/json`; no (or an empty) header -> None."""
+    if content_type is None or not content_type.strip():
+        return None
+    return content_type.split(";", 1)[0].strip().lower()
