@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from functions.domain.views import (  # noqa: F401  (re-exported for the routes)
     ClusterDetail,

@@ -160,10 +160,10 @@ def test_the_delete_step_refuses_a_hyperpod_cluster_podstart_did_not_tag() -> No
     class Untagged(FakeSageMaker):
         deleted: list[str] = []
 
-        def list_tags(self, ResourceArn: str) -> dict[str, Any]:  # noqa: N803
+        def list_tags(self, ResourceArn: str) -> dict[str, Any]:
             return {"Tags": [{"Key": "team", "Value": "ml"}]}
 
-        def delete_cluster(self, ClusterName: str) -> dict[str, Any]:  # noqa: N803
+        def delete_cluster(self, ClusterName: str) -> dict[str, Any]:
             self.deleted.append(ClusterName)
             return {}
 
