@@ -124,6 +124,7 @@ class FunctionsConstruct(Construct):
         self._build_common_permissions()
         self._build_api_permissions()
         self._build_steps_permissions()
+        self._build_events_permissions()
         self._skip_checkov()
 
     @property
@@ -293,11 +294,21 @@ class FunctionsConstruct(Construct):
         )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
-        """Give the api function its workflows: env WORKFLOW_ARNS and start/stop/describe rights."""
+        """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events
+        function the right to look an execution up by its derived name (the sweep of orphan operations)."""
         arns = {kind: sm.state_machine_arn for kind, sm in workflows.items()}
         self.api.add_environment("WORKFLOW_ARNS", cdk.Stack.of(self).to_json_string(arns))
+        self.events.add_environment("WORKFLOW_ARNS", cdk.Stack.of(self).to_json_string(arns))
         if not workflows:
             return
+        grant(
+            self.roles["events"],
+            sid="FindExecutions",
+            actions=["states:DescribeExecution"],
+            resources=[_arn("states", f"execution:{sm.state_machine_name}:*") for sm in workflows.values()],
+            reason="The sweep looks up the execution an orphan operation may have started (name derived from "
+            "the operation id, not known at deploy time); read-only.",
+        )
         role = self.roles["api"]
         grant(
             role,
@@ -312,6 +323,15 @@ class FunctionsConstruct(Construct):
             resources=[_arn("states", f"execution:{sm.state_machine_name}:*") for sm in workflows.values()],
             reason="Executions of the PodStart workflows only; execution names are operation ids, "
             "not known at deploy time.",
+        )
+
+    def _build_events_permissions(self) -> None:
+        grant(
+            self.roles["events"],
+            sid="DescribeHyperPodClusters",
+            actions=["sagemaker:DescribeCluster"],
+            resources=[_arn("sagemaker", "cluster/*", region="*")],
+            reason="A HyperPod event names a cluster; the projector reads its counts once per event; read-only.",
         )
 
     def _build_steps_permissions(self) -> None:

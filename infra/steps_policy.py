@@ -295,6 +295,14 @@ def _eks(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="EksUntagImported",
+        actions=["eks:UntagResource"],
+        resources=[clusters],
+        conditions=_all(_tagged(IMPORTED), _TAG_KEYS),
+        reason=why_names + "deleting an imported cluster from PodStart removes only its adoption tags.",
+    )
+    grant(
+        role,
         sid="EksTagChildrenOnCreate",
         actions=["eks:TagResource"],
         resources=[addons, access_entries, associations],
@@ -414,26 +422,43 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
-        sid="HyperPodTagOnCreate",
+        sid="HyperPodTag",
         actions=["sagemaker:AddTags"],
         resources=[clusters],
-        conditions=_all(_requesting(MANAGED), _TAG_KEYS),
-        reason=why + "CreateCluster's tags are authorized as AddTags; PodStart's two tag keys only.",
+        conditions=_all(_requesting(MANAGED, IMPORTED), _TAG_KEYS),
+        reason=why + "CreateCluster's tags are authorized as AddTags, and an import marks the adopted cluster "
+        "podstart:managed=imported; PodStart's two tag keys only.",
+    )
+    grant(
+        role,
+        sid="HyperPodUntagImported",
+        actions=["sagemaker:DeleteTags"],
+        resources=[clusters],
+        conditions=_all(_tagged(IMPORTED), _TAG_KEYS),
+        reason=why + "deleting an imported cluster from PodStart removes only its adoption tags.",
     )
     grant(
         role,
         sid="HyperPodRead",
-        actions=["sagemaker:DescribeCluster"],
+        actions=["sagemaker:DescribeCluster", "sagemaker:ListTags"],
         resources=[clusters],
-        reason=why + "read-only.",
+        reason=why + "read-only (the delete step reads the podstart:managed tag).",
     )
     grant(
         role,
-        sid="HyperPodChangeManaged",
-        actions=["sagemaker:UpdateCluster", "sagemaker:DeleteCluster"],
+        sid="HyperPodUpdateTracked",
+        actions=["sagemaker:UpdateCluster"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why + "instance groups change only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
+        sid="HyperPodDeleteManaged",
+        actions=["sagemaker:DeleteCluster"],
         resources=[clusters],
         conditions=_tagged(MANAGED),
-        reason=why + "updates and deletes only clusters tagged podstart:managed=true.",
+        reason=why + "deletes only clusters it created (podstart:managed=true), never imported ones.",
     )
     grant(
         role,

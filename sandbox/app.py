@@ -98,6 +98,7 @@ class Sandbox:
             "ASSETS_BUCKET": made["buckets"]["assets"],
             "TIME_SCALE": str(scale),
             "PODSTART_ROLE_ARN": self._role("podstart-steps", "lambda.amazonaws.com"),
+            "PERMISSIONS_BOUNDARY_ARN": self._boundary(),
         })
         self._clear_settings_caches()
         make_resolver_thread_safe()
@@ -173,6 +174,17 @@ class Sandbox:
             return str(iam.create_role(RoleName=name, AssumeRolePolicyDocument=doc)["Role"]["Arn"])
         except iam.exceptions.EntityAlreadyExistsException:
             return str(iam.get_role(RoleName=name)["Role"]["Arn"])
+
+    def _boundary(self) -> str:
+        """The permissions boundary every role the workflows create carries (infra/boundary.py in AWS)."""
+        iam = self._plain_client("iam")
+        doc = json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Sid": "SandboxCeiling", "Effect": "Allow", "Action": ["s3:*", "ec2:*", "eks:*", "logs:*"],
+             "Resource": "*"}]})
+        try:
+            return str(iam.create_policy(PolicyName="podstart-roles-boundary", PolicyDocument=doc)["Policy"]["Arn"])
+        except iam.exceptions.EntityAlreadyExistsException:
+            return f"arn:aws:iam::{resources.ACCOUNT}:policy/podstart-roles-boundary"
 
     def _workflow_role(self) -> str:
         return self._role("podstart-workflows", "states.amazonaws.com")

@@ -13,7 +13,8 @@ def delete_cluster(deps: Deps, name: str, region: str | None, confirm: str, acto
     if confirm != name:
         raise InvalidInput.field(["query", "confirm"], f"type the cluster name ({name}) to confirm the delete")
     rec = find_record(deps, name, region)
-    request = {"name": rec.name, "region": rec.region, "origin": rec.origin, "eks_cluster_name": rec.eks_cluster_name}
+    request = {"name": rec.name, "region": rec.region, "origin": rec.origin, "eks_cluster_name": rec.eks_cluster_name,
+               "hyperpod_cluster_name": rec.hyperpod_cluster_name}
     op, _ = deps.operations.start(kind="cluster.delete", target=Target(cluster=rec.name, region=rec.region),
                                   request=request, principal=actor, idempotency_key=key)
     return op

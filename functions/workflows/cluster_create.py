@@ -244,7 +244,7 @@ def storage(ctx: StepContext) -> Outcome:
                                                        serviceAccount=sa)["associations"]
             if not assoc:
                 eks.create_pod_identity_association(clusterName=name, namespace=ns, serviceAccount=sa,
-                                                    roleArn=role_arn, tags={ens.CLUSTER_TAG: name})
+                                                    roleArn=role_arn, tags=eks_access.managed_tags(name))
             for m in manifests.s3_volume(bucket, region):
                 kube.apply(m)
             ctx.record(s3_volume_applied=True)

@@ -114,6 +114,11 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
             eks.delete_access_entry(clusterName=eks_name, principalArn=principal)
         if cluster and (cluster.get("tags") or {}).get(ens.MANAGED_TAG) == "imported":
             eks.untag_resource(resourceArn=cluster["arn"], tagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
+        sm = ctx.aws("sagemaker")
+        hp = hyperpod.describe(sm, str(ctx.request.get("hyperpod_cluster_name") or name))
+        if hp is not None and any(t.get("Key") == ens.MANAGED_TAG and t.get("Value") == "imported"
+                                  for t in sm.list_tags(ResourceArn=hp["ClusterArn"]).get("Tags", [])):
+            sm.delete_tags(ResourceArn=hp["ClusterArn"], TagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
         return Done(message="PodStart's access entry and adoption tags removed; the EKS cluster is left alone")
     cluster = _eks(ctx, name)
     if cluster is not None:

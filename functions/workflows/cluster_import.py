@@ -99,6 +99,15 @@ def access(ctx: StepContext) -> Outcome:
     if eks_access.ensure_cluster_admin(eks, ctx.region, eks_name, principal,
                                        eks_access.managed_tags(ctx.request["name"], IMPORTED)):
         ctx.record(access_entry_created=True)
+    hyperpod_name = ctx.outputs.get("hyperpod_cluster_name")
+    if hyperpod_name:  # PodStart may scale an adopted HyperPod cluster's groups, never delete it
+        sm = ctx.aws("sagemaker")
+        hp = sm.describe_cluster(ClusterName=hyperpod_name)
+        tags = {t["Key"]: t["Value"] for t in sm.list_tags(ResourceArn=hp["ClusterArn"]).get("Tags", [])}
+        if tags.get(ens.MANAGED_TAG) not in ("true", IMPORTED):
+            sm.add_tags(ResourceArn=hp["ClusterArn"],
+                        Tags=[{"Key": k, "Value": v} for k, v in
+                              eks_access.managed_tags(ctx.request["name"], IMPORTED).items()])
     return Done(message="PodStart's access entry is in place", outputs={"access_entry": principal})
 
 

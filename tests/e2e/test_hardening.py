@@ -127,3 +127,34 @@ def test_the_list_shows_counts_never_null_once_a_cluster_ran(api: Any) -> None:
     rows = {c["name"]: c for c in api.get("/v1/clusters", params={"limit": 100}).json()["items"]}
     group = rows[name]["instance_groups"][0]
     assert group["current_count"] == 1 and group["target_count"] == 1 and group["counts_as_of"]
+
+
+def test_every_role_a_create_makes_carries_the_boundary_and_twins_in_two_regions_share_nothing(
+        api: Any, sandbox: Any) -> None:
+    import boto3
+
+    iam = boto3.client("iam", region_name="us-east-1", endpoint_url=sandbox.aws.endpoint,
+                       aws_access_key_id="testing", aws_secret_access_key="testing")
+    name = unique("twin")
+    ops_ = []
+    for region, zone in (("us-west-2", "us-west-2a"), ("us-east-1", "us-east-1a")):
+        b = {**body(name), "region": region}
+        b["instance_groups"][0]["availability_zone"] = zone
+        r = api.post("/v1/clusters", json=b)
+        assert r.status_code == 202, r.text
+        ops_.append(r.json()["id"])
+    for op_id in ops_:
+        assert api.wait_terminal(op_id, timeout=240)["status"] == "SUCCEEDED"
+    roles = [r for r in iam.list_roles(PathPrefix="/podstart/")["Roles"]
+             if r["RoleName"].startswith(f"podstart-{name}-")]
+    assert len(roles) == 6  # eks, hyperpod and s3-csi, per region
+    boundary = "arn:aws:iam::123456789012:policy/podstart-roles-boundary"
+    for role in roles:
+        got = iam.get_role(RoleName=role["RoleName"])["Role"]
+        assert got["PermissionsBoundary"]["PermissionsBoundaryArn"] == boundary, role["RoleName"]
+    d = api.http.delete(f"/v1/clusters/{name}", params={"confirm": name, "region": "us-east-1"})
+    assert api.wait_terminal(d.json()["id"], timeout=240)["status"] == "SUCCEEDED"
+    left = [r["RoleName"] for r in iam.list_roles(PathPrefix="/podstart/")["Roles"]
+            if r["RoleName"].startswith(f"podstart-{name}-")]
+    assert len(left) == 3
+    assert api.get(f"/v1/clusters/{name}", params={"region": "us-west-2"}).json()["status"] == "ACTIVE"

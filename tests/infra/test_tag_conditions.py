@@ -7,9 +7,11 @@ from fnmatch import fnmatchcase
 
 TAG = "aws:ResourceTag/podstart:managed"
 # value "true": PodStart created it; access entries also on clusters tagged "imported"
-DESTRUCTIVE = ("sagemaker:DeleteCluster", "sagemaker:BatchDeleteClusterNodes", "sagemaker:UpdateCluster",
+DESTRUCTIVE = ("sagemaker:DeleteCluster", "sagemaker:BatchDeleteClusterNodes",
                "sagemaker:UpdateClusterSoftware", "eks:DeleteCluster", "eks:UpdateClusterConfig",
                "eks:UpdateClusterVersion", "eks:DeleteAddon", "fsx:DeleteFileSystem")
+# Changes PodStart may make to clusters it created or adopted (scaling an imported cluster's groups), never to others
+CHANGES = ("sagemaker:UpdateCluster",)
 ACCESS_GRANTING = ("eks:CreateAccessEntry", "eks:AssociateAccessPolicy", "eks:DeleteAccessEntry")
 CREATES = ("sagemaker:CreateCluster", "eks:CreateCluster", "fsx:CreateFileSystem")
 
@@ -35,11 +37,19 @@ def _required_values(statement, key):
 def test_destructive_actions_need_the_managed_tag_true(synth):
     granted = [a for a in DESTRUCTIVE if _allows(synth, a)]
     # The delete workflows' actions are granted (the rest only if the code starts calling them)
-    assert {"sagemaker:DeleteCluster", "sagemaker:UpdateCluster", "eks:DeleteCluster"} <= set(granted)
+    assert {"sagemaker:DeleteCluster", "eks:DeleteCluster"} <= set(granted)
     for action in granted:
         for statement in _allows(synth, action):
             if not _companion_only(statement):
                 assert _required_values(statement, TAG) == {"true"}, (action, statement.get("Sid"))
+
+
+def test_changes_need_the_tag_of_a_cluster_podstart_created_or_adopted(synth):
+    for action in CHANGES:
+        statements = [s for s in _allows(synth, action) if not _companion_only(s)]
+        assert statements, action
+        for statement in statements:
+            assert _required_values(statement, TAG) == {"true", "imported"}, (action, statement.get("Sid"))
 
 
 def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
@@ -75,6 +85,10 @@ def test_tagging_is_limited_to_podstarts_keys_and_values(synth):
                 # A cluster is marked created (true, at CreateCluster) or imported, nothing else
                 assert _required_values(statement, "aws:RequestTag/podstart:managed") <= {"true", "imported"}
                 assert _required_values(statement, "aws:RequestTag/podstart:managed"), action
-    # No tag may be removed (that would turn a PodStart resource into a foreign one, or back)
-    for action in ("eks:UntagResource", "sagemaker:DeleteTags", "ec2:DeleteTags", "fsx:UntagResource"):
+    # No tag may be removed (that would turn a PodStart resource into a foreign one, or back), except an
+    # adoption mark: deleting an imported cluster from PodStart takes podstart:managed=imported off it
+    for action in ("ec2:DeleteTags", "fsx:UntagResource"):
         assert not _allows(synth, action), action
+    for action in ("eks:UntagResource", "sagemaker:DeleteTags"):
+        for statement in _allows(synth, action):
+            assert _required_values(statement, TAG) == {"imported"}, action
