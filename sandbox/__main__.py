@@ -30,7 +30,7 @@ def main() -> int:
         print(f"PodStart sandbox: cannot listen on {sandbox.base_url}: {exc} (set PODSTART_PORT)", flush=True)
         return 3
     sandbox.start()
-    token_file = write_tokens(sandbox)
+    token_files = write_tokens(sandbox)
     config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
                             log_level="warning", ws="websockets-sansio" if _has_sansio() else "auto")
     server = uvicorn.Server(config)
@@ -42,7 +42,9 @@ PodStart sandbox is serving on {sandbox.base_url}  (ready in {time.monotonic() -
   REST API:    {sandbox.base_url}/v1   (OpenAPI: /v1/openapi.json)
   MCP:         {sandbox.base_url}/mcp
   Live events: ws://{sandbox.settings.host}:{sandbox.settings.port}/ws
-  Token:       {token_file} (viewer token: {sandbox.settings.state_dir / 'viewer-token'})
+  Tokens:      admin    {token_files["admin"]}
+               operator {token_files["operator"]}  (create, scale, retry; not delete)
+               viewer   {token_files["viewer"]}  (read only)
   Embedded AWS endpoint: {sandbox.aws.endpoint}   time scale: {sandbox.settings.time_scale}x
   Everything lives in memory: stopping the sandbox (Ctrl-C) resets it.
 """, flush=True)

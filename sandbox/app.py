@@ -40,7 +40,8 @@ class Sandbox:
 
     def __init__(self, settings: SandboxSettings | None = None) -> None:
         self.settings = settings or SandboxSettings()
-        self.tokens = Tokens.make(self.settings.token, self.settings.viewer_token)
+        self.tokens = Tokens.make(self.settings.token, self.settings.operator_token,
+                                  self.settings.viewer_token)
         self.feed = EventFeed()
         self.ready = threading.Event()
         self.aws: Any = None
@@ -294,9 +295,9 @@ class Sandbox:
         return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
-def write_tokens(sandbox: Sandbox) -> Path:
-    sandbox.tokens.write(sandbox.settings.state_dir)
-    return sandbox.settings.state_dir / "token"
+def write_tokens(sandbox: Sandbox) -> dict[str, Path]:
+    """Write each role's token file (mode 0600); role -> path."""
+    return sandbox.tokens.write(sandbox.settings.state_dir)
 
 
 __all__ = ["Sandbox", "write_tokens"]
