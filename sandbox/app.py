@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,52 @@ def _problem(status: int, title: str, detail: str) -> JSONResponse:
                          "title": title, "status": status, "detail": detail}, status_code=status, media_type=PROBLEM)
 
 
+STOPPING = object()
+
+
+class InFlight:
+    """Runs each API request on its own daemon thread, so that stopping never waits for one.
+
+    Handlers block (a long poll sleeps up to 20 s); on asyncio's default executor the process could
+    not exit before they return. A request released by `release_all` answers at once; its thread is
+    left to finish the read it was doing, or to end with the process.
+    """
+
+    def __init__(self) -> None:
+        self._pending: set[asyncio.Future[Any]] = set()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        context = contextvars.copy_context()
+
+        def settle(outcome: Callable[[], None]) -> None:
+            if not future.done():
+                outcome()
+
+        def work() -> None:
+            try:
+                result = context.run(fn, *args)
+            except BaseException as exc:  # handed to the awaiting request, which re-raises it
+                done = partial(settle, partial(future.set_exception, exc))
+            else:
+                done = partial(settle, partial(future.set_result, result))
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody awaits the answer
+                loop.call_soon_threadsafe(done)
+
+        self._pending.add(future)
+        try:
+            threading.Thread(target=work, name="podstart-api-request", daemon=True).start()
+            return await future
+        finally:
+            self._pending.discard(future)
+
+    def release_all(self) -> None:
+        for future in list(self._pending):
+            if not future.done():
+                future.set_result(STOPPING)
+
+
 class Sandbox:
     """Starts everything in-process; `app` is the ASGI app for the one port."""
 
@@ -49,6 +99,7 @@ class Sandbox:
         self.info: dict[str, Any] = {}
         self._api: Any = None
         self._mcp: Any = None
+        self._in_flight = InFlight()
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -123,6 +174,11 @@ class Sandbox:
         deps.services.cache_clear()
         return arn
 
+    def drain(self) -> None:
+        """Answer every request still running (a long poll waits up to 20 s) with 503 now; call from the
+        serving loop when the server begins to shut down."""
+        self._in_flight.release_all()
+
     def stop(self) -> None:
         if self.aws is not None:
             self.aws.stop()
@@ -175,7 +231,9 @@ class Sandbox:
         from sandbox.aws.lambdas import LambdaContext
 
         ctx = LambdaContext("podstart-api", self.aws.function_arn("podstart-api"), timeout_s=29)
-        result = await asyncio.to_thread(self._api, event, ctx)
+        result = await self._in_flight.run(self._api, event, ctx)
+        if result is STOPPING:
+            return _problem(503, "Stopping", "the sandbox is stopping")
         status, headers, payload = proxy.from_result(result)
         headers.pop("Content-Length", None)
         return Response(payload, status_code=status, headers=headers)
