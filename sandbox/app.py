@@ -34,9 +34,12 @@ WEB_DIST = resources.REPO / "web" / "dist"
 PROBLEM = "application/problem+json"
 
 
-def _problem(status: int, title: str, detail: str) -> JSONResponse:
-    return JSONResponse({"type": f"https://podstart.dev/problems/{title.lower().replace(' ', '-')}",
-                         "title": title, "status": status, "detail": detail}, status_code=status, media_type=PROBLEM)
+def _problem(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"type": f"https://podstart.dev/problems/{title.lower().replace(' ', '-')}",
+                            "title": title, "status": status, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, media_type=PROBLEM)
 
 
 STOPPING = object()
@@ -287,6 +290,35 @@ class Sandbox:
         self.aws.faults.add(**fault)
         return JSONResponse(fault, status_code=201)
 
+    async def states(self, request: Request) -> Response:
+        """Drive an AWS resource into a terminal failed state, now or on its next create/update."""
+        from sandbox.aws import states
+        from sandbox.aws.runtime import RUNTIME, ResourceMissing
+
+        if (denied := self._require(request, admin=True)) is not None:
+            return denied
+        if request.method == "DELETE":
+            RUNTIME.disarm()
+            return Response(status_code=204)
+        if request.method == "GET":
+            return JSONResponse({"items": [dict(vars(a)) for a in RUNTIME.armed()]})
+        try:
+            change = states.parse(json.loads(await request.body() or b"null"))
+        except ValueError as exc:  # malformed JSON or InvalidStateRequest
+            field = exc.field if isinstance(exc, states.InvalidStateRequest) else "body"
+            message = exc.message if isinstance(exc, states.InvalidStateRequest) else f"not JSON: {exc}"
+            loc = ["body"] if field == "body" else ["body", field]
+            return _problem(422, "Invalid request", f"{field}: {message}", [{"loc": loc, "msg": message}])
+        if change.when != "now":
+            states.apply(change)
+            return JSONResponse({"armed": change.as_dict()}, status_code=201)
+        try:
+            await asyncio.to_thread(states.apply, change)
+        except ResourceMissing as exc:
+            return _problem(404, "Not found", str(exc))
+        client = self.aws.client(change.service, change.region)
+        return JSONResponse(await asyncio.to_thread(states.describe, change, client))
+
     async def ws(self, websocket: WebSocket) -> None:
         """Live events. Authenticate with an Authorization header or a first message {"token": ...}."""
         await websocket.accept()
@@ -343,6 +375,7 @@ class Sandbox:
             Route("/v1/sandbox", self.sandbox_info),
             Route("/v1/sandbox/calls", self.calls),
             Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
+            Route("/v1/sandbox/states", self.states, methods=["GET", "POST", "DELETE"]),
             Route("/v1/{path:path}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             WebSocketRoute("/ws", self.ws),
         ]

@@ -158,6 +158,11 @@ class EmbeddedAws:
             )
 
     # internals ---------------------------------------------------------------------------------
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A plain boto3 client on the embedded endpoint (not the control plane's factory, so its calls
+        stay out of the call log): for seeding and the sandbox's own controls."""
+        return self._client(service, region)
+
     def _client(self, service: str, region: str | None = None) -> Any:
         """A plain boto3 client for seeding (not the control plane's factory, so no call log)."""
         import boto3

@@ -13,12 +13,13 @@ import secrets
 import string
 from typing import Any
 
-from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, now
+from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, ResourceMissing, now
 
 # Realistic creation times by Lustre deployment type (AWS seconds); other types use the default.
 CREATE_S: dict[str, float] = {"PERSISTENT_2": 720.0, "PERSISTENT_1": 720.0, "SCRATCH_2": 420.0, "SCRATCH_1": 420.0}
 DEFAULT_CREATE_S = 720.0
 DELETE_S = 300.0
+FAIL_AT = 0.5  # an armed creation failure happens this far into the creation time
 
 
 def _mount_name() -> str:
@@ -51,18 +52,14 @@ def _lustre_details(requested: dict[str, Any] | None) -> dict[str, Any]:
     return config
 
 
-def fail_file_system(region: str, file_system_id: str, message: str) -> dict[str, Any]:
+def fail_file_system(region: str, file_system_id: str, message: str) -> None:
     """Put a file system into FAILED with FailureDetails.Message (a test/sandbox control)."""
-    backend = _backend(region)
     with RUNTIME.lock:
-        fs = backend.file_systems.get(file_system_id)
+        fs = _backend(region).file_systems.get(file_system_id)
         if fs is None:
-            from moto.fsx.exceptions import FileSystemNotFound
-
-            raise FileSystemNotFound(file_system_id)
+            raise ResourceMissing(f"FSx file system {file_system_id} does not exist in {region}")
         fs.lifecycle = "FAILED"
         fs.failure_message = message
-        return dict(fs.to_dict())
 
 
 def _backend(region: str) -> Any:
@@ -102,7 +99,16 @@ def patch() -> None:
             if self.file_systems.get(fs.file_system_id) is fs and fs.lifecycle == "CREATING":
                 fs.lifecycle = "AVAILABLE"
 
-        RUNTIME.after(CREATE_S.get(deployment, DEFAULT_CREATE_S), available)
+        create_s = CREATE_S.get(deployment, DEFAULT_CREATE_S)
+        armed = RUNTIME.take_armed("fsx", "file_system", self.region_name, "next_create")
+        if armed is not None:
+
+            def failed(message: str = armed.reason) -> None:
+                if self.file_systems.get(fs.file_system_id) is fs and fs.lifecycle == "CREATING":
+                    fs.lifecycle, fs.failure_message = "FAILED", message
+
+            RUNTIME.after(create_s * FAIL_AT, failed)
+        RUNTIME.after(create_s, available)
         return fs
 
     def describe_file_systems(self: Any, file_system_ids: list[str] | None = None, **kwargs: Any) -> Any:

@@ -132,7 +132,8 @@ def test_viewer_cannot_mutate_anything(api: Any, viewer: Any) -> None:
                 ("DELETE", "/v1/clusters/x?confirm=x", None),
                 ("POST", "/v1/operations/op-abcdef123/retry", None),
                 ("POST", "/v1/operations/op-abcdef123/cancel", None),
-                ("POST", "/v1/sandbox/faults", {"service": "ec2", "operation": "CreateVpc", "error_code": "X"})]
+                ("POST", "/v1/sandbox/faults", {"service": "ec2", "operation": "CreateVpc", "error_code": "X"}),
+                ("POST", "/v1/sandbox/states", {"service": "eks", "cluster": "x", "status": "FAILED"})]
     for method, path, body in attempts:
         r = viewer.http.request(method, path, json=body)
         assert r.status_code == 403, (method, path, r.status_code, r.text)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME
+from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, ResourceMissing
 from sandbox.aws.sagemaker.common import errors, limit_exceeded, paginate, validation
 from sandbox.aws.sagemaker.events import record_event, set_status
 from sandbox.aws.sagemaker.nodes import NODE_DELETE_S, add_nodes, remove_node, set_node_status
@@ -19,6 +19,7 @@ from sandbox.aws.sagemaker.store import HyperPodCluster, HyperPodStore, require_
 CREATE_S = 1200.0  # HyperPod cluster creation: ~20 min
 UPDATE_S = 600.0
 DELETE_S = 300.0
+FAIL_AT = 0.5  # an armed creation failure happens this far into CREATE_S
 _CLUSTER_FIELDS = (
     "Orchestrator",
     "NodeRecovery",
@@ -57,10 +58,32 @@ def _settle(c: HyperPodCluster, from_status: str, after_s: float) -> None:
 
 def fail_cluster(region: str, name: str, message: str = "Simulated failure") -> None:
     """Test/sandbox helper: put a cluster into Failed with a FailureMessage."""
+    from moto.sagemaker.exceptions import ResourceNotFound
+
     with RUNTIME.lock:
-        c = store(region).get(name)
+        try:
+            c = store(region).get(name)
+        except ResourceNotFound as exc:
+            raise ResourceMissing(f"HyperPod cluster {name} does not exist in {region}") from exc
         c.failure_message = message
         set_status(c, "Failed")
+
+
+def _fail_creation(c: HyperPodCluster, message: str, after_s: float) -> None:
+    """An armed creation failure: part-way through, nodes not yet running fail and so does the cluster."""
+
+    def run() -> None:
+        if store(c.region).clusters.get(c.name) is not c or c.status != "Creating":
+            return
+        for node_id, node in c.nodes.items():
+            if node["InstanceStatus"]["Status"] != "Running":
+                set_node_status(c, node_id, "Failure", message)
+        for g in c.groups.values():
+            g["Status"] = "Failed"
+        c.failure_message = message
+        set_status(c, "Failed")
+
+    RUNTIME.after(after_s, run)
 
 
 def _group_detail(spec: dict[str, Any], status: str) -> dict[str, Any]:
@@ -173,6 +196,9 @@ def create_cluster(self: Any) -> Any:
         )
         for g in groups:
             add_nodes(c, g, g["TargetCount"], CREATE_S)
+        armed = RUNTIME.take_armed("sagemaker", "cluster", self.region, "next_create", cluster=name)
+        if armed is not None:
+            _fail_creation(c, armed.reason, CREATE_S * FAIL_AT)
         _settle(c, "Creating", CREATE_S)
         return ActionResult({"ClusterArn": c.arn})
 
