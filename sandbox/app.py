@@ -43,6 +43,15 @@ def _problem(status: int, title: str, detail: str, errors: list[dict[str, Any]] 
 
 
 STOPPING = object()
+REQUEST_THREAD = "podstart-api-request"
+
+
+class _QuietAbandonedRequests(logging.Filter):
+    """Once the sandbox stops, a request answered 503 and left running (a long poll) fails against the
+    stopped embedded AWS; what it logs then is noise from the shutdown, not news."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.current_thread().name != REQUEST_THREAD
 
 
 class InFlight:
@@ -77,7 +86,7 @@ class InFlight:
 
         self._pending.add(future)
         try:
-            threading.Thread(target=work, name="podstart-api-request", daemon=True).start()
+            threading.Thread(target=work, name=REQUEST_THREAD, daemon=True).start()
             return await future
         finally:
             self._pending.discard(future)
@@ -180,6 +189,11 @@ class Sandbox:
     def drain(self) -> None:
         """Answer every request still running (a long poll waits up to 20 s) with 503 now; call from the
         serving loop when the server begins to shut down."""
+        from functions.observability import logger
+
+        quiet = _QuietAbandonedRequests()
+        for handler in (*logging.getLogger(logger.service).handlers, *logging.getLogger().handlers):
+            handler.addFilter(quiet)
         self._in_flight.release_all()
 
     def stop(self) -> None:
