@@ -91,7 +91,7 @@ def test_me_says_who_is_calling_and_what_they_may_do(api: Any, operator: Any, vi
     assert [me[r]["can_delete_clusters"] for r in ("admin", "operator", "viewer")] == [True, False, False]
 
 
-def test_the_token_files_hold_each_roles_token_and_only_the_owner_reads_them(sandbox: Any, tmp_path: Any) -> None:
+def test_the_token_files_hold_each_roles_token_and_only_the_owner_reads_them(sandbox: Any) -> None:
     from sandbox.app import write_tokens
 
     files = write_tokens(sandbox)
