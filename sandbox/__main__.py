@@ -1,17 +1,29 @@
-"""`python -m sandbox` (what `make dev` runs): the whole control plane on one port, no AWS account."""
+"""`python -m sandbox` (what `make dev` runs): the whole control plane on one port, no AWS account.
+
+Ctrl-C (SIGINT) or SIGTERM stops it: the server, the embedded AWS and Kubernetes and every timer
+they run are stopped, one line says so, and the exit code is 0 (a stop you asked for is not an
+error). A second Ctrl-C while stopping leaves at once (exit code 130).
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import sys
+import threading
 import time
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 
 import uvicorn
 
 from sandbox.app import Sandbox, write_tokens
+
+STOP_REQUESTED = threading.Event()
+GRACE_S = 3  # open connections (a long poll, a live-events socket) get this long to finish on Ctrl-C
 
 
 def main() -> int:
@@ -29,39 +41,78 @@ def main() -> int:
     except OSError as exc:
         print(f"PodStart sandbox: cannot listen on {sandbox.base_url}: {exc} (set PODSTART_PORT)", flush=True)
         return 3
-    sandbox.start()
-    token_file = write_tokens(sandbox)
-    config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
-                            log_level="warning", ws="websockets-sansio" if _has_sansio() else "auto")
-    server = uvicorn.Server(config)
+    try:
+        sandbox.start()  # Ctrl-C while starting: KeyboardInterrupt, handled below like a stop
+        token_files = write_tokens(sandbox)
+        # uvicorn stops serving on SIGINT/SIGTERM, then raises the signal again once it has shut
+        # down: with Python's default handler that is a KeyboardInterrupt and its traceback.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _stop_requested)
+        config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
+                                log_level="warning", ws="websockets-sansio" if _has_sansio() else "auto",
+                                timeout_graceful_shutdown=GRACE_S)
+        server = _Server(config, sandbox)
+        _announce_when_started(server, lambda: _banner(sandbox, token_files, time.monotonic() - t0))
+        if not STOP_REQUESTED.is_set():  # a signal in the moment before uvicorn took over
+            server.run(sockets=[listener])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, _force_exit)  # a second Ctrl-C while stopping: leave at once
+        signal.signal(signal.SIGTERM, _force_exit)
+        sandbox.stop()
+        listener.close()
+        print("PodStart sandbox stopped.", flush=True)
+    return 0
 
-    def on_started() -> None:
-        print(f"""
-PodStart sandbox is serving on {sandbox.base_url}  (ready in {time.monotonic() - t0:.1f} s)
-  Open:        {sandbox.sign_in_url()}
-  REST API:    {sandbox.base_url}/v1   (OpenAPI: /v1/openapi.json)
-  MCP:         {sandbox.base_url}/mcp
-  Live events: ws://{sandbox.settings.host}:{sandbox.settings.port}/ws
-  Token:       {token_file} (viewer token: {sandbox.settings.state_dir / 'viewer-token'})
-  Embedded AWS endpoint: {sandbox.aws.endpoint}   time scale: {sandbox.settings.time_scale}x
-  Everything lives in memory: stopping the sandbox (Ctrl-C) resets it.
-""", flush=True)
 
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, sandbox: Sandbox) -> None:
+        super().__init__(config)
+        self.sandbox = sandbox
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.sandbox.drain()  # long polls answer now instead of holding the stop for up to 20 s
+        await super().shutdown(sockets=sockets)
+
+
+def _stop_requested(signum: int, frame: object) -> None:
+    """Where uvicorn's re-raised SIGINT/SIGTERM lands after its graceful shutdown: main() goes on to
+    stop the rest. (Installed before serving, it also keeps asyncio from turning the re-raised
+    signal into a KeyboardInterrupt.)"""
+    STOP_REQUESTED.set()
+
+
+def _force_exit(signum: int, frame: object) -> None:
+    print("PodStart sandbox stopped (forced).", flush=True)
+    os._exit(128 + signum)
+
+
+def _announce_when_started(server: uvicorn.Server, announce: Callable[[], None]) -> None:
     original_startup = server.startup
 
     async def startup(sockets: object = None) -> None:
         await original_startup(sockets=sockets)  # type: ignore[arg-type]
         if server.started:
-            on_started()
+            announce()
 
     server.startup = startup  # type: ignore[method-assign]
-    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
-    try:
-        server.run(sockets=[listener])
-    finally:
-        sandbox.stop()
-        print("PodStart sandbox stopped.", flush=True)
-    return 0
+
+
+def _banner(sandbox: Sandbox, token_files: dict[str, Path], ready_s: float) -> None:
+    host, port = sandbox.settings.host, sandbox.settings.port
+    print(f"""
+PodStart sandbox is serving on {sandbox.base_url}  (ready in {ready_s:.1f} s)
+  Open:        {sandbox.sign_in_url()}
+  REST API:    {sandbox.base_url}/v1   (OpenAPI: /v1/openapi.json)
+  MCP:         {sandbox.base_url}/mcp
+  Live events: ws://{host}:{port}/ws
+  Tokens:      admin    {token_files["admin"]}
+               operator {token_files["operator"]}  (create, scale, retry; not delete)
+               viewer   {token_files["viewer"]}  (read only)
+  Embedded AWS endpoint: {sandbox.aws.endpoint}   time scale: {sandbox.settings.time_scale}x
+  Everything lives in memory: stopping the sandbox (Ctrl-C) resets it.
+""", flush=True)
 
 
 def _has_sansio() -> bool:

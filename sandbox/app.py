@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +44,67 @@ class _ProxyPath(PathConvertor):
 register_url_convertor("proxy", _ProxyPath())
 
 
-def _problem(status: int, title: str, detail: str) -> JSONResponse:
-    return JSONResponse({"type": f"https://podstart.dev/problems/{title.lower().replace(' ', '-')}",
-                         "title": title, "status": status, "detail": detail}, status_code=status, media_type=PROBLEM)
+def _problem(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"type": f"https://podstart.dev/problems/{title.lower().replace(' ', '-')}",
+                            "title": title, "status": status, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    return JSONResponse(body, status_code=status, media_type=PROBLEM)
+
+
+STOPPING = object()
+REQUEST_THREAD = "podstart-api-request"
+
+
+class _QuietAbandonedRequests(logging.Filter):
+    """Once the sandbox stops, a request answered 503 and left running (a long poll) fails against the
+    stopped embedded AWS; what it logs then is noise from the shutdown, not news."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.current_thread().name != REQUEST_THREAD
+
+
+class InFlight:
+    """Runs each API request on its own daemon thread, so that stopping never waits for one.
+
+    Handlers block (a long poll sleeps up to 20 s); on asyncio's default executor the process could
+    not exit before they return. A request released by `release_all` answers at once; its thread is
+    left to finish the read it was doing, or to end with the process.
+    """
+
+    def __init__(self) -> None:
+        self._pending: set[asyncio.Future[Any]] = set()
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        context = contextvars.copy_context()
+
+        def settle(outcome: Callable[[], None]) -> None:
+            if not future.done():
+                outcome()
+
+        def work() -> None:
+            try:
+                result = context.run(fn, *args)
+            except BaseException as exc:  # handed to the awaiting request, which re-raises it
+                done = partial(settle, partial(future.set_exception, exc))
+            else:
+                done = partial(settle, partial(future.set_result, result))
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody awaits the answer
+                loop.call_soon_threadsafe(done)
+
+        self._pending.add(future)
+        try:
+            threading.Thread(target=work, name=REQUEST_THREAD, daemon=True).start()
+            return await future
+        finally:
+            self._pending.discard(future)
+
+    def release_all(self) -> None:
+        for future in list(self._pending):
+            if not future.done():
+                future.set_result(STOPPING)
 
 
 class Sandbox:
@@ -50,7 +112,8 @@ class Sandbox:
 
     def __init__(self, settings: SandboxSettings | None = None) -> None:
         self.settings = settings or SandboxSettings()
-        self.tokens = Tokens.make(self.settings.token, self.settings.viewer_token)
+        self.tokens = Tokens.make(self.settings.token, self.settings.operator_token,
+                                  self.settings.viewer_token)
         self.feed = EventFeed()
         self.ready = threading.Event()
         self._stopping = threading.Event()
@@ -59,6 +122,7 @@ class Sandbox:
         self.info: dict[str, Any] = {}
         self._api: Any = None
         self._mcp: Any = None
+        self._in_flight = InFlight()
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,6 +218,16 @@ class Sandbox:
 
         threading.Thread(target=run, name="podstart-sweeper", daemon=True).start()
 
+    def drain(self) -> None:
+        """Answer every request still running (a long poll waits up to 20 s) with 503 now; call from the
+        serving loop when the server begins to shut down."""
+        from functions.observability import logger
+
+        quiet = _QuietAbandonedRequests()
+        for handler in (*logging.getLogger(logger.service).handlers, *logging.getLogger().handlers):
+            handler.addFilter(quiet)
+        self._in_flight.release_all()
+
     def stop(self) -> None:
         self._stopping.set()
         if self.aws is not None:
@@ -218,7 +292,9 @@ class Sandbox:
         from sandbox.aws.lambdas import LambdaContext
 
         ctx = LambdaContext("podstart-api", self.aws.function_arn("podstart-api"), timeout_s=29)
-        result = await asyncio.to_thread(self._api, event, ctx)
+        result = await self._in_flight.run(self._api, event, ctx)
+        if result is STOPPING:
+            return _problem(503, "Stopping", "the sandbox is stopping")
         status, headers, payload = proxy.from_result(result)
         headers.pop("Content-Length", None)
         return Response(payload, status_code=status, headers=headers)
@@ -271,6 +347,35 @@ class Sandbox:
             return _problem(422, "Invalid request", "count: must be at least 1")
         self.aws.faults.add(**fault)
         return JSONResponse(fault, status_code=201)
+
+    async def states(self, request: Request) -> Response:
+        """Drive an AWS resource into a terminal failed state, now or on its next create/update."""
+        from sandbox.aws import states
+        from sandbox.aws.runtime import RUNTIME, ResourceMissing
+
+        if (denied := self._require(request, admin=True)) is not None:
+            return denied
+        if request.method == "DELETE":
+            RUNTIME.disarm()
+            return Response(status_code=204)
+        if request.method == "GET":
+            return JSONResponse({"items": [dict(vars(a)) for a in RUNTIME.armed()]})
+        try:
+            change = states.parse(json.loads(await request.body() or b"null"))
+        except ValueError as exc:  # malformed JSON or InvalidStateRequest
+            field = exc.field if isinstance(exc, states.InvalidStateRequest) else "body"
+            message = exc.message if isinstance(exc, states.InvalidStateRequest) else f"not JSON: {exc}"
+            loc = ["body"] if field == "body" else ["body", field]
+            return _problem(422, "Invalid request", f"{field}: {message}", [{"loc": loc, "msg": message}])
+        if change.when != "now":
+            states.apply(change)
+            return JSONResponse({"armed": change.as_dict()}, status_code=201)
+        try:
+            await asyncio.to_thread(states.apply, change)
+        except ResourceMissing as exc:
+            return _problem(404, "Not found", str(exc))
+        client = self.aws.client(change.service, change.region)
+        return JSONResponse(await asyncio.to_thread(states.describe, change, client))
 
     async def ws(self, websocket: WebSocket) -> None:
         """Live events. Authenticate with an Authorization header or a first message {"token": ...}."""
@@ -328,6 +433,7 @@ class Sandbox:
             Route("/v1/sandbox", self.sandbox_info),
             Route("/v1/sandbox/calls", self.calls),
             Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
+            Route("/v1/sandbox/states", self.states, methods=["GET", "POST", "DELETE"]),
             Route("/v1/{path:proxy}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             WebSocketRoute("/ws", self.ws),
         ]
@@ -338,9 +444,9 @@ class Sandbox:
         return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1024)])
 
 
-def write_tokens(sandbox: Sandbox) -> Path:
-    sandbox.tokens.write(sandbox.settings.state_dir)
-    return sandbox.settings.state_dir / "token"
+def write_tokens(sandbox: Sandbox) -> dict[str, Path]:
+    """Write each role's token file (mode 0600); role -> path."""
+    return sandbox.tokens.write(sandbox.settings.state_dir)
 
 
 __all__ = ["Sandbox", "write_tokens"]

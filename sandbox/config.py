@@ -14,6 +14,8 @@ class SandboxSettings(BaseSettings):
     port: int = Field(default=3099, description="The one local port: UI, REST, MCP, live events")
     host: str = "127.0.0.1"
     token: str | None = Field(default=None, description="Admin bearer token; generated when unset")
+    operator_token: str | None = Field(default=None, description="Operator bearer token (create, scale, retry; "
+                                       "not delete); generated when unset")
     viewer_token: str | None = Field(default=None, description="Read-only bearer token; generated when unset")
     time_scale: float = Field(default=60.0, description="AWS durations are divided by this (60: EKS in ~10 s)")
     state_dir: Path = Field(default=Path(".podstart"), description="Where the token files are written")

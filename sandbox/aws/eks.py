@@ -10,11 +10,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from sandbox.aws.runtime import RUNTIME, now
+from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, ArmedFailure, ResourceMissing, now
 
 CREATE_S = 600.0  # EKS control plane: 8-12 min in AWS
 DELETE_S = 300.0
 ADDON_S = 60.0
+FAIL_AT = 0.5  # an armed cluster creation failure happens this far into CREATE_S
 DEFAULT_VERSION = "1.32"
 
 # addon name -> (latest version, type, publisher); versions as EKS publishes them for 1.32
@@ -137,6 +138,9 @@ def patch_cluster_lifecycle() -> None:
             cluster.certificate_authority = {"data": _fake_ca()}
             cluster.status = "ACTIVE"
 
+        armed = RUNTIME.take_armed("eks", "cluster", self.region_name, "next_create", cluster=name)
+        if armed is not None:
+            RUNTIME.after(CREATE_S * FAIL_AT, _fail_cluster_later(self, cluster, armed))
         RUNTIME.after(CREATE_S, activate)
         return cluster
 
@@ -160,6 +164,63 @@ def patch_cluster_lifecycle() -> None:
 
     backend_cls.create_cluster = create_cluster  # type: ignore[method-assign]
     backend_cls.delete_cluster = delete_cluster  # type: ignore[method-assign]
+
+
+# --- terminal failures (the sandbox's states control) -------------------------------------------
+
+
+def _issue(code: str | None, message: str, resource: str, default: str) -> dict[str, Any]:
+    return {"code": code or default, "message": message, "resourceIds": [resource]}
+
+
+def _fail_cluster_later(backend: Any, cluster: Any, armed: ArmedFailure) -> Callable[[], None]:
+    def run() -> None:
+        if backend.clusters.get(cluster.name) is cluster and cluster.status == "CREATING":
+            cluster.status = armed.status
+            cluster.health = {"issues": [_issue(armed.code, armed.reason, cluster.name, "Other")]}
+
+    return run
+
+
+def _settle_failed(addon: dict[str, Any], from_status: str, armed: ArmedFailure) -> Callable[[], None]:
+    def run() -> None:
+        if addon["status"] == from_status:
+            addon["status"] = armed.status
+            addon["health"] = {"issues": [_issue(armed.code, armed.reason, addon["addonName"], "InternalFailure")]}
+            addon["modifiedAt"] = now()
+
+    return run
+
+
+def _backend(region: str) -> Any:
+    from moto.eks.models import eks_backends
+
+    return eks_backends[ACCOUNT_ID][region]
+
+
+def fail_cluster(region: str, name: str, status: str, reason: str, code: str | None = None) -> None:
+    """Put an EKS cluster into a failed status with a health issue carrying the reason."""
+    with RUNTIME.lock:
+        cluster = _backend(region).clusters.get(name)
+        if cluster is None:
+            raise ResourceMissing(f"EKS cluster {name} does not exist in {region}")
+        cluster.status = status
+        cluster.health = {"issues": [_issue(code, reason, name, "Other")]}
+
+
+def fail_addon(region: str, cluster_name: str, addon_name: str, status: str, reason: str,
+               code: str | None = None) -> None:
+    """Put an add-on into CREATE_FAILED, UPDATE_FAILED, DEGRADED or DELETE_FAILED with a health issue."""
+    with RUNTIME.lock:
+        cluster = _backend(region).clusters.get(cluster_name)
+        if cluster is None:
+            raise ResourceMissing(f"EKS cluster {cluster_name} does not exist in {region}")
+        addon = _extras(cluster)["addons"].get(addon_name)
+        if addon is None:
+            raise ResourceMissing(f"add-on {addon_name} does not exist in EKS cluster {cluster_name}")
+        addon["status"] = status
+        addon["health"] = {"issues": [_issue(code, reason, addon_name, "InternalFailure")]}
+        addon["modifiedAt"] = now()
 
 
 # --- responses for the missing operations ------------------------------------------------------
@@ -228,7 +289,10 @@ def create_addon(self: Any) -> Any:
                 for _ in self._get_param("podIdentityAssociations")
             ]
         addons[name] = addon
-    RUNTIME.after(ADDON_S, _settle(addon, "CREATING", "ACTIVE"))
+        region = cluster.arn.split(":")[3]
+        armed = RUNTIME.take_armed("eks", "addon", region, "next_create", cluster=cluster.name, addon=name)
+    settle = _settle_failed(addon, "CREATING", armed) if armed else _settle(addon, "CREATING", "ACTIVE")
+    RUNTIME.after(ADDON_S, settle)
     return ActionResult({"addon": addon})
 
 
@@ -297,8 +361,13 @@ def update_addon(self: Any) -> Any:
                 addon[key] = value
                 params.append({"type": kind, "value": value})
         addon["status"] = "UPDATING"
+        addon["health"] = {"issues": []}
         addon["modifiedAt"] = now()
-    RUNTIME.after(ADDON_S, _settle(addon, "UPDATING", "ACTIVE"))
+        region = addon["addonArn"].split(":")[3]
+        armed = RUNTIME.take_armed("eks", "addon", region, "next_update", cluster=addon["clusterName"],
+                                   addon=addon["addonName"])
+    settle = _settle_failed(addon, "UPDATING", armed) if armed else _settle(addon, "UPDATING", "ACTIVE")
+    RUNTIME.after(ADDON_S, settle)
     update = {
         "id": secrets.token_hex(16),
         "status": "InProgress",

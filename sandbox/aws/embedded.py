@@ -7,12 +7,13 @@ import json
 import logging
 import os
 import socket
+import time
 import urllib.request
 import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws import ec2, eks, events, lambdas, quotas, sagemaker, sagemaker_tags
+from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, sagemaker
 from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
@@ -30,6 +31,29 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _stop_executions(timeout_s: float = 5.0) -> None:
+    """Stop every running execution (moto runs each on daemon threads) and wait for their threads."""
+    import datetime as dt
+
+    from moto.stepfunctions.parser.api import ExecutionStatus
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+    from moto.stepfunctions.parser.utils import TMP_THREADS
+
+    for account in list(stepfunctions_parser_backends):
+        for region in list(stepfunctions_parser_backends[account]):
+            backend = stepfunctions_parser_backends[account][region]
+            for execution in backend._get_executions(ExecutionStatus.RUNNING):
+                try:
+                    execution.stop(dt.datetime.now(dt.UTC), error="SandboxStopped",
+                                   cause="the sandbox is stopping")
+                except Exception:  # a worker not yet started has no environment to stop
+                    logging.getLogger("sandbox.aws").debug("execution stop failed", exc_info=True)
+    deadline = time.monotonic() + timeout_s
+    for thread in list(TMP_THREADS):
+        thread.join(timeout=max(deadline - time.monotonic(), 0.0))
+    TMP_THREADS[:] = [t for t in TMP_THREADS if t.is_alive()]
 
 
 def _dummy_zip() -> bytes:
@@ -59,10 +83,10 @@ class EmbeddedAws:
         lambdas.patch_lambda_invoke()
         eks.patch()
         sagemaker.patch()
-        sagemaker_tags.patch()
         quotas.patch()
         events.patch()
         ec2.patch()
+        fsx.patch()
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
         port = self._port or _free_port()
@@ -85,7 +109,12 @@ class EmbeddedAws:
         return self._endpoint
 
     def stop(self) -> None:
+        """Stop everything this started: timers, running Step Functions executions, event delivery,
+        then the server. Executions stop as StopExecution would (a Wait state ends at once)."""
         RUNTIME.cancel_timers()
+        _stop_executions()
+        events.shutdown()
+        RUNTIME.cancel_timers()  # any a stopping execution scheduled on its way out
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -129,6 +158,11 @@ class EmbeddedAws:
             )
 
     # internals ---------------------------------------------------------------------------------
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A plain boto3 client on the embedded endpoint (not the control plane's factory, so its calls
+        stay out of the call log): for seeding and the sandbox's own controls."""
+        return self._client(service, region)
+
     def _client(self, service: str, region: str | None = None) -> Any:
         """A plain boto3 client for seeding (not the control plane's factory, so no call log)."""
         import boto3

@@ -23,6 +23,15 @@ def _executor() -> ThreadPoolExecutor:
         return _EXECUTOR
 
 
+def shutdown() -> None:
+    """Drop deliveries not yet started, wait for the one running; the next use starts a new executor."""
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        executor, _EXECUTOR = _EXECUTOR, None
+    if executor is not None:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
 def _deliver_lambda(arn: str, event: Any) -> None:
     from sandbox.aws.lambdas import call_handler, function_name_of
 

@@ -11,6 +11,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 LOG = logging.getLogger("sandbox.aws")
@@ -23,6 +24,33 @@ class KubeRegistry(Protocol):
     def remove_cluster(self, name: str) -> None: ...
 
 
+class ResourceMissing(LookupError):
+    """A sandbox control named an AWS resource that does not exist."""
+
+
+@dataclass(frozen=True)
+class ArmedFailure:
+    """The next create (or update) of a matching resource lands in a failed state, part-way through."""
+
+    service: str  # sagemaker | eks | fsx
+    resource: str  # cluster | addon | file_system
+    region: str
+    when: str  # next_create | next_update
+    status: str
+    reason: str
+    cluster: str | None = None
+    addon: str | None = None
+    code: str | None = None
+
+    def matches(self, service: str, resource: str, region: str, when: str, cluster: str | None,
+                addon: str | None) -> bool:
+        return (
+            (self.service, self.resource, self.region, self.when) == (service, resource, region, when)
+            and self.cluster in (None, cluster)
+            and self.addon in (None, addon)
+        )
+
+
 class Runtime:
     def __init__(self) -> None:
         self.lock = threading.RLock()  # guards the extensions' stores and moto objects they mutate
@@ -31,6 +59,30 @@ class Runtime:
         self.lambda_handlers: dict[str, Callable[[dict[str, Any], Any], Any]] = {}
         self._timers: set[threading.Timer] = set()
         self._timers_lock = threading.Lock()
+        self._armed: list[ArmedFailure] = []
+
+    # armed failures (the sandbox's POST /v1/sandbox/states with "when": "next_create") ----------
+    def arm(self, failure: ArmedFailure) -> None:
+        with self.lock:
+            self._armed.append(failure)
+
+    def take_armed(self, service: str, resource: str, region: str, when: str, *, cluster: str | None = None,
+                   addon: str | None = None) -> ArmedFailure | None:
+        """The first armed failure matching this create/update, removed (each fires once); else None."""
+        with self.lock:
+            for failure in self._armed:
+                if failure.matches(service, resource, region, when, cluster, addon):
+                    self._armed.remove(failure)
+                    return failure
+        return None
+
+    def armed(self) -> list[ArmedFailure]:
+        with self.lock:
+            return list(self._armed)
+
+    def disarm(self) -> None:
+        with self.lock:
+            self._armed.clear()
 
     def after(self, aws_seconds: float, fn: Callable[[], None]) -> None:
         """Run fn once after aws_seconds of simulated time (in a daemon thread)."""

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sandbox.kube.controllers import DEFAULT_RECONCILERS, ControllerLoop, Reconciler
 from sandbox.kube.errors import ApiError, bad_request, not_found
+from sandbox.kube.operators import DEFAULT_RECONCILERS, ControllerLoop, Reconciler
 from sandbox.kube.registry import ALL_VERBS, ResourceType, TypeRegistry
 from sandbox.kube.store import ClusterStore, Obj, get_path
 

@@ -333,6 +333,12 @@ class ClusterStore:
             spec.setdefault("clusterIPs", [spec["clusterIP"]])
         elif gk == ("", "persistentvolumeclaims") or gk == ("", "persistentvolumes"):
             obj.setdefault("status", {"phase": "Pending"})
+            # Storage object in-use protection (admission): deletion waits until nothing uses it.
+            claim = gk[1] == "persistentvolumeclaims"
+            protection = "kubernetes.io/pvc-protection" if claim else "kubernetes.io/pv-protection"
+            finalizers = meta.setdefault("finalizers", [])
+            if protection not in finalizers:
+                finalizers.append(protection)
         elif gk == CRD_GK:
             names = (obj.get("spec") or {}).get("names") or {}
             obj.setdefault(
@@ -673,6 +679,11 @@ class ClusterStore:
                     return self._write(rt, ns, name, body, "MODIFIED", obj)
                 return self._present(rt, obj)
             gone = self._remove(rt, ns, name)
+            if rt.storage_key == POD_GK:  # graceful deletion: the apiserver answers with the pod
+                body = self._present(rt, gone)
+                body["metadata"].setdefault("deletionTimestamp", now_rfc3339())
+                body["metadata"].setdefault("deletionGracePeriodSeconds", 0)
+                return body
             return {
                 "kind": "Status",
                 "apiVersion": "v1",

@@ -78,6 +78,11 @@ def api(sandbox: Sandbox) -> Api:
 
 
 @pytest.fixture(scope="session")
+def operator(sandbox: Sandbox) -> Api:
+    return Api(sandbox.base_url, sandbox.tokens.operator)
+
+
+@pytest.fixture(scope="session")
 def viewer(sandbox: Sandbox) -> Api:
     return Api(sandbox.base_url, sandbox.tokens.viewer)
 

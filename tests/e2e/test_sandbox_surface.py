@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import httpx
@@ -82,7 +83,60 @@ def test_websocket_without_token_is_closed(sandbox: Any) -> None:
         assert json.loads(ws.recv(timeout=10))["status"] == 401
 
 
-def test_me_says_who_is_calling_and_what_they_may_do(api: Any, viewer: Any) -> None:
-    assert api.get("/v1/me").json()["role"] == "admin"
-    me = viewer.get("/v1/me").json()
-    assert me["role"] == "viewer" and me["can_mutate"] is False
+def test_me_says_who_is_calling_and_what_they_may_do(api: Any, operator: Any, viewer: Any) -> None:
+    me = {role: client.get("/v1/me").json() for role, client in
+          (("admin", api), ("operator", operator), ("viewer", viewer))}
+    assert {role: m["role"] for role, m in me.items()} == {"admin": "admin", "operator": "operator", "viewer": "viewer"}
+    assert [me[r]["can_mutate"] for r in ("admin", "operator", "viewer")] == [True, True, False]
+    assert [me[r]["can_delete_clusters"] for r in ("admin", "operator", "viewer")] == [True, False, False]
+
+
+def test_the_token_files_hold_each_roles_token_and_only_the_owner_reads_them(sandbox: Any) -> None:
+    from sandbox.app import write_tokens
+
+    files = write_tokens(sandbox)
+    assert {role: p.name for role, p in files.items()} == {
+        "admin": "token", "operator": "operator-token", "viewer": "viewer-token"}
+    for role, path in files.items():
+        assert path.read_text().strip() == getattr(sandbox.tokens, role)
+        assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_operator_creates_a_cluster_but_only_an_admin_deletes_it(api: Any, operator: Any, viewer: Any) -> None:
+    cluster = f"op-{uuid.uuid4().hex[:6]}"
+    body = {"name": cluster, "region": "us-west-2", "instance_groups": [
+        {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1, "availability_zone": "us-west-2a"}]}
+    assert viewer.post("/v1/clusters", json=body).status_code == 403
+    r = operator.post("/v1/clusters", json=body, key=uuid.uuid4().hex)
+    assert r.status_code == 202, r.text
+    assert r.json()["principal"] == {"sub": "sandbox-operator", "name": "sandbox-operator"}
+    assert operator.wait_terminal(r.json()["id"])["status"] == "SUCCEEDED"
+
+    for client in (operator, viewer):
+        denied = client.http.delete(f"/v1/clusters/{cluster}", params={"confirm": cluster})
+        assert denied.status_code == 403, denied.text
+        assert denied.headers["content-type"].startswith("application/problem+json")
+        assert "admin" in denied.json()["detail"]
+    assert api.get(f"/v1/clusters/{cluster}").json()["status"] == "ACTIVE"
+    deleted = api.http.delete(f"/v1/clusters/{cluster}", params={"confirm": cluster})
+    assert deleted.status_code == 202, deleted.text
+    assert api.wait_terminal(deleted.json()["id"])["status"] == "SUCCEEDED"
+
+
+def test_viewer_cannot_mutate_anything(api: Any, viewer: Any) -> None:
+    cluster = api.get("/v1/clusters").json()["items"]
+    before = len(api.get("/v1/operations").json()["items"])
+    valid_create = {"name": "viewer-try", "region": "us-west-2", "instance_groups": [
+        {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1, "availability_zone": "us-west-2a"}]}
+    attempts = [("POST", "/v1/clusters", valid_create),
+                ("DELETE", "/v1/clusters/x?confirm=x", None),
+                ("POST", "/v1/operations/op-abcdef123/retry", None),
+                ("POST", "/v1/operations/op-abcdef123/cancel", None),
+                ("POST", "/v1/sandbox/faults", {"service": "ec2", "operation": "CreateVpc", "error_code": "X"}),
+                ("POST", "/v1/sandbox/states", {"service": "eks", "cluster": "x", "status": "FAILED"})]
+    for method, path, body in attempts:
+        r = viewer.http.request(method, path, json=body)
+        assert r.status_code == 403, (method, path, r.status_code, r.text)
+        assert r.json()["status"] == 403
+    assert len(api.get("/v1/operations").json()["items"]) == before
+    assert api.get("/v1/clusters").json()["items"] == cluster

@@ -460,3 +460,66 @@ def test_eventbridge_rule_with_lambda_target_delivers(sandbox: EmbeddedAws) -> N
     wait_for(
         lambda: any(e["source"] == "aws.states" and e["detail"]["status"] == "SUCCEEDED" for e in DELIVERED)
     )
+
+
+def _subnet_and_group() -> tuple[str, str, str]:
+    ec2 = adapter.client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.77.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.77.0.0/20", AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
+    group = ec2.create_security_group(GroupName=f"fsx-{time.monotonic_ns()}", Description="fsx", VpcId=vpc)["GroupId"]
+    return vpc, subnet, group
+
+
+def _lustre(subnet: str, group: str, token: str, **over: Any) -> dict[str, Any]:
+    return {"FileSystemType": "LUSTRE", "StorageCapacity": 1200, "SubnetIds": [subnet], "SecurityGroupIds": [group],
+            "LustreConfiguration": {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 250},
+            "Tags": [{"Key": "podstart:cluster", "Value": "fsx-demo"}], "ClientRequestToken": token, **over}
+
+
+def test_fsx_lustre_goes_creating_available_then_deleting_and_gone(sandbox: EmbeddedAws) -> None:
+    fsx = adapter.client("fsx")
+    vpc, subnet, group = _subnet_and_group()
+    created = fsx.create_file_system(**_lustre(subnet, group, "token-fsx-1"))["FileSystem"]
+    fs_id = created["FileSystemId"]
+    assert created["Lifecycle"] == "CREATING"
+    # The same ClientRequestToken is the same file system, as in FSx.
+    assert fsx.create_file_system(**_lustre(subnet, group, "token-fsx-1"))["FileSystem"]["FileSystemId"] == fs_id
+
+    fs = fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]
+    assert fs["Lifecycle"] == "CREATING" and fs["VpcId"] == vpc and fs["OwnerId"] == "123456789012"
+    assert fs["DNSName"] == f"{fs_id}.fsx.us-west-2.amazonaws.com"
+    lustre = fs["LustreConfiguration"]
+    assert lustre["DeploymentType"] == "PERSISTENT_2" and lustre["PerUnitStorageThroughput"] == 250
+    assert len(lustre["MountName"]) == 8 and lustre["MountName"].isalnum()
+    assert {"Key": "podstart:cluster", "Value": "fsx-demo"} in fs["Tags"]
+    assert "FailureDetails" not in fs
+
+    available = wait_for(lambda: (f := fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0])
+                         ["Lifecycle"] == "AVAILABLE" and f)
+    assert available["LustreConfiguration"]["MountName"] == lustre["MountName"]
+    assert fs_id in {f["FileSystemId"] for f in fsx.describe_file_systems()["FileSystems"]}
+
+    deleted = fsx.delete_file_system(FileSystemId=fs_id)
+    assert deleted["Lifecycle"] == "DELETING"
+    assert fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["Lifecycle"] == "DELETING"
+
+    def gone() -> bool:
+        try:
+            fsx.describe_file_systems(FileSystemIds=[fs_id])
+        except ClientError as e:
+            return e.response["Error"]["Code"] == "FileSystemNotFound"
+        return False
+
+    wait_for(gone)
+    assert fs_id not in {f["FileSystemId"] for f in fsx.describe_file_systems()["FileSystems"]}
+
+
+def test_fsx_persistent_2_takes_minutes_on_the_time_scale(sandbox: EmbeddedAws) -> None:
+    """~12 min in AWS for PERSISTENT_2: at time scale 600 that is over a second, not immediate."""
+    fsx = adapter.client("fsx")
+    _, subnet, group = _subnet_and_group()
+    started = time.monotonic()
+    fs_id = fsx.create_file_system(**_lustre(subnet, group, "token-fsx-2"))["FileSystem"]["FileSystemId"]
+    wait_for(lambda: fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["Lifecycle"] == "AVAILABLE")
+    elapsed = time.monotonic() - started
+    assert 600 / sandbox.time_scale <= elapsed <= 900 / sandbox.time_scale + 2, elapsed

@@ -7,8 +7,9 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -310,6 +311,90 @@ def test_pvc_binds_to_named_pv(api: client.ApiClient, namespace: str) -> None:
     pv = v1.read_persistent_volume(f"pv-{namespace}")
     assert pv.status.phase == "Bound"
     assert (pv.spec.claim_ref.namespace, pv.spec.claim_ref.name) == (namespace, "data")
+
+
+def _pv(name: str, size: str = "1200Gi", claim: tuple[str, str] | None = None) -> dict:
+    spec: dict = {"capacity": {"storage": size}, "accessModes": ["ReadWriteMany"], "storageClassName": "",
+                  "persistentVolumeReclaimPolicy": "Retain",
+                  "csi": {"driver": "fsx.csi.aws.com", "volumeHandle": "fs-0123"}}
+    if claim:
+        spec["claimRef"] = {"namespace": claim[0], "name": claim[1]}
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def _pvc(name: str, volume: str | None = None, size: str = "1200Gi") -> dict:
+    spec: dict = {"accessModes": ["ReadWriteMany"], "storageClassName": "",
+                  "resources": {"requests": {"storage": size}}}
+    if volume:
+        spec["volumeName"] = volume
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def _phase_becomes(read: Callable[[], Any], phase: str, timeout: float = 5) -> Any:
+    deadline = time.monotonic() + timeout
+    while (obj := read()).status is None or obj.status.phase != phase:
+        assert time.monotonic() < deadline, f"never {phase}: {obj.status}"
+        time.sleep(0.05)
+    return obj
+
+
+def test_static_pvc_binds_to_the_pv_whose_claim_ref_names_it(api: client.ApiClient, namespace: str) -> None:
+    """The FSx way: a PV pre-bound with claimRef {namespace, name} and a claim asking for no class."""
+    v1 = client.CoreV1Api(api)
+    v1.create_persistent_volume(_pv(f"pre-{namespace}", claim=(namespace, "shared")))
+    pvc = v1.create_namespaced_persistent_volume_claim(namespace, _pvc("shared"))
+    bound = _phase_becomes(lambda: v1.read_namespaced_persistent_volume_claim("shared", namespace), "Bound")
+    assert bound.spec.volume_name == f"pre-{namespace}"
+    assert bound.status.capacity == {"storage": "1200Gi"} and bound.status.access_modes == ["ReadWriteMany"]
+    pv = _phase_becomes(lambda: v1.read_persistent_volume(f"pre-{namespace}"), "Bound")
+    assert (pv.spec.claim_ref.name, pv.spec.claim_ref.uid) == ("shared", pvc.metadata.uid)
+
+
+def test_pvc_stays_pending_until_its_pv_exists(api: client.ApiClient, namespace: str) -> None:
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_persistent_volume_claim(namespace, _pvc("later", volume=f"late-{namespace}"))
+    _phase_becomes(lambda: v1.read_namespaced_persistent_volume_claim("later", namespace), "Pending")
+    time.sleep(0.5)  # many controller ticks: still no volume to bind to
+    assert v1.read_namespaced_persistent_volume_claim("later", namespace).status.phase == "Pending"
+    v1.create_persistent_volume(_pv(f"late-{namespace}", claim=(namespace, "later")))
+    _phase_becomes(lambda: v1.read_namespaced_persistent_volume_claim("later", namespace), "Bound")
+    assert v1.read_persistent_volume(f"late-{namespace}").status.phase == "Bound"
+
+
+def test_a_pv_claimed_by_another_claim_or_too_small_is_not_bound(api: client.ApiClient, namespace: str) -> None:
+    v1 = client.CoreV1Api(api)
+    v1.create_persistent_volume(_pv(f"taken-{namespace}", claim=(namespace, "owner")))
+    v1.create_persistent_volume(_pv(f"small-{namespace}", size="100Gi"))
+    v1.create_namespaced_persistent_volume_claim(namespace, _pvc("thief", volume=f"taken-{namespace}"))
+    v1.create_namespaced_persistent_volume_claim(namespace, _pvc("big", volume=f"small-{namespace}", size="1.2Ti"))
+    _phase_becomes(lambda: v1.read_namespaced_persistent_volume_claim("thief", namespace), "Pending")
+    _phase_becomes(lambda: v1.read_namespaced_persistent_volume_claim("big", namespace), "Pending")
+    time.sleep(0.5)
+    assert v1.read_namespaced_persistent_volume_claim("thief", namespace).status.phase == "Pending"
+    assert v1.read_persistent_volume(f"taken-{namespace}").spec.claim_ref.name == "owner"
+    assert v1.read_namespaced_persistent_volume_claim("big", namespace).status.phase == "Pending"
+    assert v1.read_persistent_volume(f"small-{namespace}").status.phase == "Available"
+
+
+def test_a_claim_in_use_waits_for_its_pod_then_its_volume_is_released(api: client.ApiClient, namespace: str) -> None:
+    v1 = client.CoreV1Api(api)
+    v1.create_persistent_volume(_pv(f"rel-{namespace}", claim=(namespace, "gone")))
+    v1.create_namespaced_persistent_volume_claim(namespace, _pvc("gone"))
+    _phase_becomes(lambda: v1.read_persistent_volume(f"rel-{namespace}"), "Bound")
+    v1.create_namespaced_pod(namespace, {"metadata": {"name": "user"}, "spec": {
+        "containers": [{"name": "c", "image": "busybox"}],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "gone"}}]}})
+
+    deleting = v1.delete_namespaced_persistent_volume_claim("gone", namespace)
+    assert deleting.metadata.deletion_timestamp and "kubernetes.io/pvc-protection" in deleting.metadata.finalizers
+    time.sleep(0.5)  # the pod still mounts it: the claim stays, bound
+    assert v1.read_namespaced_persistent_volume_claim("gone", namespace).status.phase == "Bound"
+
+    v1.delete_namespaced_pod("user", namespace)
+    _phase_becomes(lambda: v1.read_persistent_volume(f"rel-{namespace}"), "Released")
+    with pytest.raises(ApiException) as gone:
+        v1.read_namespaced_persistent_volume_claim("gone", namespace)
+    assert gone.value.status == 404
 
 
 def test_clusters_are_isolated(server: KubeApiServer, api: client.ApiClient) -> None:

@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.aws.runtime import RUNTIME
+from sandbox.aws.sagemaker.store import store
 
 
 def _cluster(region: str, arn: str) -> Any:
-    from sandbox.aws import sagemaker
-
-    for c in sagemaker.store(region).clusters.values():
+    for c in store(region).clusters.values():
         if c.arn == arn:
             return c
     return None

@@ -1,0 +1,227 @@
+"""Workloads: Deployments, StatefulSets, ReplicaSets and DaemonSets become ready; a Job runs a pod
+to completion; pods go Pending -> Running (-> Succeeded when a Job owns them)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from sandbox.kube.errors import ApiError
+from sandbox.kube.operators.base import ReconcileContext, Reconciler, condition, update_status
+from sandbox.kube.store import Obj, now_rfc3339, random_suffix
+
+
+def reconcile_workloads(ctx: ReconcileContext) -> None:
+    """Deployments, StatefulSets and ReplicaSets become ready ~20 s (realistic) after a spec change."""
+    for kind in ("Deployment", "StatefulSet", "ReplicaSet"):
+        for obj in ctx.store.list("apps/v1", kind):
+            want = int(obj.get("spec", {}).get("replicas", 1))
+            gen = obj["metadata"].get("generation", 1)
+            ready = ctx.waited(obj, 20)
+            n = want if ready else 0
+            status: dict[str, Any] = {
+                "observedGeneration": gen,
+                "replicas": want,
+                "readyReplicas": n,
+                "availableReplicas": n,
+            }
+            if kind == "Deployment":
+                status["updatedReplicas"] = want
+                if want - n:
+                    status["unavailableReplicas"] = want - n
+                status["conditions"] = [
+                    condition(
+                        "Available",
+                        "True" if ready else "False",
+                        "MinimumReplicasAvailable" if ready else "MinimumReplicasUnavailable",
+                    ),
+                    condition("Progressing", "True", "NewReplicaSetAvailable" if ready else "ReplicaSetUpdated"),
+                ]
+            elif kind == "StatefulSet":
+                rev = f"{obj['metadata']['name']}-{gen}"
+                status |= {
+                    "currentReplicas": want,
+                    "updatedReplicas": want,
+                    "currentRevision": rev,
+                    "updateRevision": rev,
+                }
+            else:
+                status["fullyLabeledReplicas"] = want
+            if not n:
+                status = {k: v for k, v in status.items() if v != 0 or k in ("replicas", "observedGeneration")}
+            update_status(ctx, obj, status)
+
+
+def reconcile_daemonsets(ctx: ReconcileContext) -> None:
+    nodes = len(ctx.store.list("v1", "Node"))
+    for obj in ctx.store.list("apps/v1", "DaemonSet"):
+        ready = ctx.waited(obj, 10)
+        n = nodes if ready else 0
+        update_status(
+            ctx,
+            obj,
+            {
+                "observedGeneration": obj["metadata"].get("generation", 1),
+                "desiredNumberScheduled": nodes,
+                "currentNumberScheduled": nodes,
+                "updatedNumberScheduled": nodes,
+                "numberReady": n,
+                "numberAvailable": n,
+                "numberMisscheduled": 0,
+                **({"numberUnavailable": nodes - n} if nodes - n else {}),
+            },
+        )
+
+
+def reconcile_jobs(ctx: ReconcileContext) -> None:
+    """A Job runs one pod; the Job completes when the pod succeeds."""
+    for job in ctx.store.list("batch/v1", "Job"):
+        meta, status = job["metadata"], dict(job.get("status") or {})
+        if any(c.get("type") in ("Complete", "Failed") for c in status.get("conditions") or []):
+            continue
+        if job.get("spec", {}).get("suspend"):
+            continue
+        uid, ns = meta["uid"], meta["namespace"]
+        pods = ctx.store.list("v1", "Pod", ns, label_selector=f"controller-uid={uid}")
+        if not pods:
+            template = copy.deepcopy(job.get("spec", {}).get("template") or {})
+            pod_meta = template.get("metadata") or {}
+            labels = {
+                **(pod_meta.get("labels") or {}),
+                "controller-uid": uid,
+                "job-name": meta["name"],
+                "batch.kubernetes.io/job-name": meta["name"],
+            }
+            try:
+                ctx.store.create(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            **pod_meta,
+                            "name": f"{meta['name']}-{random_suffix()}",
+                            "namespace": ns,
+                            "labels": labels,
+                            "ownerReferences": [
+                                {
+                                    "apiVersion": "batch/v1",
+                                    "kind": "Job",
+                                    "name": meta["name"],
+                                    "uid": uid,
+                                    "controller": True,
+                                    "blockOwnerDeletion": True,
+                                }
+                            ],
+                        },
+                        "spec": template.get("spec") or {"containers": []},
+                    }
+                )
+            except ApiError:
+                continue
+            update_status(ctx, job, {**status, "active": 1, "startTime": status.get("startTime") or now_rfc3339()})
+            continue
+        phases = [p.get("status", {}).get("phase") for p in pods]
+        if "Succeeded" in phases:
+            update_status(
+                ctx,
+                job,
+                {
+                    "startTime": status.get("startTime") or now_rfc3339(),
+                    "completionTime": now_rfc3339(),
+                    "succeeded": 1,
+                    "ready": 0,
+                    "conditions": [
+                        condition("SuccessCriteriaMet", "True", "CompletionsReached"),
+                        condition("Complete", "True", "CompletionsReached"),
+                    ],
+                },
+            )
+        elif "Failed" in phases:
+            update_status(
+                ctx,
+                job,
+                {
+                    **status,
+                    "failed": 1,
+                    "active": 0,
+                    "conditions": [condition("Failed", "True", "BackoffLimitExceeded")],
+                },
+            )
+        elif "Running" in phases:
+            update_status(ctx, job, {**status, "active": 1, "ready": 1})
+
+
+def reconcile_pods(ctx: ReconcileContext) -> None:
+    """Pending -> Running after ~5 s; pods owned by a Job -> Succeeded ~10 s later."""
+    for pod in ctx.store.list("v1", "Pod"):
+        status = pod.get("status") or {}
+        phase = status.get("phase", "Pending")
+        containers = [c.get("name", "") for c in pod.get("spec", {}).get("containers") or []]
+        images = {c.get("name", ""): c.get("image", "") for c in pod.get("spec", {}).get("containers") or []}
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        if phase == "Pending" and ctx.waited(pod, 5):
+            now = now_rfc3339()
+            update_status(
+                ctx,
+                pod,
+                {
+                    **status,
+                    "phase": "Running",
+                    "hostIP": "10.0.0.10",
+                    "podIP": _pod_ip(pod["metadata"]["uid"]),
+                    "startTime": now,
+                    "conditions": [
+                        condition(t, "True", "") for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+                    ],
+                    "containerStatuses": [
+                        {
+                            "name": n,
+                            "image": images[n],
+                            "imageID": "",
+                            "ready": True,
+                            "started": True,
+                            "restartCount": 0,
+                            "state": {"running": {"startedAt": now}},
+                        }
+                        for n in containers
+                    ],
+                },
+            )
+        elif phase == "Running" and _owned_by(pod, "Job") and ctx.waited(pod, 10, "running"):
+            now = now_rfc3339()
+            update_status(
+                ctx,
+                pod,
+                {
+                    **status,
+                    "phase": "Succeeded",
+                    "conditions": [
+                        condition(t, "True" if t in ("PodScheduled", "Initialized") else "False", "PodCompleted")
+                        for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+                    ],
+                    "containerStatuses": [
+                        {
+                            "name": n,
+                            "image": images[n],
+                            "imageID": "",
+                            "ready": False,
+                            "started": False,
+                            "restartCount": 0,
+                            "state": {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": now}},
+                        }
+                        for n in containers
+                    ],
+                },
+            )
+
+
+def _pod_ip(uid: str) -> str:
+    return f"10.1.{int(uid[:2], 16)}.{int(uid[2:4], 16) or 1}"
+
+
+def _owned_by(obj: Obj, kind: str) -> bool:
+    return any(o.get("kind") == kind for o in obj["metadata"].get("ownerReferences") or [])
+
+
+RECONCILERS: tuple[Reconciler, ...] = (reconcile_workloads, reconcile_daemonsets, reconcile_jobs, reconcile_pods)
