@@ -1,6 +1,7 @@
 """What every /v1 request passes before a route runs, in this order, each failure a problem+json 4xx:
 
-    correlate -> authenticate (401) -> admit_body (413, then 415 and 400 for routes that take a body)
+    correlate -> authenticate (401) -> authorize (403, the role the route declares)
+              -> admit_body (413, then 415 and 400 for routes that take a body)
               -> validate_request (422) -> the route -> validate_response
 
 Powertools, with `enable_validation=True`, puts its OpenAPI request validation before every middleware given to
@@ -28,6 +29,7 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     OpenAPIResponseValidationMiddleware,
 )
 
+from functions.api.context import route_role
 from functions.domain.errors import BadRequest, PayloadTooLarge, Unauthorized, UnsupportedMediaType
 from functions.domain.principal import Principal
 
@@ -57,6 +59,15 @@ def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -
     if not claims:
         raise Unauthorized("sign in first: send Authorization: Bearer <token>")
     app.append_context(principal=Principal.from_claims(dict(claims)))
+    return next_middleware(app)
+
+
+def authorize(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """The role a route declares (`context.requires`), checked before its body is read or validated."""
+    route = app.context.get("_route")
+    role = route_role(route.func) if route is not None else None
+    if role is not None:
+        app.context["principal"].require(role)
     return next_middleware(app)
 
 
@@ -101,7 +112,7 @@ class ValidateRequest(OpenAPIRequestValidationMiddleware):
 
 def middlewares() -> list[Any]:
     """The chain, in order, for `app.use` on a resolver built with enable_validation=False."""
-    return [correlate, authenticate, admit_body, ValidateRequest(), OpenAPIResponseValidationMiddleware()]
+    return [correlate, authenticate, authorize, admit_body, ValidateRequest(), OpenAPIResponseValidationMiddleware()]
 
 
 def _size(raw: str, base64_encoded: bool) -> int:

@@ -158,3 +158,31 @@ def test_every_role_a_create_makes_carries_the_boundary_and_twins_in_two_regions
             if r["RoleName"].startswith(f"podstart-{name}-")]
     assert len(left) == 3
     assert api.get(f"/v1/clusters/{name}", params={"region": "us-west-2"}).json()["status"] == "ACTIVE"
+
+
+def test_a_caller_without_the_role_is_refused_before_the_body_is_judged(viewer: Any, operator: Any) -> None:
+    """403 before 422: who may not act learns nothing about field rules."""
+    bad = {"name": "Not Valid!", "region": "nowhere", "instance_groups": []}
+    r = viewer.post("/v1/clusters", json=bad)
+    assert r.status_code == 403 and "operator" in r.json()["detail"]
+    assert operator.post("/v1/clusters", json=bad).status_code == 422
+    r = operator.post("/v1/clusters/import", json={"region": "x"})
+    assert r.status_code == 403 and "admin" in r.json()["detail"]
+
+
+def test_an_operator_cannot_retry_or_cancel_an_admins_delete(api: Any, operator: Any) -> None:
+    name = unique("guard")
+    assert api.wait_terminal(api.post("/v1/clusters", json=body(name)).json()["id"], timeout=180)["status"] == "SUCCEEDED"
+    fault = {"service": "eks", "operation": "DeleteCluster", "error_code": "AccessDeniedException", "count": 1}
+    assert api.post("/v1/sandbox/faults", json=fault).status_code == 201
+    d = api.http.delete(f"/v1/clusters/{name}", params={"confirm": name})
+    failed = api.wait_terminal(d.json()["id"], timeout=180)
+    assert failed["status"] == "FAILED"
+    r = operator.post(f"/v1/operations/{failed['id']}/retry")
+    assert r.status_code == 403 and "admin" in r.json()["detail"]
+    retried = api.post(f"/v1/operations/{failed['id']}/retry")
+    assert retried.status_code == 202
+    done = api.wait_terminal(failed["id"], timeout=180)
+    assert done["status"] == "SUCCEEDED"
+    assert [(a["action"], a["principal"]["name"]) for a in done["attempts"]] == [("start", "sandbox-admin"),
+                                                                                 ("retry", "sandbox-admin")]

@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, services
+from functions.api.context import accepted, actor, model_response, principal, require, requires, services
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role
@@ -31,6 +31,7 @@ RegionOpt = Annotated[str | None, Query(description="Region of the cluster (need
 
 @router.post("/v1/clusters", summary="Create a HyperPod cluster on a new EKS cluster (operation cluster.create)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
+@requires(required_role("cluster.create"))
 def create_cluster(body: ClusterCreate, idempotency_key: IdempotencyKey = None) -> Response[str]:
     p = require(router, required_role("cluster.create"))
     return accepted(cluster_create.create_cluster(services(), body, actor(p), idempotency_key))
@@ -58,6 +59,7 @@ def get_cluster(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]
 @router.delete("/v1/clusters/<cluster>",
                summary="Delete a cluster and everything PodStart created for it (operation cluster.delete)",
                tags=["clusters"], responses=OPERATION_RESPONSES)
+@requires(required_role("cluster.delete"))
 def delete_cluster(
     cluster: ClusterPath,
     confirm: Annotated[str, Query(description="The cluster name again, to confirm", max_length=32)],
@@ -71,6 +73,7 @@ def delete_cluster(
 @router.post("/v1/clusters/import",
              summary="Adopt an existing EKS cluster and its HyperPod cluster (admin: grants PodStart cluster-admin)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
+@requires(required_role("cluster.import"))
 def import_cluster(body: ClusterImport, idempotency_key: IdempotencyKey = None) -> Response[str]:
     p = require(router, required_role("cluster.import"))
     return accepted(cluster_import.import_cluster(services(), body, actor(p), idempotency_key))
@@ -89,6 +92,7 @@ def list_instance_groups(cluster: ClusterPath, region: RegionOpt = None) -> Resp
 @router.post("/v1/clusters/<cluster>/instance-groups",
              summary="Add an instance group: capacity type, EFA-only mode and subnet resolved together",
              tags=["instance-groups"], responses=OPERATION_RESPONSES)
+@requires(required_role("instance_group.add"))
 def add_instance_group(cluster: ClusterPath, body: InstanceGroupAdd, region: RegionOpt = None,
                        idempotency_key: IdempotencyKey = None) -> Response[str]:
     p = require(router, required_role("instance_group.add"))
@@ -98,6 +102,7 @@ def add_instance_group(cluster: ClusterPath, body: InstanceGroupAdd, region: Reg
 @router.patch("/v1/clusters/<cluster>/instance-groups/<group>",
               summary="Scale an instance group (send only instance_count); other fields are fixed",
               tags=["instance-groups"], responses={**OPERATION_RESPONSES, **_ok(NoChange)})
+@requires(required_role("instance_group.scale"))
 def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceGroupPatch,
                          region: RegionOpt = None, idempotency_key: IdempotencyKey = None) -> Response[str]:
     p = require(router, required_role("instance_group.scale"))
