@@ -172,7 +172,8 @@ def test_a_caller_without_the_role_is_refused_before_the_body_is_judged(viewer: 
 
 def test_an_operator_cannot_retry_or_cancel_an_admins_delete(api: Any, operator: Any) -> None:
     name = unique("guard")
-    assert api.wait_terminal(api.post("/v1/clusters", json=body(name)).json()["id"], timeout=180)["status"] == "SUCCEEDED"
+    created = api.post("/v1/clusters", json=body(name)).json()
+    assert api.wait_terminal(created["id"], timeout=180)["status"] == "SUCCEEDED"
     fault = {"service": "eks", "operation": "DeleteCluster", "error_code": "AccessDeniedException", "count": 1}
     assert api.post("/v1/sandbox/faults", json=fault).status_code == 201
     d = api.http.delete(f"/v1/clusters/{name}", params={"confirm": name})
