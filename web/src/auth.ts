@@ -150,8 +150,9 @@ export async function completeCognitoSignIn(cfg: AuthConfig, fetchImpl: typeof f
   });
   if (!res.ok) throw new Error(`Sign-in failed (${res.status})`);
   const tokens = (await res.json()) as { id_token?: string; access_token?: string };
-  // API Gateway's Cognito authorizer takes the ID token by default.
-  const token = tokens.id_token ?? tokens.access_token;
+  // The API's methods require OAuth scopes (podstart/read), so API Gateway's Cognito authorizer accepts
+  // access tokens only; an access token also carries the user's cognito:groups (their role).
+  const token = tokens.access_token;
   if (!token) throw new Error("Sign-in returned no token");
   setToken(token);
   return true;
