@@ -78,7 +78,8 @@ class FakeOperationRepository:
 
     def list(self, *, cluster: str | None, status: OperationStatus | None, limit: int,
              token: str | None) -> tuple[list[Operation], str | None]:
-        ops = sorted(self.items.values(), key=lambda o: (o.created_at, o.id), reverse=True)
+        order = {op_id: i for i, op_id in enumerate(self.items)}  # insertion breaks same-millisecond ties
+        ops = sorted(self.items.values(), key=lambda o: (o.created_at, order[o.id]), reverse=True)
         if cluster:
             key = Target(cluster=cluster).index_key
             ops = [o for o in ops if o.target.index_key == key]
