@@ -80,7 +80,8 @@ KNOWN: dict[tuple[str, str], Known] = {
         "get_identity", "Your name and role: viewer only reads; operator and admin change; admin deletes.",
         small=True),
     ("get", "/v1/preferences"): Known(
-        "get_preferences", "Your active cluster (the one other calls default to) and default region.", small=True),
+        "get_preferences", "Your active cluster (use it when the user names none) and default region.",
+        small=True),
     ("put", "/v1/preferences"): Known(
         "set_preferences", "Set your active cluster and/or default region; send only what changes, null clears."),
     ("get", "/v1/clusters"): Known(

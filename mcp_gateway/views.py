@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 BUDGET = 4096  # bytes of one tool result (text + structured content) in the default, compact view
+# What the SDK adds to every result on the latest protocol: "resultType" and "_meta" with the server's name
+# and version (~110 bytes); counted so the result on the wire, not just our part of it, fits the budget.
+SDK_EXTRA = 160
 LINE = 160  # one-line messages are cut to this many characters
 TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
 DONE_STEP = ("SUCCEEDED", "SKIPPED")
@@ -38,7 +41,7 @@ def result_bytes(structured: Any, text: str | None = None, is_error: bool = Fals
     result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
     if structured is not None:
         result["structuredContent"] = structured
-    return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+    return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False, default=str).encode()) + SDK_EXTRA
 
 
 def dumps(data: Any) -> str:
