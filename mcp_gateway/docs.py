@@ -1,19 +1,28 @@
-"""`skills/reference/tools.md`, generated from the tool catalog: `python -m mcp_gateway.docs`.
+"""What is derived from the tool catalog, written by `python -m mcp_gateway.docs` (`--check` only compares):
 
-The file agents read for argument details is rendered from the same `ToolSpec`s the gateway serves
-(built from the REST OpenAPI document), so it cannot drift: `tests/unit/test_skills.py` fails when the
-committed file differs from a fresh rendering. Run this module after changing a route or the catalog.
+- `skills/reference/tools.md`, the file agents read for argument details;
+- the tool lists in the agent configs (`skills/agents/`): Kiro's `allowedTools`, Claude Code's
+  `allow`/`ask`/`deny` and each agent definition's `tools:` line. Every read tool runs without asking; no
+  write tool is ever pre-approved (each one asks the user, or is denied in the read-only setup).
+
+All come from the same `ToolSpec`s the gateway serves (built from the REST OpenAPI document), so they
+cannot drift: `tests/unit/test_skills.py` fails when a committed file differs from a fresh rendering.
+Run this module after adding a route or changing the catalog.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from mcp_gateway.catalog import IDEMPOTENCY_ARG, STATUS_TOOL, ToolSpec, build_catalog
 
-TARGET = Path(__file__).resolve().parents[1] / "skills" / "reference" / "tools.md"
+SKILLS = Path(__file__).resolve().parents[1] / "skills"
+TARGET = SKILLS / "reference" / "tools.md"
+AGENTS = SKILLS / "agents"
 
 HEADER = f"""# PodStart MCP tools (reference)
 
@@ -85,16 +94,45 @@ def _cell(text: str) -> str:
     return " ".join(text.replace("|", "/").split())
 
 
+def agent_files(specs: list[ToolSpec]) -> dict[Path, str]:
+    """The agent configs with their tool lists derived from the catalog (the rest of each file as written)."""
+    reads = [s.name for s in specs if s.read_only]
+    writes = [s.name for s in specs if s.mutating]
+    out: dict[Path, str] = {}
+    for name in ("hypd-inst-agent", "hypd-inst-agent-readonly"):
+        path = AGENTS / "kiro" / f"{name}.json"
+        config = json.loads(path.read_text())
+        config["allowedTools"] = ["read", *(f"@podstart/{n}" for n in reads)]
+        out[path] = json.dumps(config, indent=2) + "\n"
+    for name, lists in (("settings.json", {"allow": reads, "ask": writes}),
+                        ("settings.readonly.json", {"allow": reads, "deny": writes})):
+        path = AGENTS / "claude" / name
+        config = json.loads(path.read_text())
+        config["permissions"] = {key: [f"mcp__podstart__{n}" for n in names] for key, names in lists.items()}
+        out[path] = json.dumps(config, indent=2) + "\n"
+    for name, names in (("hypd-inst-agent.md", reads + writes), ("hypd-inst-agent-readonly.md", reads)):
+        path = AGENTS / "claude" / name
+        line = "tools: Read, Grep, Glob, " + ", ".join(f"mcp__podstart__{n}" for n in names)
+        out[path] = re.sub(r"^tools: .*$", line, path.read_text(), count=1, flags=re.M)
+    return out
+
+
+def generated(specs: list[ToolSpec]) -> dict[Path, str]:
+    return {TARGET: render(specs), **agent_files(specs)}
+
+
 def main() -> int:
     from functions.api.handler import openapi_document
 
-    text = render(build_catalog(openapi_document()))
+    files = generated(build_catalog(openapi_document()))
     if "--check" in sys.argv[1:]:
-        same = TARGET.is_file() and TARGET.read_text() == text
-        print(f"{TARGET}: {'up to date' if same else 'differs from the catalog; run python -m mcp_gateway.docs'}")
-        return 0 if same else 1
-    TARGET.write_text(text)
-    print(f"wrote {TARGET}")
+        stale = [p for p, text in files.items() if not p.is_file() or p.read_text() != text]
+        for path in stale:
+            print(f"{path}: differs from the catalog; run python -m mcp_gateway.docs")
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.write_text(text)
+        print(f"wrote {path}")
     return 0
 
 

@@ -116,12 +116,24 @@ def test_skills_link_only_to_files_that_exist() -> None:
 
 # --- what the skills claim ------------------------------------------------------------------------
 
-def test_the_tools_reference_is_generated_from_the_catalog() -> None:
-    # A drifted reference (a tool added, an argument renamed) fails here: run `python -m mcp_gateway.docs`
-    from mcp_gateway.docs import TARGET, render
+def test_the_tools_reference_and_agent_tool_lists_are_generated_from_the_catalog() -> None:
+    # A drifted file (a tool added, an argument renamed) fails here: run `python -m mcp_gateway.docs`
+    from mcp_gateway.docs import TARGET, generated
 
-    assert TARGET == SKILLS / "reference" / "tools.md"
-    assert TARGET.read_text() == render(list(catalog().values())), "run: python -m mcp_gateway.docs"
+    files = generated(list(catalog().values()))
+    assert TARGET == SKILLS / "reference" / "tools.md" and TARGET in files
+    assert len(files) == 7
+    for path, text in files.items():
+        assert path.read_text() == text, f"{path.relative_to(ROOT)} drifted: run python -m mcp_gateway.docs"
+
+
+def test_the_generated_reference_changes_with_the_catalog() -> None:
+    from mcp_gateway.docs import render
+
+    specs = list(catalog().values())
+    renamed = [s if s.name != "get_quotas" else type(s)(**{**s.__dict__, "name": "get_quota_usage"}) for s in specs]
+
+    assert render(renamed) != render(specs) and "`get_quota_usage` | read |" in render(renamed)
 
 
 def test_the_create_skill_shows_storage_and_node_recovery_in_a_body_the_api_accepts() -> None:
