@@ -32,6 +32,14 @@ def _verdict(ok: bool) -> str:
     return "OK" if ok else "OVER"
 
 
+def _by_tool(calls: list[str], sizes: list[int]) -> str:
+    """'list_clusters 1 (0.4 KB), get_operation 7 (12.1 KB), ...' in call order."""
+    totals: dict[str, list[int]] = {}
+    for name, size in zip(calls, sizes, strict=True):
+        totals.setdefault(name, []).append(size)
+    return ", ".join(f"{name} {len(v)} ({sum(v) / 1024:.1f} KB)" for name, v in totals.items())
+
+
 def main() -> None:
     from sandbox.app import Sandbox
     from sandbox.config import SandboxSettings
@@ -62,10 +70,10 @@ def main() -> None:
     print(f"  create: {figures.create_calls} tool calls (goal <= {CREATE_CALLS}): "
           f"{_verdict(figures.create_calls <= CREATE_CALLS)}; {kb:.1f} KB of tool results "
           f"(goal <= {CREATE_KB} KB): {_verdict(kb <= CREATE_KB)}")
-    print(f"    calls: {', '.join(agent.calls[:figures.create_calls])}")
+    print(f"    {_by_tool(agent.calls[:figures.create_calls], agent.result_bytes[:figures.create_calls])}")
     print(f"  add + scale: {figures.add_scale_calls} tool calls (goal <= {ADD_SCALE_CALLS}): "
           f"{_verdict(figures.add_scale_calls <= ADD_SCALE_CALLS)}; {figures.add_scale_bytes / 1024:.1f} KB")
-    print(f"    calls: {', '.join(agent.calls[figures.create_calls:])}")
+    print(f"    {_by_tool(agent.calls[figures.create_calls:], agent.result_bytes[figures.create_calls:])}")
     print(f"  largest tool result {figures.max_result_bytes} bytes (budget 4096)")
     for w in figures.watches:
         allowed = w.step_changes + math.ceil(w.seconds / 60)

@@ -73,6 +73,7 @@ class ScriptedAgent:
         self.result_bytes: list[int] = []
         self.questions: list[tuple[str, list[Any]]] = []
         self.watches: list[Watch] = []
+        self.seen_clusters: dict[str, dict[str, Any]] = {}  # what this conversation already read
 
     def takes(self, tool: str, arg: str) -> bool:
         return tool in self.tools and arg in self.tools[tool].input_schema.get("properties", {})
@@ -159,15 +160,17 @@ class ScriptedAgent:
 
         # 4. Watch to the end; 5. verify and report
         op = await self.watch(op)
-        cluster = await self.tool("get_cluster", cluster=name, region=region)
+        cluster = self.seen_clusters[name] = await self.tool("get_cluster", cluster=name, region=region)
         return {"operation": op, "cluster": cluster}
 
     # --- request 2 --------------------------------------------------------------------------------
 
     async def add_and_scale(self, cluster_name: str, region: str, group: str, first: int,
                             then: int) -> dict[str, Any]:
-        # 1. Inspect the cluster: ACTIVE, the zones and type its groups use
-        cluster = await self.tool("get_cluster", cluster=cluster_name, region=region)
+        # 1. Inspect the cluster: ACTIVE, the zones and type its groups use (the skill: skip get_cluster when
+        # this conversation just read it, as after request 1)
+        cluster = self.seen_clusters.get(cluster_name) or await self.tool("get_cluster", cluster=cluster_name,
+                                                                          region=region)
         assert cluster["status"] == "ACTIVE", cluster
         used = {g["availability_zone"] for g in cluster["instance_groups"]}
         instance_type = cluster["instance_groups"][0]["instance_type"]
