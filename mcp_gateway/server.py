@@ -205,10 +205,10 @@ class Gateway:
             except httpx2.TransportError as exc:
                 log.warning("PodStart API unreachable (attempt %d): %r", attempt + 1, exc)
                 if delay is None:
-                    key = f" (same idempotency_key=\"{headers['Idempotency-Key']}\")" if "Idempotency-Key" in headers \
-                        else ""
+                    key = headers.get("Idempotency-Key")
+                    same = f' with the same idempotency_key="{key}"' if key else ""
                     return Outcome(f"{spec.name}: the PodStart API at {self.base} did not answer "
-                                   f"({type(exc).__name__}); this is transient, call again{key}.", None, True)
+                                   f"({type(exc).__name__}); this is transient, call again{same}.", None, True)
             else:
                 if response.status_code not in RETRY_STATUS or delay is None:
                     return response

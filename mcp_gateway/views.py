@@ -279,7 +279,8 @@ def page(data: dict[str, Any], key: str, row: Row | None, at: Page, *, filters: 
             shown.pop()
             break
     left = len(rows) - start - len(shown)
-    return _with_more(view, key, left, start + len(shown), at, rest_next, filters, used)
+    result = _with_more(view, key, left, start + len(shown), at, rest_next, filters, used)
+    return result if result_bytes(result) <= budget else fit(result, budget)  # one row alone is too big
 
 
 def _with_more(view: dict[str, Any], key: str, left: int, next_offset: int, at: Page, rest_next: str | None,

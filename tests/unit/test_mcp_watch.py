@@ -256,3 +256,18 @@ def test_other_errors_are_not_retried(status: int) -> None:
     assert result.is_error and len(seen) == 1
     if status == 500:
         assert f'idempotency_key="{seen[0]}"' in result.text  # how to retry safely
+
+
+def test_a_connection_error_is_retried_with_the_same_key_and_finally_says_which_key_to_reuse() -> None:
+    clock = Clock()
+    seen: list[str] = []
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request.headers["Idempotency-Key"])
+        raise httpx2.ConnectError("refused", request=request)
+
+    result = call(gateway(clock, handle), "retry_operation", {"operation_id": OP_ID})
+
+    assert result.is_error and len(seen) == 3 and len(set(seen)) == 1
+    assert f'call again with the same idempotency_key="{seen[0]}"' in result.text
+    assert clock.sleeps == list(server.RETRY_DELAYS)
