@@ -1,25 +1,31 @@
 """Tool call <-> REST request/response, as plain data (no MCP, no sockets).
 
-`build_request` splits a tool's arguments into path, query and body by the catalog; `shape_response`
-turns the REST answer into what the agent sees: JSON as structured content and text, the status
-tool named for operations, and problem+json kept field by field so the agent can fix its input.
+`build_request` splits a tool's arguments into path, query and body by the catalog (gateway arguments
+such as `detail` stay here); `shape_response` turns the REST answer into what the agent sees: the compact
+view (`views.py`) as structured content and as JSON text, or with `detail="full"` the REST document as is;
+problem+json stays field by field so the agent can fix its input.
+
+Idempotency: a mutating call carries `Idempotency-Key`: the caller's `idempotency_key`, else a fresh
+key for this one tool call (`new_idempotency_key`), reused only for the gateway's own HTTP retries of
+that call. The same arguments called again later are a new request: `scale 2 -> 1 -> 2` scales twice.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from mcp_gateway.catalog import IDEMPOTENCY_ARG, STATUS_TOOL, ToolSpec
+from mcp_gateway import views
+from mcp_gateway.catalog import DETAIL_ARG, IDEMPOTENCY_ARG, LIMIT_ARG, TOKEN_ARG, ToolSpec
 
 TERMINAL = "SUCCEEDED, FAILED or CANCELLED"
 
 
 class ArgumentError(ValueError):
-    """The arguments cannot be turned into a request (unknown name, missing path parameter)."""
+    """The arguments cannot be turned into a request (unknown name, missing path parameter, bad value)."""
 
 
 @dataclass(frozen=True)
@@ -40,24 +46,34 @@ class Outcome:
     is_error: bool
 
 
-def derive_idempotency_key(tool: str, arguments: dict[str, Any]) -> str:
-    """Deterministic key from tool name + canonical JSON of the arguments: a blind retry repeats nothing."""
-    args = {k: v for k, v in arguments.items() if k != IDEMPOTENCY_ARG}
-    canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "mcp-" + hashlib.sha256(f"{tool}\n{canonical}".encode()).hexdigest()[:48]
+@dataclass(frozen=True)
+class Shape:
+    """How the caller asked to see the answer: the full REST document, or a compact page of it."""
+
+    full: bool = False
+    page: views.Page = field(default_factory=views.Page)
+    used: frozenset[str] = frozenset()  # the filters the caller already passed
 
 
-def build_request(spec: ToolSpec, arguments: dict[str, Any]) -> Request:
+def new_idempotency_key() -> str:
+    """A key for one tool call: its HTTP retries share it, a later call with the same arguments does not."""
+    return f"mcp-{uuid.uuid4().hex}"
+
+
+def build_request(spec: ToolSpec, arguments: dict[str, Any], key: str | None = None) -> tuple[Request, Shape]:
+    """The HTTP request for a tool call, and how to shape its answer. `key` is this call's idempotency key
+    (ignored when the caller passed `idempotency_key`; a fresh one when both are missing)."""
     known = {a.name for a in spec.args} | ({IDEMPOTENCY_ARG} if spec.mutating else set())
     unknown = sorted(set(arguments) - known)
     if unknown:
         takes = ", ".join(sorted(known)) or "no arguments"
         raise ArgumentError(f"{spec.name} does not take {', '.join(unknown)}; it takes: {takes}")
+    shape = _shape(spec, arguments)
     path = spec.path
     query: dict[str, str] = {}
     body: dict[str, Any] = {}
     for arg in spec.args:
-        if arg.name not in arguments:
+        if arg.name not in arguments or arg.location == "gateway":
             if arg.location == "path":
                 raise ArgumentError(f"{spec.name} needs {arg.name}")
             continue
@@ -65,14 +81,30 @@ def build_request(spec: ToolSpec, arguments: dict[str, Any]) -> Request:
         if arg.location == "path":
             path = path.replace("{" + arg.wire + "}", quote(str(value), safe=""))
         elif arg.location == "query":
+            if arg.name == TOKEN_ARG and spec.paging == "rest":
+                value = shape.page.rest_token  # the REST API's own token inside the gateway's
             if value is not None:
                 query[arg.wire] = _query_value(value)
         else:
             body[arg.wire] = value  # null is meaningful in a body ("clear this field")
     headers = {"Accept": "application/json"}
     if spec.mutating:
-        headers["Idempotency-Key"] = str(arguments.get(IDEMPOTENCY_ARG) or derive_idempotency_key(spec.name, arguments))
-    return Request(spec.method, path, query, body if spec.has_body else None, headers)
+        headers["Idempotency-Key"] = str(arguments.get(IDEMPOTENCY_ARG) or key or new_idempotency_key())
+    return Request(spec.method, path, query, body if spec.has_body else None, headers), shape
+
+
+def _shape(spec: ToolSpec, arguments: dict[str, Any]) -> Shape:
+    detail = arguments.get(DETAIL_ARG)
+    if detail not in (None, "compact", "full"):
+        raise ArgumentError(f'{spec.name}: detail must be "full" (or omitted for the compact view), got {detail!r}')
+    offset, rest_token = views.decode_token(arguments.get(TOKEN_ARG) if spec.paging else None)
+    limit = None
+    if spec.paging == "gateway" and arguments.get(LIMIT_ARG) is not None:
+        limit = arguments[LIMIT_ARG]
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ArgumentError(f"{spec.name}: limit must be a whole number >= 1, got {limit!r}")
+    used = frozenset(f for f in spec.filters if arguments.get(f) is not None)
+    return Shape(full=detail == "full", page=views.Page(offset, limit, rest_token), used=used)
 
 
 def _query_value(value: Any) -> str:
@@ -83,30 +115,31 @@ def _query_value(value: Any) -> str:
     return str(value)
 
 
-def shape_response(spec: ToolSpec, status: int, content_type: str, text: str) -> Outcome:
+def shape_response(spec: ToolSpec, status: int, content_type: str, text: str, shape: Shape = Shape(),
+                   key: str | None = None) -> Outcome:
+    """The tool result for a REST answer: compact view by default, the REST document with `detail="full"`."""
     data = _json(text)
     if 200 <= status < 300:
-        structured = data if isinstance(data, dict) else ({"result": data} if data is not None else None)
-        rendered = json.dumps(data, separators=(",", ":"), default=str) if data is not None else (text or "{}")
-        return Outcome(_tracking(spec, data) + rendered, structured, False)
+        if data is None:
+            return Outcome(text or "{}", None, False)
+        if not shape.full:
+            data = views.compact(spec.name, data, shape.page, filters=spec.filters, used=shape.used)
+        structured = data if isinstance(data, dict) else {"result": data}
+        return Outcome(views.dumps(data), structured, False)
     problem = data if isinstance(data, dict) else {"status": status, "detail": text[:2000]}
-    return Outcome(problem_text(spec, status, problem), problem, True)
+    return _bounded(Outcome(problem_text(spec, status, problem, key), problem, True))
 
 
-def _tracking(spec: ToolSpec, data: Any) -> str:
-    """A mutation that started an operation names the tool that tracks it to a terminal state."""
-    if not spec.mutating or not isinstance(data, dict):
-        return ""
-    op_id = data.get("id")
-    if not (isinstance(op_id, str) and op_id.startswith("op-")):
-        return ""
-    tool = data.get("status_tool") or STATUS_TOOL
-    what = f" ({data['kind']})" if data.get("kind") else ""
-    return (f"Operation {op_id}{what} is {data.get('status', 'PENDING')}. Track it with {tool}"
-            f"(operation_id=\"{op_id}\", wait_seconds=20), repeating until status is {TERMINAL}.\n")
+def _bounded(outcome: Outcome) -> Outcome:
+    """An error result within the budget too: a problem with hundreds of field errors keeps the first ones."""
+    if views.result_bytes(outcome.structured, outcome.text, True) <= views.BUDGET:
+        return outcome
+    structured = views.fit(outcome.structured, views.BUDGET // 2)
+    text = outcome.text[: views.BUDGET // 3] + "\n(cut; fix these first)"
+    return Outcome(text, structured, True)
 
 
-def problem_text(spec: ToolSpec, status: int, problem: dict[str, Any]) -> str:
+def problem_text(spec: ToolSpec, status: int, problem: dict[str, Any], key: str | None = None) -> str:
     """problem+json as text an agent can act on: what failed, and each field with its message."""
     title = problem.get("title") or "Request failed"
     detail = problem.get("detail") or ""
@@ -118,7 +151,9 @@ def problem_text(spec: ToolSpec, status: int, problem: dict[str, Any]) -> str:
         lines.append("The caller may only read (viewer role): this tool changes state and was refused. "
                      "Ask an operator or admin to run it.")
     if status == 429 or status >= 500:
-        lines.append("This may be transient: retry the same call later; the idempotency key makes a retry safe.")
+        again = (f' with idempotency_key="{key}" (the key this call used, so a retry cannot start a second '
+                 'operation)') if spec.mutating and key else ""
+        lines.append(f"This may be transient: call again later{again}.")
     renames = {a.wire: a.name for a in spec.args if a.wire != a.name}
     for err in errors:
         loc = [str(p) for p in err.get("loc") or []]

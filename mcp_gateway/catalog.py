@@ -3,7 +3,13 @@
 One tool per REST operation. A small map gives known operations their snake_case name, a tight
 description and truthful annotations; any other route still becomes a tool with a derived name,
 so a new endpoint shows up in MCP with no gateway code. A tool's input schema is the operation's
-path and query parameters plus the request body's fields, flat, with the REST API's names.
+path and query parameters plus the request body's fields, flat, with the REST API's names, slimmed
+of keywords that cost bytes and tell an agent nothing (titles, `null` options of optional arguments,
+patterns of path parameters that name existing resources).
+
+Reads whose answer can be big also take gateway arguments the REST API never sees: `detail`
+("full" = the REST document as is; the default is a compact view, see `views.py`) and, on lists,
+`limit`/`next_token` (the REST API's own when the route pages, else the gateway pages).
 
 Pure data: no MCP, no HTTP. The server and the tests read the same `ToolSpec`s.
 """
@@ -15,18 +21,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Location = Literal["path", "query", "body"]
+Location = Literal["path", "query", "body", "gateway"]
 
 HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 MUTATING_METHODS = frozenset({"put", "post", "patch", "delete"})
 STATUS_TOOL = "get_operation"
 IDEMPOTENCY_ARG = "idempotency_key"
+DETAIL_ARG = "detail"
+LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
+WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
+MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "minLength": 1, "maxLength": 128,
-    "description": "Optional. Same key = same request: a retry returns the first result. "
-                   "Derived from the arguments when omitted; pass a new key to repeat on purpose.",
-}
-TRACK = f" Returns an operation; track it with {STATUS_TOOL} until it is terminal."
+    "type": "string", "description": "Same key = a retry of this call (safe); omit for a new request"}
+DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
+GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
+GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
+TRACK = f" Watch the operation it returns with {STATUS_TOOL}."
 
 
 @dataclass(frozen=True)
@@ -38,72 +48,80 @@ class Known:
     destructive: bool = False
     idempotent: bool | None = None  # None: true for GET/PUT/DELETE, false otherwise
     only_body: tuple[str, ...] = ()  # expose just these body fields (and require them)
+    small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
+    paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
 
 
 # (method, path) -> tool. Descriptions say what the tool does and when to use it.
 KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/catalog/regions"): Known(
-        "list_regions", "List AWS regions where SageMaker HyperPod runs. Start here when no region is chosen."),
+        "list_regions", "List AWS regions where HyperPod runs. Start here when no region is chosen.", small=True),
     ("get", "/v1/catalog/availability-zones"): Known(
-        "list_availability_zones",
-        "List a region's availability zones (names and zone ids). Use before placing instance groups."),
+        "list_availability_zones", "List a region's availability zones (names and ids).", small=True),
+    ("get", "/v1/catalog/offerings"): Known(
+        "find_capacity", "Where an instance type can run in a region: per zone offered, quota available, "
+        "spot, training plans with free capacity. One call before choosing a zone.", paged=False),
     ("get", "/v1/catalog/instance-types"): Known(
-        "list_instance_types",
-        "List HyperPod instance types offered in a region or zone (accelerators, EFA). "
-        "Use before choosing an instance type."),
+        "list_instance_types", "List HyperPod instance types offered in a region or zone (accelerators, EFA)."),
     ("get", "/v1/catalog/training-plans"): Known(
-        "list_training_plans",
-        "List the account's SageMaker training plans in a region. Use when the user wants reserved capacity."),
+        "list_training_plans", "List SageMaker training plans (reserved capacity) in a region."),
     ("get", "/v1/catalog/quotas"): Known(
-        "get_quotas", "Show HyperPod quotas and usage per instance type in a region. Check before creating or "
-        "scaling."),
+        "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
     ("get", "/v1/operations"): Known(
-        "list_operations", "List operations (create, scale, delete...), newest first; filter by cluster or status. "
-        "Use to find running or failed work."),
+        "list_operations", "List operations, newest first; filter by cluster or status."),
     ("get", "/v1/operations/{operation_id}"): Known(
-        "get_operation", "Get an operation's status and steps. Long-poll with wait_seconds; repeat until status is "
-        "SUCCEEDED, FAILED or CANCELLED."),
+        "get_operation", "An operation's status, steps and next action. Watch: pass back the version you got "
+        "with wait_seconds=60; it returns on the next change."),
     ("post", "/v1/operations/{operation_id}/retry"): Known(
-        "retry_operation", "Retry a FAILED operation from its failed step; finished steps are skipped." + TRACK,
-        idempotent=True),
+        "retry_operation", "Resume a FAILED or CANCELLED operation at its failed step." + TRACK, idempotent=True),
     ("post", "/v1/operations/{operation_id}/cancel"): Known(
         "cancel_operation", "Cancel a PENDING or RUNNING operation." + TRACK, destructive=True, idempotent=True),
     ("get", "/v1/me"): Known(
-        "get_identity", "Who you are and your role (viewer reads; operator and admin change). Check before writes."),
+        "get_identity", "Your name and role: viewer only reads; operator and admin change; admin deletes.",
+        small=True),
     ("get", "/v1/preferences"): Known(
-        "get_preferences", "Get your active cluster and default region: the cluster other calls default to."),
+        "get_preferences", "Your active cluster (use it when the user names none) and default region.",
+        small=True),
     ("put", "/v1/preferences"): Known(
         "set_preferences", "Set your active cluster and/or default region; send only what changes, null clears."),
     ("get", "/v1/clusters"): Known(
-        "list_clusters", "List HyperPod clusters and their status. Inspect before creating one."),
+        "list_clusters", "List clusters: status, groups with last known counts, latest operation."),
     ("post", "/v1/clusters"): Known(
-        "create_cluster", "Create a HyperPod cluster on EKS (takes many minutes). Query regions, zones, instance "
-        "types and quotas first." + TRACK),
+        "create_cluster", "Create a HyperPod cluster on EKS (many minutes); it becomes your active cluster."
+        + TRACK),
     ("get", "/v1/clusters/{cluster}"): Known(
-        "get_cluster", "Get one cluster: status, instance groups and settings."),
+        "get_cluster", "One cluster: status, groups and counts, EKS/HyperPod, dependencies, storage."),
     ("delete", "/v1/clusters/{cluster}"): Known(
-        "delete_cluster", "Delete a cluster and what PodStart created for it. Irreversible: confirm must repeat "
-        "the cluster name; ask the user first." + TRACK, destructive=True),
+        "delete_cluster", "Delete a cluster and what PodStart created for it. Irreversible: ask the user; "
+        "confirm repeats the name." + TRACK, destructive=True),
     ("post", "/v1/clusters/import"): Known(
-        "import_cluster", "Bring an existing HyperPod cluster under PodStart management." + TRACK),
+        "import_cluster", "Bring an existing HyperPod-on-EKS cluster under PodStart." + TRACK),
     ("get", "/v1/clusters/{cluster}/instance-groups"): Known(
-        "list_instance_groups", "List a cluster's instance groups with instance type and counts."),
+        "list_instance_groups", "A cluster's instance groups: type, zone, target and current counts.",
+        paged=False),
     ("post", "/v1/clusters/{cluster}/instance-groups"): Known(
-        "add_instance_group", "Add an instance group to a cluster. Check instance types and quotas first." + TRACK),
+        "add_instance_group", "Add an instance group to a cluster." + TRACK),
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
-        "scale_instance_group", "Change an instance group's instance count; send only what changes. Scaling down "
-        "removes nodes." + TRACK, destructive=True, idempotent=True),
+        "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
+        destructive=True, idempotent=True, only_body=("instance_count",)),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
 ALIASES: dict[tuple[str, str], list[Known]] = {
     ("put", "/v1/preferences"): [Known(
-        "set_active_cluster", "Make a cluster (name and region) your active cluster, or null to clear it. "
-        "Use after creating or choosing a cluster.", only_body=("active_cluster",))],
+        "set_active_cluster", "Make a cluster ({name, region}) your active cluster, or null to clear it. "
+        "Not needed after create_cluster.", only_body=("active_cluster",))],
 }
 
 # REST parameter -> tool argument, where the REST name would mislead an agent.
-RENAMES: dict[tuple[str, str], str] = {("get_operation", "wait"): "wait_seconds"}
+RENAMES: dict[tuple[str, str], str] = {("get_operation", "wait"): WAIT_ARG}
+
+# Schema keywords the gateway sets for a tool argument (it serves these itself).
+OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
+    ("get_operation", WAIT_ARG): {
+        "maximum": MAX_WAIT_SECONDS, "description": "Wait up to this long (0-60) for the next change"},
+    ("get_operation", VERSION_ARG): {"description": "The version you got; waits for a change after it"},
+}
 
 # Descriptions for parameters the OpenAPI document leaves undescribed.
 FALLBACK_DESCRIPTIONS: dict[str, str] = {
@@ -112,6 +130,7 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "operation_id": "Operation id (op-...)",
     "region": "AWS region, e.g. us-west-2",
     "availability_zone": "Availability zone name (us-west-2a) or id (usw2-az1)",
+    "instance_type": "Instance type, e.g. ml.g5.8xlarge",
     "status": "Filter by status",
     "limit": "Page size",
     "next_token": "Token from the previous page",
@@ -120,12 +139,15 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "default_region": "Region the UI and agents start from",
 }
 
-_SCHEMA_NOISE = ("title",)
+# Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
+# words, and the REST API still checks them: its 422 names the field and the rule, and the tool error says it.
+# Numeric bounds and enums stay: they are what an agent chooses from.
+_SCHEMA_NOISE = ("title", "pattern", "maxLength", "minLength")
 
 
 @dataclass(frozen=True)
 class Arg:
-    """One tool argument and where it goes in the HTTP request."""
+    """One tool argument and where it goes: the HTTP request, or the gateway itself."""
 
     name: str  # the tool argument
     wire: str  # the REST name
@@ -146,10 +168,16 @@ class ToolSpec:
     idempotent: bool
     has_body: bool = False
     annotations: dict[str, bool] = field(default_factory=dict)
+    detail: bool = False  # takes `detail` (the default answer is a compact view)
+    paging: Literal["rest", "gateway"] | None = None  # who serves limit/next_token, if anyone
+    filters: tuple[str, ...] = ()  # optional query arguments that narrow a list (named in "N more" hints)
 
     @property
     def mutating(self) -> bool:
         return not self.read_only
+
+    def arg(self, name: str) -> Arg | None:
+        return next((a for a in self.args if a.name == name), None)
 
 
 def build_catalog(openapi: dict[str, Any]) -> list[ToolSpec]:
@@ -188,10 +216,11 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
             continue  # headers and cookies are the gateway's business, not the agent's
         wire = p["name"]
         arg = RENAMES.get((name, wire), wire)
-        schema = _clean(openapi, p.get("schema") or {})
-        schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
-        properties[arg] = schema
         is_required = bool(p.get("required")) or loc == "path"
+        schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
+        schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
+        schema.update(OVERRIDES.get((name, arg), {}))
+        properties[arg] = schema
         if is_required:
             required.append(arg)
         args.append(Arg(arg, wire, loc, is_required))
@@ -205,16 +234,36 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         for wire in wanted:
             if wire not in fields or wire in properties:
                 continue  # a body field never shadows a path or query parameter
-            schema = _clean(openapi, fields[wire])
+            is_required = wire in body_required or bool(known and known.only_body)
+            # A PUT replaces: there `null` clears a field, so it stays allowed; elsewhere omitting is the default.
+            schema = _clean(openapi, fields[wire], keep_null=wire in body_required or method == "put")
             schema["description"] = _describe(schema.get("description"), wire)
             properties[wire] = schema
-            is_required = wire in body_required or bool(known and known.only_body)
             if is_required:
                 required.append(wire)
             args.append(Arg(wire, wire, "body", is_required))
+    detail = False
+    paging: Literal["rest", "gateway"] | None = None
+    filters: tuple[str, ...] = ()
+    if read_only and not (known and known.small):
+        detail = True
+        properties[DETAIL_ARG] = dict(DETAIL_SCHEMA)
+        args.append(Arg(DETAIL_ARG, DETAIL_ARG, "gateway", False))
+        collection = not path.endswith("}")
+        if (known.paged if known and known.paged is not None else collection):
+            rest_pages = TOKEN_ARG in properties
+            paging = "rest" if rest_pages else "gateway"
+            if not rest_pages:
+                for arg_name, arg_schema in ((LIMIT_ARG, GATEWAY_LIMIT_SCHEMA), (TOKEN_ARG, GATEWAY_TOKEN_SCHEMA)):
+                    if arg_name not in properties:
+                        properties[arg_name] = dict(arg_schema)
+                        args.append(Arg(arg_name, arg_name, "gateway", False))
+        filters = tuple(a.name for a in args if a.location == "query" and not a.required
+                        and a.name not in (LIMIT_ARG, TOKEN_ARG, "region"))
     if not read_only:
         properties[IDEMPOTENCY_ARG] = dict(IDEMPOTENCY_SCHEMA)
-    input_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    # No top-level `additionalProperties: false`: the gateway refuses unknown arguments itself, by name.
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
     if known:
@@ -222,15 +271,18 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
     else:
         description = (op.get("summary") or op.get("description") or f"{method.upper()} {path}").strip()
         if not read_only:
-            description += f". Mutates state; may return an operation to track with {STATUS_TOOL}."
+            description += f". May return an operation to watch with {STATUS_TOOL}."
     destructive = bool(known and known.destructive) or method == "delete"
     default_idempotent = method in ("get", "put", "delete")
     idempotent = known.idempotent if known and known.idempotent is not None else default_idempotent
-    annotations = {"readOnlyHint": read_only, "destructiveHint": destructive and not read_only,
-                   "idempotentHint": idempotent}
+    # destructiveHint and idempotentHint mean something only when readOnlyHint is false (MCP spec): a read
+    # tool says just that it reads.
+    annotations = {"readOnlyHint": True} if read_only else {
+        "readOnlyHint": False, "destructiveHint": destructive, "idempotentHint": idempotent}
     return ToolSpec(name=name, description=description, method=method.upper(), path=path, args=tuple(args),
                     input_schema=input_schema, read_only=read_only, destructive=destructive and not read_only,
-                    idempotent=idempotent, has_body=has_body, annotations=annotations)
+                    idempotent=idempotent, has_body=has_body, annotations=annotations, detail=detail,
+                    paging=paging, filters=filters)
 
 
 def _describe(description: str | None, wire: str) -> str:
@@ -282,24 +334,41 @@ def _inline(openapi: dict[str, Any], schema: Any, depth: int) -> Any:
     return {k: _inline(openapi, v, depth) for k, v in schema.items()}
 
 
-def _clean(openapi: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline $refs and drop keywords that cost tokens and tell an agent nothing (titles)."""
-    return _strip(copy.deepcopy(_inline(openapi, schema, depth=0)))  # type: ignore[no-any-return]
+def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> dict[str, Any]:
+    """Inline $refs and drop what costs bytes and tells an agent nothing (see `_slim`)."""
+    return _slim(copy.deepcopy(_inline(openapi, schema, depth=0)), keep_null)  # type: ignore[no-any-return]
 
 
-def _strip(schema: Any) -> Any:
+def _slim(schema: Any, keep_null: bool) -> Any:
+    """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
+    refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
+    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
     if isinstance(schema, list):
-        return [_strip(s) for s in schema]
+        return [_slim(s, keep_null=False) for s in schema]
+    if isinstance(schema, float) and schema.is_integer():
+        return int(schema)
     if not isinstance(schema, dict):
         return schema
+    options = schema.get("anyOf")
+    if isinstance(options, list) and not keep_null:
+        rest = [o for o in options if not (isinstance(o, dict) and o.get("type") == "null")]
+        if len(rest) == 1 and isinstance(rest[0], dict):
+            merged = {k: v for k, v in schema.items() if k != "anyOf"}
+            schema = {**rest[0], **merged}
+        elif len(rest) != len(options):
+            schema = {**schema, "anyOf": rest}
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in _SCHEMA_NOISE:
+        if k in _SCHEMA_NOISE or (k == "default" and v is None):
+            continue
+        if k == "additionalProperties" and v is False:
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {name: _strip(sub) for name, sub in v.items()}  # keys here are names, not keywords
+            out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names
+        elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
+            out[k] = [_slim(s, keep_null=True) for s in v]  # the null option was decided above
         else:
-            out[k] = _strip(v)
+            out[k] = _slim(v, keep_null=False)
     return out
 
 
@@ -332,6 +401,11 @@ def _unique(name: str, taken: set[str]) -> str:
     while f"{name}_{n}" in taken:
         n += 1
     return f"{name}_{n}"
+
+
+def gateway_args(spec: ToolSpec) -> set[str]:
+    """The arguments the gateway serves itself (the REST API never sees them)."""
+    return {a.name for a in spec.args if a.location == "gateway"}
 
 
 def tool_payload(spec: ToolSpec) -> dict[str, Any]:

@@ -6,13 +6,15 @@ request, see mcp_gateway.asgi) and the response is collected from the ASGI messa
 Config: PODSTART_API_URL (the REST API root; when unset, derived from the event as
 ``https://{requestContext.domainName}/{requestContext.stage}``, the API that invoked us, so the
 stack needs no function -> API URL reference), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only).
-The caller's Authorization header reaches the REST API per request (mcp_gateway.asgi).
+The caller's Authorization header reaches the REST API per request (mcp_gateway.asgi). A tool call
+that waits (get_operation with wait_seconds) answers within the invocation's remaining time.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -93,6 +95,13 @@ async def _serve(app: Any, scope: dict[str, Any], body: bytes) -> dict[str, Any]
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     import anyio
 
+    from mcp_gateway.server import answer_by
+
     scope, body = _scope(event)
     app = _app(event)
-    return anyio.run(_serve, app, scope, body)
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    reset = answer_by.set(time.monotonic() + remaining() / 1000 if callable(remaining) else None)
+    try:
+        return anyio.run(_serve, app, scope, body)
+    finally:
+        answer_by.reset(reset)

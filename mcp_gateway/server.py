@@ -3,37 +3,68 @@
 Low-level `mcp.server.lowlevel.Server` with `tools/list` and `tools/call` handlers, so every tool's
 input schema and annotations are exactly the catalog's (derived from the REST OpenAPI document).
 The gateway holds no AWS permissions: it calls the REST API with the caller's identity.
+
+Per tool call: one idempotency key for a mutation (the caller's, else a fresh one) reused for the
+gateway's own HTTP retries of that call (connection errors, 429/502/503/504); `get_operation` with
+`wait_seconds` loops on the REST long poll (<= 20 s a request) until the operation changes or ends, or
+the wait (<= 60 s, and what the host allows) is over, backing off when the REST API answers early
+without a change, and lets a change settle for 2 s so a step's end and the next step's start come as one
+answer; every answer is shaped by `views.py` unless the caller passes `detail="full"`.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from mcp_gateway.calls import ArgumentError, Outcome, build_request, refusal, shape_response
-from mcp_gateway.catalog import ToolSpec, build_catalog
+from mcp_gateway.calls import (
+    ArgumentError,
+    Outcome,
+    Request,
+    build_request,
+    new_idempotency_key,
+    refusal,
+    shape_response,
+)
+from mcp_gateway.catalog import (
+    IDEMPOTENCY_ARG,
+    MAX_WAIT_SECONDS,
+    VERSION_ARG,
+    WAIT_ARG,
+    ToolSpec,
+    build_catalog,
+)
 
 log = logging.getLogger(__name__)
 
 SERVER_NAME = "podstart"
 INSTRUCTIONS = (
-    "PodStart manages SageMaker HyperPod clusters on EKS. Inspect before creating (list_clusters, list_regions, "
-    "list_availability_zones, list_instance_types, get_quotas). Mutating tools return an operation: watch it with "
-    "get_operation(wait_seconds=20) until SUCCEEDED, FAILED or CANCELLED."
+    "PodStart manages SageMaker HyperPod clusters on EKS. Inspect before creating (list_clusters, then the "
+    "catalog tools for the region). Mutating tools return an operation: watch it with get_operation, passing "
+    "back the version you got and wait_seconds=60, until SUCCEEDED, FAILED or CANCELLED."
 )
-TIMEOUT = httpx2.Timeout(40.0, connect=5.0)  # get_operation may long-poll 20 s
+REST_LONG_POLL = 20  # the REST API holds GET /v1/operations/{id}?wait= at most this long
+TIMEOUT = httpx2.Timeout(REST_LONG_POLL + 20.0, connect=5.0)
+RETRY_STATUS = frozenset({429, 502, 503, 504})
+RETRY_DELAYS = (0.5, 1.5)  # the gateway's own retries of one request (same idempotency key)
+BACKOFF_MAX = 5.0  # seconds between REST long polls that came back early with nothing new
+SETTLE = 2  # seconds a change may wait for the next one before the answer goes out
+HOST_MARGIN = 3.0  # seconds kept free before the host's deadline (Lambda) to answer
 
 TokenSource = Callable[[], str | None] | str | None
 
 # The Authorization header of the MCP HTTP request being served (set by mcp_gateway.asgi).
 caller_authorization: ContextVar[str | None] = ContextVar("podstart_caller_authorization", default=None)
+# time.monotonic() by which the host must have the answer (set by the Lambda adapter), if it has a limit.
+answer_by: ContextVar[float | None] = ContextVar("podstart_answer_by", default=None)
 
 
 def api_base(api_url: str) -> str:
@@ -57,13 +88,21 @@ class Gateway:
     """Catalog + HTTP forwarding, shared by every transport."""
 
     def __init__(self, api_url: str, token: TokenSource, read_only: bool, openapi: dict[str, Any] | None,
-                 from_caller: bool = False) -> None:
+                 from_caller: bool = False, *, transport: httpx2.AsyncBaseTransport | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.base = api_base(api_url)
         self._token = token
         self.read_only = read_only
         self.from_caller = from_caller
         self._openapi = openapi
         self._specs: dict[str, ToolSpec] | None = build_index(openapi) if openapi is not None else None
+        self._transport = transport  # tests put a fake REST API here
+        self._sleep = sleep
+        self._clock = clock
+
+    def _client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(timeout=TIMEOUT, transport=self._transport)
 
     def authorization(self) -> str | None:
         """Who the REST API sees: the MCP caller's bearer token (HTTP), else the configured token.
@@ -92,7 +131,7 @@ class Gateway:
         auth = self.authorization()
         if auth:
             headers["Authorization"] = auth
-        async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+        async with self._client() as client:
             response = await client.get(f"{self.base}/v1/openapi.json", headers=headers)
         response.raise_for_status()
         doc = response.json()
@@ -113,7 +152,7 @@ class Gateway:
         if hit is None or now - hit[0] > ROLE_TTL:
             role = ""
             try:
-                async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
+                async with self._client() as client:
                     r = await client.get(f"{self.base}/v1/me", headers={"Authorization": auth})
                 if r.status_code == 200:
                     role = str(r.json().get("role", ""))
@@ -137,23 +176,122 @@ class Gateway:
             return Outcome(f"unknown tool {name}", None, True)
         if spec.mutating and await self.caller_read_only():
             return refusal(spec)
+        # One key for this tool call: the caller's, else a fresh one; the gateway's retries below reuse it.
+        key = str(arguments.get(IDEMPOTENCY_ARG) or new_idempotency_key()) if spec.mutating else None
         try:
-            req = build_request(spec, arguments)
+            if spec.arg(WAIT_ARG) is not None and spec.arg(VERSION_ARG) is not None:
+                return await self._watch(spec, arguments)
+            req, shape = build_request(spec, arguments, key)
         except ArgumentError as exc:
             return Outcome(str(exc), None, True)
+        response = await self._send(spec, req)
+        if isinstance(response, Outcome):
+            return response
+        return shape_response(spec, response.status_code, response.headers.get("content-type", ""), response.text,
+                              shape, key)
+
+    async def _send(self, spec: ToolSpec, req: Request) -> httpx2.Response | Outcome:
+        """One REST request, retried on connection errors and 429/502/503/504 with the same headers (so the
+        same Idempotency-Key): a transport retry of one tool call never becomes a second request."""
         headers = dict(req.headers)
         auth = self.authorization()
         if auth:
             headers["Authorization"] = auth
-        try:
-            async with httpx2.AsyncClient(timeout=TIMEOUT) as client:
-                response = await client.request(req.method, f"{self.base}{req.path}", params=req.query or None,
-                                                json=req.body, headers=headers)
-        except httpx2.HTTPError as exc:
-            log.warning("PodStart API unreachable: %r", exc)
-            return Outcome(f"{name}: the PodStart API at {self.base} did not answer ({type(exc).__name__}); "
-                           "this is transient, retry the same call (same idempotency key).", None, True)
-        return shape_response(spec, response.status_code, response.headers.get("content-type", ""), response.text)
+        for attempt, delay in enumerate((*RETRY_DELAYS, None)):
+            try:
+                async with self._client() as client:
+                    response = await client.request(req.method, f"{self.base}{req.path}", params=req.query or None,
+                                                    json=req.body, headers=headers)
+            except httpx2.TransportError as exc:
+                log.warning("PodStart API unreachable (attempt %d): %r", attempt + 1, exc)
+                if delay is None:
+                    key = headers.get("Idempotency-Key")
+                    same = f' with the same idempotency_key="{key}"' if key else ""
+                    return Outcome(f"{spec.name}: the PodStart API at {self.base} did not answer "
+                                   f"({type(exc).__name__}); this is transient, call again{same}.", None, True)
+            else:
+                if response.status_code not in RETRY_STATUS or delay is None:
+                    return response
+            await self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _wait_budget(self, wait: int) -> float:
+        """Seconds this call may wait: what the caller asked (<= 60), within what the host allows."""
+        budget = float(max(0, min(wait, MAX_WAIT_SECONDS)))
+        by = answer_by.get()
+        if by is not None:
+            budget = min(budget, max(0.0, by - self._clock() - HOST_MARGIN))
+        return budget
+
+    async def _poll(self, spec: ToolSpec, arguments: dict[str, Any], wait: int,
+                    version: Any) -> tuple[Outcome, dict[str, Any] | None]:
+        """One REST read of the operation (a long poll when `wait` > 0): the shaped result, and the record
+        when the read succeeded."""
+        ask = {k: v for k, v in arguments.items() if k not in (WAIT_ARG, VERSION_ARG)}
+        ask[WAIT_ARG] = wait
+        if version is not None:
+            ask[VERSION_ARG] = version
+        req, shape = build_request(spec, ask)
+        response = await self._send(spec, req)
+        if isinstance(response, Outcome):
+            return response, None
+        outcome = shape_response(spec, response.status_code, response.headers.get("content-type", ""),
+                                 response.text, shape)
+        return outcome, (_json_dict(response) if response.status_code == 200 else None)
+
+    async def _watch(self, spec: ToolSpec, arguments: dict[str, Any]) -> Outcome:
+        """get_operation with `wait_seconds`: REST long polls (<= 20 s each) until the operation's version
+        differs from the one passed (or, without one, from the first answer), it is terminal, or the wait is
+        over. A REST answer that comes back early with nothing new (a stale version the API ignores, a
+        proxy's cut) is followed by a growing pause, never by an immediate repeat: no busy loop."""
+        wait = arguments.get(WAIT_ARG) or 0
+        if not isinstance(wait, int) or isinstance(wait, bool) or wait < 0:
+            raise ArgumentError(f"{spec.name}: {WAIT_ARG} must be a whole number of seconds (0-60)")
+        deadline = self._clock() + self._wait_budget(wait)
+        version = arguments.get(VERSION_ARG)
+        outcome: Outcome | None = None
+        if version is None or deadline - self._clock() < 1:
+            # A plain read: the answer when there is nothing to wait for, else the version to wait from.
+            outcome, op = await self._poll(spec, arguments, 0, version)
+            if op is None or _terminal(op) or deadline - self._clock() < 1:
+                return outcome
+            if version is not None and op.get("version") != version:
+                return outcome
+            version = op.get("version")
+        pause = 1.0
+        while True:
+            chunk = int(min(REST_LONG_POLL, deadline - self._clock()))
+            if chunk < 1 and outcome is not None:
+                return outcome
+            started = self._clock()
+            outcome, op = await self._poll(spec, arguments, max(chunk, 0), version)
+            if op is not None and not _terminal(op) and op.get("version") != version:
+                return await self._settle(spec, arguments, outcome, op)
+            if op is None or _terminal(op) or self._clock() >= deadline - 1:
+                return outcome
+            if self._clock() - started < chunk - 1:  # came back early with nothing new: back off
+                await self._sleep(min(pause, max(0.0, deadline - self._clock())))
+                pause = min(pause * 2, BACKOFF_MAX)
+
+
+    async def _settle(self, spec: ToolSpec, arguments: dict[str, Any], outcome: Outcome,
+                      op: dict[str, Any]) -> Outcome:
+        """A change often comes with another a moment later (a step ends, the next one starts): wait up to
+        SETTLE seconds for it, so one answer carries both and the watcher makes one call, not two."""
+        later, newer = await self._poll(spec, arguments, SETTLE, op.get("version"))
+        return later if newer is not None else outcome
+
+
+def _terminal(op: dict[str, Any]) -> bool:
+    return op.get("status") in ("SUCCEEDED", "FAILED", "CANCELLED")
+
+
+def _json_dict(response: httpx2.Response) -> dict[str, Any] | None:
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def build_index(openapi: dict[str, Any]) -> dict[str, ToolSpec]:
@@ -164,8 +302,8 @@ def to_tool(spec: ToolSpec) -> types.Tool:
     a = spec.annotations
     return types.Tool(
         name=spec.name, description=spec.description, input_schema=spec.input_schema,
-        annotations=types.ToolAnnotations(read_only_hint=a["readOnlyHint"], destructive_hint=a["destructiveHint"],
-                                          idempotent_hint=a["idempotentHint"]),
+        annotations=types.ToolAnnotations(read_only_hint=a["readOnlyHint"], destructive_hint=a.get("destructiveHint"),
+                                          idempotent_hint=a.get("idempotentHint")),
     )
 
 

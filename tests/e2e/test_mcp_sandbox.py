@@ -1,7 +1,8 @@
 """The MCP face of the sandbox, spoken to with the official `mcp` client: streamable HTTP at
 `{base_url}/mcp` with a bearer token, and stdio (`python -m mcp_gateway --api URL`). Tools match the
-REST OpenAPI, reads answer, a create with one idempotency key is one operation and one CreateCluster,
-bad input names the field, and read-only (flag or viewer role) never reaches a mutation."""
+REST OpenAPI, reads answer, every tool result fits 4 KB on the seeded data of every region, a create with
+one idempotency key is one operation and one CreateCluster while a repeated scale without a key is a new
+request, bad input names the field, and read-only (flag or viewer role) never reaches a mutation."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog
+from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog, gateway_args
+from mcp_gateway.views import BUDGET
+from sandbox.aws.embedded import SEEDED_REGIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -80,15 +83,19 @@ async def tools(client: Client) -> dict[str, Any]:
     return {t.name: t for t in (await client.list_tools()).tools}
 
 
-async def watch(client: Client, op_id: str, timeout: float = 120) -> dict[str, Any]:
-    """get_operation(wait_seconds=20) until terminal, as a skill tells an agent to."""
+async def watch(client: Client, op_id: str, timeout: float = 180, version: int | None = None) -> dict[str, Any]:
+    """get_operation(version=<the one you got>, wait_seconds=60) until terminal, as the skills say."""
     deadline = time.monotonic() + timeout
     while True:
-        result = await client.call_tool("get_operation", {"operation_id": op_id, "wait_seconds": 20})
+        args: dict[str, Any] = {"operation_id": op_id, "wait_seconds": 60}
+        if version is not None:
+            args["version"] = version
+        result = await client.call_tool("get_operation", args)
         assert not result.is_error, text(result)
         op = dict(result.structured_content or {})
         if op["status"] in TERMINAL:
             return op
+        version = op["version"]
         assert time.monotonic() < deadline, f"{op_id} still {op['status']} at {op.get('phase')}"
 
 
@@ -118,6 +125,8 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
     listed = over(transport, sandbox, tools)
 
     # Then there is one tool per REST operation, and its properties are the route's parameters + body fields
+    # (+ the gateway's detail/paging arguments; scale_instance_group exposes only instance_count of its body)
+    specs = {s.name: s for s in build_catalog(doc)}
     assert set(listed) == set(by_route.values()) | {"set_active_cluster"}
     assert set(listed) >= READ_TOOLS | WRITE_TOOLS
     for path, item in doc["paths"].items():
@@ -131,12 +140,14 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
             if "requestBody" in op:
                 ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
                 body = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
-                expected |= set(body["properties"])
-                required |= set(body.get("required", []))
+                fields = {"instance_count"} if name == "scale_instance_group" else set(body["properties"])
+                expected |= fields
+                required |= fields if name == "scale_instance_group" else set(body.get("required", []))
             if method != "get":
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
+            expected |= gateway_args(specs[name])
             assert set(listed[name].input_schema["properties"]) == expected, name
             assert set(listed[name].input_schema.get("required", [])) == required, name
             assert listed[name].annotations.read_only_hint is (method == "get"), name
@@ -148,10 +159,11 @@ def test_read_tools_answer_with_structured_content(sandbox: Any, transport: str)
         ("list_regions", {}), ("list_availability_zones", {"region": "us-west-2"}),
         ("list_instance_types", {"region": "us-west-2", "availability_zone": "us-west-2a"}),
         ("get_quotas", {"region": "us-west-2"}), ("list_training_plans", {"region": "us-west-2"}),
-        ("list_clusters", {}), ("list_operations", {"limit": 5}), ("get_preferences", {})]
+        ("list_clusters", {}), ("list_operations", {"limit": 5}), ("get_preferences", {}),
+        ("get_quotas full", {"region": "us-west-2", "detail": "full"})]
 
     async def go(client: Client) -> dict[str, Any]:
-        return {name: await client.call_tool(name, args) for name, args in calls}
+        return {name: await client.call_tool(name.split()[0], args) for name, args in calls}
 
     results = over(transport, sandbox, go)
 
@@ -161,7 +173,10 @@ def test_read_tools_answer_with_structured_content(sandbox: Any, transport: str)
     assert "us-west-2" in {r["name"] for r in results["list_regions"].structured_content["items"]}
     assert any(z["name"] == "us-west-2a" for z in results["list_availability_zones"].structured_content["items"])
     assert "ml.g5.8xlarge" in text(results["list_instance_types"])
-    assert "ml.g5.8xlarge" in text(results["get_quotas"])
+    # ~200 quotas: the compact answer pages and says so; detail="full" is the whole REST document
+    quotas = results["get_quotas"].structured_content
+    assert quotas["next_token"] and quotas["more"].startswith(f"{209 - len(quotas['items'])} more items")
+    assert "ml.g5.8xlarge" in {q["instance_type"] for q in results["get_quotas full"].structured_content["items"]}
 
 
 def test_create_with_one_key_twice_is_one_operation_and_one_create_call(sandbox: Any, api: Any) -> None:
@@ -184,7 +199,7 @@ def test_create_with_one_key_twice_is_one_operation_and_one_create_call(sandbox:
     op_id = first.structured_content["id"]
     assert second.structured_content["id"] == op_id
     assert first.structured_content["kind"] == "cluster.create"
-    assert f'get_operation(operation_id="{op_id}"' in text(first)
+    assert f'get_operation(operation_id="{op_id}", version=' in first.structured_content["next"]
     assert done["status"] == "SUCCEEDED", done.get("error")
     assert not cluster.is_error and cluster.structured_content["status"] == "ACTIVE", text(cluster)
     assert len(creates_for(api, name)) == 1
@@ -254,3 +269,100 @@ def test_anonymous_http_caller_gets_401_not_the_gateways_identity(sandbox: Any) 
     result = asyncio.run(go())
 
     assert result.is_error and "HTTP 401" in text(result), text(result)
+
+
+def test_scale_2_then_1_then_2_without_keys_ends_at_2(sandbox: Any, api: Any, aws: Any) -> None:
+    # Given a cluster whose group has one node
+    name = cluster_name("rep")
+    op = api.post("/v1/clusters", json=create_args(name)).json()
+    assert api.wait_terminal(op["id"])["status"] == "SUCCEEDED"
+
+    # When an agent scales it to 2, to 1, and to 2 again, with the same arguments as the first call and no key
+    async def go(client: Client) -> list[dict[str, Any]]:
+        done = []
+        for count in (2, 1, 2):
+            started = await client.call_tool("scale_instance_group", {
+                "cluster": name, "region": "us-west-2", "group": "accel", "instance_count": count})
+            assert not started.is_error, text(started)
+            done.append(await watch(client, started.structured_content["id"],
+                                    version=started.structured_content["version"]))
+        return done
+
+    done = over_http(sandbox, go)
+
+    # Then each call was its own operation and the group ends at 2, in HyperPod and in PodStart
+    assert [o["status"] for o in done] == ["SUCCEEDED"] * 3
+    assert len({o["id"] for o in done}) == 3
+    live = aws("sagemaker").describe_cluster(ClusterName=name)["InstanceGroups"]
+    assert [g["TargetCount"] for g in live if g["InstanceGroupName"] == "accel"] == [2]
+    groups = api.get(f"/v1/clusters/{name}/instance-groups", params={"region": "us-west-2"}).json()["items"]
+    assert [g["target_count"] for g in groups] == [2]
+
+
+def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Realistic arguments for every tool: the seeded data of every region, a live cluster and operations."""
+    calls: dict[str, list[dict[str, Any]]] = {
+        "list_regions": [{}], "get_identity": [{}], "get_preferences": [{}],
+        "list_clusters": [{}], "list_operations": [{}, {"status": "SUCCEEDED"}, {"cluster": cluster}],
+        "get_operation": [{"operation_id": op_id}, {"operation_id": failed_id}],
+        "get_cluster": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_instance_groups": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_availability_zones": [], "list_instance_types": [], "get_quotas": [], "list_training_plans": [],
+        "find_capacity": [],
+        # writes: answers that are operations, problems (409/422) or small documents
+        "create_cluster": [create_args("Bad_Name")],
+        "retry_operation": [{"operation_id": op_id}],
+        "cancel_operation": [{"operation_id": op_id}],
+        "delete_cluster": [{"cluster": cluster, "region": "us-west-2", "confirm": "not-the-name"}],
+        "import_cluster": [{"region": "us-west-2", "eks_cluster_name": "no-such-eks", "name": "no-such"}],
+        "add_instance_group": [{"cluster": cluster, "region": "us-west-2", "name": "accel",
+                                "instance_type": "ml.g5.8xlarge", "instance_count": 1,
+                                "availability_zone": "us-west-2a"}],
+        "scale_instance_group": [{"cluster": cluster, "region": "us-west-2", "group": "accel", "instance_count": 1}],
+        "set_preferences": [{"default_region": "us-west-2"}],
+        "set_active_cluster": [{"active_cluster": {"name": cluster, "region": "us-west-2"}}],
+    }
+    for region in SEEDED_REGIONS:
+        listed = api.get("/v1/catalog/availability-zones", params={"region": region}).json()["items"]
+        zones = [{"region": region, "availability_zone": z["name"]} for z in listed]
+        calls["list_availability_zones"].append({"region": region})
+        calls["list_instance_types"] += [{"region": region}, *zones]
+        calls["get_quotas"].append({"region": region})
+        calls["list_training_plans"].append({"region": region})
+        calls["find_capacity"] += [{"region": region, "instance_type": t} for t in ("ml.g5.8xlarge", "ml.p5.48xlarge")]
+    return calls
+
+
+def test_every_tool_result_fits_the_budget_on_realistic_data(sandbox: Any, api: Any) -> None:
+    # Given a live cluster, a succeeded and a failed operation, and the seeded catalog of every region
+    name = cluster_name("bud")
+    op = api.post("/v1/clusters", json=create_args(name)).json()
+    assert api.wait_terminal(op["id"])["status"] == "SUCCEEDED"
+    api.post("/v1/sandbox/faults", json={"service": "sagemaker", "operation": "CreateCluster",
+                                         "error_code": "ValidationException", "count": 1,
+                                         "message": "injected: " + "capacity is not available. " * 20})
+    bad = api.post("/v1/clusters", json=create_args(cluster_name("bud"))).json()
+    failed = api.wait_terminal(bad["id"])
+    assert failed["status"] == "FAILED"
+    calls = _budget_calls(api, name, op["id"], failed["id"])
+
+    async def go(client: Client) -> tuple[set[str], dict[str, list[tuple[dict[str, Any], int, bool]]]]:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        sizes: dict[str, list[tuple[dict[str, Any], int, bool]]] = {}
+        for tool in sorted(listed):
+            for args in calls.get(tool, []):
+                result = await client.call_tool(tool, args)
+                size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+                sizes.setdefault(tool, []).append((args, size, bool(result.is_error)))
+        return listed, sizes
+
+    listed, sizes = over_http(sandbox, go)
+
+    # Then every tool was tried (a tool added later needs its realistic arguments here) and every result,
+    # answer or error, is at most 4 KB: the compact view, with "N more" and next_token where rows were cut
+    assert listed <= set(sizes), f"add realistic arguments for {sorted(listed - set(sizes))}"
+    over = [(tool, args, size) for tool, rows in sizes.items() for args, size, _ in rows if size > BUDGET]
+    assert not over, over
+    answered = {tool for tool, rows in sizes.items() if any(not err for _, _, err in rows)}
+    assert answered >= {"list_clusters", "get_cluster", "get_operation", "get_quotas", "list_instance_types",
+                        "list_training_plans", "list_operations", "scale_instance_group"}

@@ -26,9 +26,8 @@ from mcp.client.streamable_http import streamable_http_client
 from moto import mock_aws
 
 from mcp_gateway.asgi import create_app
-from mcp_gateway.bench import tools_list_size
-from mcp_gateway.calls import derive_idempotency_key
-from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog
+from mcp_gateway.bench import PER_TOOL_BUDGET, tools_list_bytes
+from mcp_gateway.catalog import IDEMPOTENCY_ARG, build_catalog, gateway_args
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -212,19 +211,23 @@ def test_tools_list_names_descriptions_and_annotations(mcp_url: str) -> None:
         assert t.description and len(t.description) < 400, t.name
         for prop, schema in t.input_schema["properties"].items():
             assert schema.get("description"), f"{t.name}.{prop} has no description"
-        assert t.annotations is not None
+        assert t.annotations is not None and t.annotations.read_only_hint is not None, t.name
     for name in READ_ONLY:
-        a = tools[name].annotations
-        assert (a.read_only_hint, a.destructive_hint, a.idempotent_hint) == (True, False, True), name
+        assert tools[name].annotations.read_only_hint is True, name
     for name in MUTATING:
-        assert tools[name].annotations.read_only_hint is False, name
+        a = tools[name].annotations
+        assert a.read_only_hint is False and a.destructive_hint is not None and a.idempotent_hint is not None, name
         assert "idempotency_key" in tools[name].input_schema["properties"], name
     assert tools["cancel_operation"].annotations.destructive_hint is True
     assert tools["set_preferences"].annotations.destructive_hint is False
     assert "get_operation" in tools["retry_operation"].description
-    wait = tools["get_operation"].input_schema["properties"]["wait_seconds"]
-    assert (wait["minimum"], wait["maximum"]) == (0, 20)
-    assert "wait" not in tools["get_operation"].input_schema["properties"]
+    # get_operation: the gateway waits up to 60 s (looping on the 20 s REST long poll) and says to pass back
+    # the version
+    props = tools["get_operation"].input_schema["properties"]
+    assert (props["wait_seconds"]["minimum"], props["wait_seconds"]["maximum"]) == (0, 60)
+    assert "wait" not in props and "version" in props
+    assert "version you got" in tools["get_operation"].description
+    assert props["detail"]["enum"] == ["full"]
 
 
 def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -> None:
@@ -233,7 +236,9 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
     tools = {t.name: t for t in run(_tools, mcp_url)}
     by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc) if s.name != "set_active_cluster"}
 
-    # Then each tool's properties are exactly the route's path + query + body field names
+    # Then each tool's properties are exactly the route's path + query + body field names (plus the
+    # gateway's own: detail, paging where the REST route does not page), or the body fields a tool exposes
+    specs = {s.name: s for s in build_catalog(doc)}
     for path, item in doc["paths"].items():
         for method, op in item.items():
             if method not in ("get", "put", "post", "patch", "delete"):
@@ -245,14 +250,19 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
             if "requestBody" in op:
                 ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
                 body_schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
-                expected |= set(body_schema["properties"])
-                required |= set(body_schema.get("required", []))
+                only = [a.name for a in specs[name].args if a.location == "body"]
+                body = set(only) if name == "scale_instance_group" else set(body_schema["properties"])
+                expected |= body
+                required |= body if name == "scale_instance_group" else set(body_schema.get("required", []))
             if method != "get":
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
+            expected |= gateway_args(specs[name])
             assert set(tools[name].input_schema["properties"]) == expected, name
             assert set(tools[name].input_schema.get("required", [])) == required, name
+    assert set(tools["scale_instance_group"].input_schema["properties"]) == {
+        "cluster", "group", "region", "instance_count", IDEMPOTENCY_ARG}
     assert set(tools["set_active_cluster"].input_schema["properties"]) == {"active_cluster", IDEMPOTENCY_ARG}
 
 
@@ -295,22 +305,31 @@ def test_missing_operation_is_a_404_tool_error(mcp_url: str) -> None:
     assert "HTTP 404" in _text(result), _text(result)
 
 
-def test_mutation_carries_the_callers_identity_and_a_derived_idempotency_key(
+def test_each_mutation_call_is_a_new_request_unless_the_caller_repeats_a_key(
         mcp_url: str, rest_api: RestApi) -> None:
+    # Given the same arguments sent twice without a key, then twice with one key
     args = {"active_cluster": {"name": "ml-a", "region": "us-west-2"}}
 
     async def calls(client: Client) -> tuple[Any, Any]:
         first = await client.call_tool("set_active_cluster", args)
+        await client.call_tool("set_active_cluster", args)
+        await client.call_tool("set_active_cluster", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
+        await client.call_tool("set_active_cluster", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
         prefs = await client.call_tool("get_preferences", {})
         return first, prefs
 
+    before = len(rest_api.seen)
     first, prefs = run(calls, mcp_url)
 
+    # Then it acted with the caller's identity; the two keyless calls carried two different keys (a later
+    # call with the same arguments is a new request), the keyed calls the caller's key
     assert not first.is_error, _text(first)
     assert prefs.structured_content["active_cluster"] == args["active_cluster"]
-    put = [s for s in rest_api.seen if s["method"] == "PUT"][-1]
-    assert put["headers"]["Authorization"] == f"Bearer {ADMIN}"
-    assert put["headers"]["Idempotency-Key"] == derive_idempotency_key("set_active_cluster", args)
+    puts = [s for s in rest_api.seen[before:] if s["method"] == "PUT"]
+    assert [p["headers"]["Authorization"] for p in puts] == [f"Bearer {ADMIN}"] * 4
+    keys = [p["headers"]["Idempotency-Key"] for p in puts]
+    assert keys[0] != keys[1] and keys[0].startswith("mcp-") and keys[1].startswith("mcp-")
+    assert keys[2:] == ["agent-key-1", "agent-key-1"]
 
 
 def test_viewer_is_read_only_even_on_a_read_write_gateway(mcp_url: str, rest_api: RestApi) -> None:
@@ -346,18 +365,6 @@ def test_read_only_gateway_hides_and_refuses_mutating_tools(mcp_read_only_url: s
     assert len(rest_api.seen) == before  # refused in the gateway: nothing reached the API
 
 
-def test_derived_idempotency_key_is_stable() -> None:
-    a = derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123"})
-    assert a == derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123"})
-    assert a == derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef123", IDEMPOTENCY_ARG: None})
-    assert a != derive_idempotency_key("cancel_operation", {"operation_id": "op-abcdef123"})
-    assert a != derive_idempotency_key("retry_operation", {"operation_id": "op-abcdef124"})
-    nested = {"active_cluster": {"name": "a", "region": "us-west-2"}}
-    reordered = {"active_cluster": {"region": "us-west-2", "name": "a"}}
-    assert derive_idempotency_key("set_active_cluster", nested) == derive_idempotency_key("set_active_cluster",
-                                                                                          reordered)
-
-
 def test_new_routes_become_tools_with_no_gateway_code(rest_api: RestApi) -> None:
     # Given a route the map does not know and the coming cluster routes
     doc = json.loads(json.dumps(rest_api.openapi))
@@ -381,9 +388,13 @@ def test_new_routes_become_tools_with_no_gateway_code(rest_api: RestApi) -> None
     assert delete.annotations == {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
 
 
-def test_tools_list_stays_small(rest_api: RestApi) -> None:
-    total, per_tool, n = tools_list_size(rest_api.openapi)
-    assert n >= 12 and per_tool < 1000 and total < 40_000
+def test_tools_list_is_at_most_800_bytes_per_tool(rest_api: RestApi) -> None:
+    # Given the live catalog (every tool the REST API has today, and any added later)
+    total, n = tools_list_bytes(rest_api.openapi)
+
+    # Then the raw JSON-RPC tools/list response averages at most 800 bytes per tool
+    assert n >= 12
+    assert total / n <= PER_TOOL_BUDGET, f"{total} bytes for {n} tools = {total / n:.0f} B/tool"
 
 
 def test_stdio_transport(rest_api: RestApi) -> None:
@@ -476,6 +487,7 @@ def test_mutation_result_names_the_status_tool(rest_api: RestApi) -> None:
 
     outcome = shape_response(spec, 202, "application/json", json.dumps(op))
 
-    assert not outcome.is_error and outcome.structured == op
-    assert 'get_operation(operation_id="op-abc123def"' in outcome.text
-    assert json.loads(outcome.text.splitlines()[-1]) == op
+    assert not outcome.is_error and outcome.structured is not None
+    assert outcome.structured["id"] == "op-abc123def" and outcome.structured["status"] == "PENDING"
+    assert 'get_operation(operation_id="op-abc123def"' in outcome.structured["next"]
+    assert json.loads(outcome.text) == outcome.structured

@@ -50,3 +50,31 @@ def test_handler_serves_the_derived_api_with_the_callers_authorization(monkeypat
     assert response["statusCode"] == 200
     assert seen["headers"][b"authorization"] == b"Bearer caller-token"
     assert seen["body"] == b"{}"
+
+
+def test_handler_gives_tool_calls_the_invocations_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a Lambda invocation with 29 s left (API Gateway's integration timeout)
+    import time
+
+    from mcp_gateway import server
+
+    monkeypatch.delenv("PODSTART_API_URL", raising=False)
+    seen: dict[str, Any] = {}
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen["answer_by"] = server.answer_by.get()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    class Context:
+        def get_remaining_time_in_millis(self) -> int:
+            return 29_000
+
+    key = ("https://abc123.execute-api.us-west-2.amazonaws.com/prod", False)
+    monkeypatch.setattr(lambda_handler, "_apps", {key: app})
+    before = time.monotonic()
+    lambda_handler.handler(EVENT, Context())
+
+    # Then a waiting tool call inside it knows when the answer must be out, and the deadline ends with it
+    assert before + 28.5 <= seen["answer_by"] <= time.monotonic() + 29
+    assert server.answer_by.get() is None

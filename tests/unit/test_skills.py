@@ -1,6 +1,8 @@
-"""Skills and agent configs stay true to the tool catalog: front matter with name + "Use when", every
-tool a skill names exists in the gateway's catalog (built from the REST OpenAPI document), every tool
-an agent config allows exists, read-only configs allow no mutating tool, writes are an explicit opt-in."""
+"""Skills and agent configs stay true to the tool catalog and the code: front matter with name + "Use when",
+every tool a skill names exists in the gateway's catalog (built from the REST OpenAPI document), the tools
+reference is generated from that catalog, the create body in the skill is one the API accepts, the steps
+named are the workflows' steps; `hypd-inst-agent` writes and asks before every write, the read-only agent
+cannot write."""
 
 from __future__ import annotations
 
@@ -112,6 +114,79 @@ def test_skills_link_only_to_files_that_exist() -> None:
             assert (path.parent / target).resolve().is_file(), f"{path}: {target}"
 
 
+# --- what the skills claim ------------------------------------------------------------------------
+
+def test_the_tools_reference_and_agent_tool_lists_are_generated_from_the_catalog() -> None:
+    # A drifted file (a tool added, an argument renamed) fails here: run `python -m mcp_gateway.docs`
+    from mcp_gateway.docs import TARGET, generated
+
+    files = generated(list(catalog().values()))
+    assert TARGET == SKILLS / "reference" / "tools.md" and TARGET in files
+    assert len(files) == 7
+    for path, text in files.items():
+        assert path.read_text() == text, f"{path.relative_to(ROOT)} drifted: run python -m mcp_gateway.docs"
+
+
+def test_the_generated_reference_changes_with_the_catalog() -> None:
+    from mcp_gateway.docs import render
+
+    specs = list(catalog().values())
+    renamed = [s if s.name != "get_quotas" else type(s)(**{**s.__dict__, "name": "get_quota_usage"}) for s in specs]
+
+    assert render(renamed) != render(specs) and "`get_quota_usage` | read |" in render(renamed)
+
+
+def test_the_create_skill_shows_storage_and_node_recovery_in_a_body_the_api_accepts() -> None:
+    import jsonschema
+
+    from functions.api.handler import openapi_document
+
+    text = (SKILLS / "create-cluster" / "SKILL.md").read_text()
+    body = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
+    doc = openapi_document()
+    rest_body = doc["paths"]["/v1/clusters"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+
+    assert body["storage"] == {"s3": True} and body["node_recovery"] == "automatic"
+    assert "fsx_lustre" in text and "storage_capacity_gib" in text
+    # the body (less the gateway's idempotency_key) is valid for POST /v1/clusters, patterns included
+    jsonschema.validate({k: v for k, v in body.items() if k != "idempotency_key"},
+                        {**rest_body, "components": doc["components"]})
+    assert set(body) <= set(catalog()["create_cluster"].input_schema["properties"])
+
+
+def test_the_rules_say_how_to_watch_what_a_create_does_and_when_to_check_the_role() -> None:
+    rules = (SKILLS / "podstart-workflow-rules" / "SKILL.md").read_text()
+
+    assert "version" in rules and "wait_seconds=60" in rules
+    assert "active cluster" in rules and "`set_active_cluster` only to switch" in rules
+    assert "`get_identity`" in rules
+    assert "counts_as_of" in rules and "current_count" in rules
+    # every skill that watches an operation passes the version back, with the 60 s wait
+    for path in SKILL_FILES:
+        for call in re.findall(r"`get_operation\(([^`]*)\)`", path.read_text()):
+            if "wait_seconds" in call:
+                assert "version" in call and "wait_seconds=60" in call, (path, call)
+
+
+def test_a_skill_names_only_steps_the_workflows_have() -> None:
+    from functions.domain.kinds import KINDS
+
+    steps = {s for kind in KINDS.values() for s in kind}
+    for path in DOCS:
+        for name in re.findall(r"`([a-z]+(?:_[a-z]+)*)`", path.read_text()):
+            if name.endswith(("_plane", "_cluster", "_group")) and name not in catalog():
+                assert name in steps, (path, name)
+    table = (SKILLS / "reference" / "steps.md").read_text()
+    assert set(re.findall(r"^\| `([a-z_]+)` \|", table, re.M)) == set(KINDS["cluster.create"])
+
+
+def test_skills_claim_nothing_podstart_does_not_do() -> None:
+    # PodStart applies its own Kubernetes manifests (functions/domain/manifests.py); it installs no Helm charts
+    for path in [*DOCS, ROOT / "README.md"]:
+        assert "helm" not in path.read_text().lower(), path
+    assert not list((ROOT / "functions").rglob("*helm*"))
+
+
 # --- agent configs ---------------------------------------------------------------------------------
 
 def kiro(name: str) -> dict[str, Any]:
@@ -132,22 +207,43 @@ def server_args(config: dict[str, Any]) -> list[str]:
     return list(server["args"])
 
 
-def test_kiro_hypd_inst_agent_is_read_only_and_allows_only_existing_read_tools() -> None:
+def reads_the_skills_name() -> set[str]:
+    """Read tools the skills tell an agent to call: an agent following them is never stopped to approve a read."""
+    named = set().union(*(named_tools(p.read_text()) for p in SKILL_FILES))
+    return {n for n in named if n in catalog() and catalog()[n].read_only}
+
+
+def test_kiro_hypd_inst_agent_writes_and_asks_before_every_write() -> None:
+    # Given the agent the product is known by
     agent = kiro("hypd-inst-agent")
 
+    # Then its gateway can write, every read the skills use runs without asking, and no write tool is
+    # pre-approved: Kiro asks the user before each one
     assert agent["name"] == "hypd-inst-agent" and agent["description"] and agent["prompt"]
-    assert "--read-only" in server_args(agent)
+    assert "--read-only" not in server_args(agent)
     assert "http://127.0.0.1:3099" in server_args(agent)
     allowed = kiro_tools(agent["allowedTools"])
-    assert allowed and allowed <= set(catalog()), allowed - set(catalog())
-    assert not allowed & mutating()
+    assert allowed <= set(catalog()), allowed - set(catalog())
+    assert not allowed & mutating(), "writes are never pre-approved: each one asks the user"
+    assert reads_the_skills_name() <= allowed, reads_the_skills_name() - allowed
     assert not any(p in ("*", "@podstart", "@podstart/*") for p in agent["allowedTools"])
-    assert {"list_clusters", "get_operation", "get_cluster"} <= allowed
-    assert "@podstart" in agent["tools"] or kiro_tools(agent["tools"])
+    assert "@podstart" in agent["tools"]
+    assert "asks" in agent["prompt"] and "one sentence" in agent["description"]
+
+
+def test_kiro_readonly_agent_cannot_write() -> None:
+    agent = kiro("hypd-inst-agent-readonly")
+
+    assert agent["name"] == "hypd-inst-agent-readonly"
+    assert "--read-only" in server_args(agent)
+    allowed = kiro_tools(agent["allowedTools"])
+    assert allowed and allowed <= set(catalog()) and not allowed & mutating()
+    assert reads_the_skills_name() <= allowed
+    assert "hypd-inst-agent" in agent["prompt"]  # it hands changes to the agent that can make them
 
 
 def test_kiro_resources_point_at_the_skills() -> None:
-    for name in ("hypd-inst-agent", "hypd-inst-agent-write"):
+    for name in ("hypd-inst-agent", "hypd-inst-agent-readonly"):
         resources = kiro(name)["resources"]
         paths = {re.sub(r"^(file|skill)://", "", r) for r in resources}
         assert "skills/podstart-workflow-rules/SKILL.md" in paths
@@ -155,48 +251,41 @@ def test_kiro_resources_point_at_the_skills() -> None:
         assert all((ROOT / p).is_file() for p in paths), paths
 
 
-def test_kiro_write_agent_is_an_explicit_opt_in() -> None:
-    write = kiro("hypd-inst-agent-write")
+def test_claude_code_configs() -> None:
+    # The repo's .mcp.json stays read-only; the agent's own server config can write
+    assert "--read-only" in server_args(json.loads((ROOT / ".mcp.json").read_text()))
+    assert "--read-only" not in server_args(json.loads((AGENTS / "claude" / "mcp.json").read_text()))
 
-    assert write["name"] != "hypd-inst-agent" and "write" in write["name"]
-    assert "--read-only" not in server_args(write)
-    allowed = kiro_tools(write["allowedTools"])
-    assert allowed <= set(catalog())
-    assert not allowed & mutating(), "writes are never pre-approved: each one asks the user"
+    settings = json.loads((AGENTS / "claude" / "settings.json").read_text())["permissions"]
+    assert claude_tools(settings["allow"]) <= set(catalog()) and not claude_tools(settings["allow"]) & mutating()
+    assert reads_the_skills_name() <= claude_tools(settings["allow"])
+    assert claude_tools(settings["ask"]) == mutating()  # every write asks
 
-
-def test_claude_code_mcp_json_is_read_only() -> None:
-    config = json.loads((ROOT / ".mcp.json").read_text())
-    assert "--read-only" in server_args(config)
-    write = json.loads((AGENTS / "claude" / "mcp.write.json").read_text())
-    assert "--read-only" not in server_args(write)
+    readonly = json.loads((AGENTS / "claude" / "settings.readonly.json").read_text())["permissions"]
+    assert not claude_tools(readonly["allow"]) & mutating()
+    assert claude_tools(readonly["deny"]) == mutating()
 
 
-def test_claude_code_settings_allow_only_existing_read_tools() -> None:
-    settings = json.loads((AGENTS / "claude" / "settings.json").read_text())
-    allowed = claude_tools(settings["permissions"]["allow"])
-    denied = claude_tools(settings["permissions"].get("deny", []))
+def test_claude_code_agent_definitions() -> None:
+    agent = front_matter((AGENTS / "claude" / "hypd-inst-agent.md").read_text())
+    readonly = front_matter((AGENTS / "claude" / "hypd-inst-agent-readonly.md").read_text())
 
-    assert allowed and allowed <= set(catalog()), allowed - set(catalog())
-    assert not allowed & mutating()
-    assert denied <= set(catalog()) and denied == mutating()
-
-    write = json.loads((AGENTS / "claude" / "settings.write.json").read_text())
-    assert not claude_tools(write["permissions"]["allow"]) & mutating()
-    assert claude_tools(write["permissions"].get("ask", [])) == mutating()
-
-
-def test_claude_code_agent_definition_is_read_only() -> None:
-    text = (AGENTS / "claude" / "hypd-inst-agent.md").read_text()
-    meta = front_matter(text)
-    tools = {t.strip() for t in str(meta["tools"]).split(",")}
-
-    assert meta["name"] == "hypd-inst-agent" and str(meta["description"]).startswith("Use when ")
-    podstart = claude_tools(sorted(tools))
-    assert podstart and podstart <= set(catalog()) and not podstart & mutating()
+    assert agent["name"] == "hypd-inst-agent" and str(agent["description"]).startswith("Use when ")
+    assert claude_tools([t.strip() for t in str(agent["tools"]).split(",")]) == set(catalog())
+    assert readonly["name"] == "hypd-inst-agent-readonly" and str(readonly["description"]).startswith("Use when ")
+    tools = claude_tools([t.strip() for t in str(readonly["tools"]).split(",")])
+    assert tools and tools <= set(catalog()) and not tools & mutating()
 
 
 def test_plain_mcp_client_config_speaks_http_with_a_bearer_token() -> None:
     server = json.loads((AGENTS / "mcp-client.json").read_text())["mcpServers"]["podstart"]
     assert server["url"] == "http://127.0.0.1:3099/mcp"
     assert server["headers"]["Authorization"].startswith("Bearer ")
+
+
+def test_the_readme_names_both_agents() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Use with an AI agent"):]
+    assert "`hypd-inst-agent`" in section and "`hypd-inst-agent-readonly`" in section
+    for path in re.findall(r"skills/agents/[a-z/._-]+\.(?:json|md)", section):
+        assert (ROOT / path).is_file(), path

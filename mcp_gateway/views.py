@@ -1,0 +1,363 @@
+"""What an agent sees of a REST answer: compact views, pure functions over the REST JSON.
+
+REST keeps its full documents; the gateway chooses the view. Every tool result fits `BUDGET` bytes
+(the result as MCP sends it: the text block and the structured content, as JSON) unless the caller
+passes `detail="full"`:
+
+- an operation is a summary: status, phase, attempt, version, each step's status and one-line message,
+  the error, how many steps are done, and the next call to make (`operation`);
+- a cluster is its status, groups with counts, EKS/HyperPod status, one line each for dependencies and
+  storage, and its latest operation (`cluster`);
+- a list keeps the fields an agent decides on (`ROWS`) and as many rows as fit, then says how many
+  more there are and how to get them: a narrowing filter, `next_token`, or `detail="full"` (`page`).
+
+Nothing here does I/O: the server fetches, these functions shape, the tests feed recorded answers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+BUDGET = 4096  # bytes of one tool result (text + structured content) in the default, compact view
+# What the SDK adds to every result on the latest protocol: "resultType" and "_meta" with the server's name
+# and version (~110 bytes); counted so the result on the wire, not just our part of it, fits the budget.
+SDK_EXTRA = 160
+LINE = 160  # one-line messages are cut to this many characters
+TERMINAL = ("SUCCEEDED", "FAILED", "CANCELLED")
+DONE_STEP = ("SUCCEEDED", "SKIPPED")
+TOKEN_MARK = "~"  # gateway page tokens: "~<offset>~<REST token or empty>"
+
+Row = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def result_bytes(structured: Any, text: str | None = None, is_error: bool = False) -> int:
+    """Size of the tool result as MCP serializes it: a text block (by default the structured content's
+    JSON, as the gateway sends it) plus the structured content itself."""
+    if text is None:
+        text = dumps(structured)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": is_error}
+    if structured is not None:
+        result["structuredContent"] = structured
+    return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False, default=str).encode()) + SDK_EXTRA
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def line(text: Any, limit: int = LINE) -> str | None:
+    """One line of at most `limit` characters (None stays None)."""
+    if text is None:
+        return None
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3].rstrip() + "..."
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+# --- operations ------------------------------------------------------------------------------------
+
+def operation(op: dict[str, Any]) -> dict[str, Any]:
+    """The summary of an operation record: what a watcher needs, never the steps' raw outputs."""
+    steps = [s for s in op.get("steps") or [] if isinstance(s, dict)]
+    done = sum(1 for s in steps if s.get("status") in DONE_STEP)
+    target = _obj(op.get("target"))
+    error = _obj(op.get("error"))
+    view = {
+        "id": op.get("id"), "kind": op.get("kind"), "target": _drop_none(target) or None,
+        "status": op.get("status"), "phase": op.get("phase"), "attempt": op.get("attempt"),
+        "version": op.get("version"), "steps_done": f"{done}/{len(steps)}",
+        "steps": [_step(s) for s in steps],
+        "error": _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)}) if error else None,
+        "next": next_action(op),
+    }
+    return _drop_none(view)
+
+
+def _step(step: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": step.get("name"), "status": step.get("status")}
+    message = line(step.get("message"))
+    if message:
+        out["message"] = message
+    error = step.get("error")
+    if isinstance(error, dict) and error.get("code"):
+        out["error"] = error["code"]  # the message is the step's message (or the operation's error)
+    return out
+
+
+def next_action(op: dict[str, Any]) -> str:
+    """The call to make next, written as the call."""
+    op_id, status = op.get("id"), op.get("status")
+    tool = op.get("status_tool") or "get_operation"
+    if status not in TERMINAL:
+        return f'wait: {tool}(operation_id="{op_id}", version={op.get("version")}, wait_seconds=60)'
+    if status == "FAILED":
+        return (f'fix the cause, then retry_operation(operation_id="{op_id}") (resumes at the failed step); '
+                f'{tool}(operation_id="{op_id}", detail="full") shows step outputs')
+    if status == "CANCELLED":
+        return f'none; retry_operation(operation_id="{op_id}") would resume it'
+    target = _obj(op.get("target"))
+    kind = str(op.get("kind") or "")
+    if target.get("cluster") and kind != "cluster.delete":
+        return f'done; get_cluster(cluster="{target["cluster"]}", region="{target.get("region")}") shows the result'
+    return "done"
+
+
+def is_operation(data: Any) -> bool:
+    return isinstance(data, dict) and str(data.get("id", "")).startswith("op-") and "steps" in data
+
+
+# --- clusters --------------------------------------------------------------------------------------
+
+def group(g: dict[str, Any]) -> dict[str, Any]:
+    """An instance group: what it is and how many nodes it has (last known) against how many it should."""
+    return _drop_none({
+        "name": g.get("name"), "instance_type": g.get("instance_type"),
+        "availability_zone": g.get("availability_zone"), "capacity_type": g.get("capacity_type"),
+        "target_count": g.get("target_count", g.get("instance_count")), "current_count": g.get("current_count"),
+        "counts_as_of": g.get("counts_as_of"), "status": g.get("status"),
+        "training_plan_arn": g.get("training_plan_arn"), "efa_only": g.get("efa_only") or None,
+    })
+
+
+def cluster(c: dict[str, Any]) -> dict[str, Any]:
+    eks = _obj(c.get("eks"))
+    hyperpod = _obj(c.get("hyperpod"))
+    ops = [o for o in c.get("operations") or [] if isinstance(o, dict)]
+    latest = max(ops, key=lambda o: str(o.get("created_at") or "")) if ops else None
+    return _drop_none({
+        "name": c.get("name"), "region": c.get("region"), "status": c.get("status"), "active": c.get("active"),
+        "managed": c.get("managed"), "kubernetes_version": c.get("kubernetes_version"),
+        "node_recovery": c.get("node_recovery"), "eks": eks.get("status"),
+        "hyperpod": hyperpod.get("status") or c.get("hyperpod_status"),
+        "instance_groups": [group(g) for g in c.get("instance_groups") or [] if isinstance(g, dict)],
+        "dependencies": _ready_line(c.get("dependencies"), "name"),
+        "storage": _storage_line(c.get("storage")),
+        "latest_operation": _drop_none({"id": latest.get("id"), "kind": latest.get("kind"),
+                                        "status": latest.get("status")}) if latest else None,
+    })
+
+
+READY = ("ACTIVE", "SUCCEEDED", "READY", "AVAILABLE", "InService", "Ready", "Available")
+
+
+def _ready_line(items: Any, key: str) -> str | None:
+    """'12/12 ready' or '10/12 ready; not ready: coredns DEGRADED, ...', one line."""
+    if not isinstance(items, list):
+        return None
+    rows = [i for i in items if isinstance(i, dict)]
+    bad = [f"{i.get(key)} {i.get('status')}" for i in rows if i.get("status") not in READY]
+    text = f"{len(rows) - len(bad)}/{len(rows)} ready"
+    return line(f"{text}; not ready: {', '.join(bad)}" if bad else text)
+
+
+def _storage_line(items: Any) -> str | None:
+    if not isinstance(items, list):
+        return None
+    rows = [i for i in items if isinstance(i, dict)]
+    if not rows:
+        return "none"
+    return line("; ".join(f"{i.get('name')} ({i.get('kind')}) {i.get('status')}" for i in rows))
+
+
+# --- list rows -------------------------------------------------------------------------------------
+
+def _quota(q: dict[str, Any]) -> dict[str, Any]:
+    return _drop_none({"instance_type": q.get("instance_type"), "available": q.get("available"),
+                       "limit": q.get("limit")})
+
+
+def _instance_type(t: dict[str, Any]) -> dict[str, Any]:
+    acc = _obj(t.get("accelerator"))
+    accelerator = None
+    if acc:
+        memory = f" {acc['memory_gib']:g} GiB" if isinstance(acc.get("memory_gib"), int | float) else ""
+        accelerator = f"{acc.get('count')}x {acc.get('model') or acc.get('kind')}{memory}"
+    return _drop_none({"name": t.get("name"), "accelerator": accelerator, "vcpus": t.get("vcpus"),
+                       "memory_gib": t.get("memory_gib"),
+                       "efa": t.get("efa_max_interfaces") if t.get("efa_supported") else 0})
+
+
+def _training_plan(p: dict[str, Any]) -> dict[str, Any]:
+    return _drop_none({k: p.get(k) for k in ("name", "arn", "status", "instance_type", "availability_zone",
+                                             "available_instance_count", "start_time", "end_time")})
+
+
+def _operation_row(o: dict[str, Any]) -> dict[str, Any]:
+    target = _obj(o.get("target"))
+    return _drop_none({"id": o.get("id"), "kind": o.get("kind"), "cluster": target.get("cluster"),
+                       "region": target.get("region"), "resource": target.get("resource"),
+                       "status": o.get("status"), "phase": o.get("phase"), "created_at": o.get("created_at")})
+
+
+def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
+    groups = [g for g in c.get("instance_groups") or [] if isinstance(g, dict)]
+    return _drop_none({
+        "name": c.get("name"), "region": c.get("region"), "status": c.get("status"),
+        "hyperpod_status": c.get("hyperpod_status"), "active": c.get("active") or None,
+        "instance_groups": [_drop_none({"name": g.get("name"), "instance_type": g.get("instance_type"),
+                                        "target_count": g.get("target_count", g.get("instance_count")),
+                                        "current_count": g.get("current_count"),
+                                        "counts_as_of": g.get("counts_as_of")}) for g in groups],
+        "operation_id": c.get("operation_id"),
+    })
+
+
+ROWS: dict[str, Row] = {
+    "get_quotas": _quota,
+    "list_instance_types": _instance_type,
+    "list_training_plans": _training_plan,
+    "list_operations": _operation_row,
+    "list_clusters": _cluster_row,
+    "list_instance_groups": group,
+}
+
+
+def _plain_row(row: Any) -> Any:
+    return _drop_none(row) if isinstance(row, dict) else row
+
+
+# --- pages -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Page:
+    """Where a list answer starts (rows already shown of the REST page) and how many rows to show at most."""
+
+    offset: int = 0
+    limit: int | None = None
+    rest_token: str | None = None  # the REST API's own token for the page being shown
+
+
+def encode_token(offset: int, rest_token: str | None) -> str:
+    return f"{TOKEN_MARK}{offset}{TOKEN_MARK}{rest_token or ''}"
+
+
+def decode_token(token: str | None) -> tuple[int, str | None]:
+    """(rows to skip, REST token). A token that is not the gateway's is the REST API's own."""
+    if not token:
+        return 0, None
+    if token.startswith(TOKEN_MARK):
+        offset, _, rest = token[len(TOKEN_MARK):].partition(TOKEN_MARK)
+        if offset.isdigit():
+            return int(offset), rest or None
+    return 0, token
+
+
+def list_key(data: dict[str, Any]) -> str | None:
+    """The key of a list answer's rows: `items` by convention, else the one list of objects."""
+    if isinstance(data.get("items"), list):
+        return "items"
+    keys = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+    return keys[0] if len(keys) == 1 else None
+
+
+def page(data: dict[str, Any], key: str, row: Row | None, at: Page, *, filters: tuple[str, ...] = (),
+         used: frozenset[str] = frozenset(), budget: int = BUDGET) -> dict[str, Any]:
+    """A list answer cut to what fits: rows `at.offset...` of this REST page, compacted, then `more` and a
+    `next_token` when rows are left here (or the REST API has another page)."""
+    shape = row or _plain_row
+    rows = [shape(r) for r in data.get(key) or []]
+    head = {k: v for k, v in data.items() if k not in (key, "next_token") and v is not None}
+    rest_next = data.get("next_token") if isinstance(data.get("next_token"), str) else None
+    start = min(max(at.offset, 0), len(rows))
+    stop = len(rows) if at.limit is None else min(len(rows), start + at.limit)
+    shown: list[Any] = []
+    view: dict[str, Any] = {**head, key: shown}
+    for r in rows[start:stop]:
+        shown.append(r)
+        if result_bytes(_with_more(view, key, len(rows) - start - len(shown), start + len(shown), at, rest_next,
+                                   filters, used)) > budget and len(shown) > 1:
+            shown.pop()
+            break
+    left = len(rows) - start - len(shown)
+    result = _with_more(view, key, left, start + len(shown), at, rest_next, filters, used)
+    return result if result_bytes(result) <= budget else fit(result, budget)  # one row alone is too big
+
+
+def _with_more(view: dict[str, Any], key: str, left: int, next_offset: int, at: Page, rest_next: str | None,
+               filters: tuple[str, ...], used: frozenset[str]) -> dict[str, Any]:
+    if left <= 0 and not rest_next:
+        return view
+    # Rows left on this REST page: the same REST page again, further in; else the REST API's next page.
+    token = encode_token(next_offset, at.rest_token) if left > 0 else encode_token(0, rest_next)
+    count = f"{left} more" if left > 0 else "more"
+    if left > 0 and rest_next:
+        count += " on this page, and more pages"
+    narrow = [f"{f}=" for f in filters if f not in used]
+    ways = ([f"narrow with {', '.join(narrow)}"] if narrow else []) + [f'next_token="{token}"', 'detail="full"']
+    return {**view, "next_token": token, "more": f"{count} {key}; " + " / ".join(ways)}
+
+
+# --- the view a tool's answer gets -----------------------------------------------------------------
+
+def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...] = (),
+            used: frozenset[str] = frozenset(), budget: int = BUDGET) -> Any:
+    """The default view of one tool's successful REST answer, within `budget`."""
+    if is_operation(data):
+        return fit(operation(data), budget)
+    if tool == "get_cluster" and isinstance(data, dict):
+        return fit(cluster(data), budget)
+    if isinstance(data, dict):
+        key = list_key(data)
+        if key is not None:
+            return page(data, key, ROWS.get(tool), at, filters=filters, used=used, budget=budget)
+        if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
+            return fit({**data, "instance_group": group(data["instance_group"])}, budget)
+    return fit(data, budget)
+
+
+def fit(data: Any, budget: int = BUDGET) -> Any:
+    """Any answer within the budget: the longest lists lose their tail rows first (saying how many), then
+    long strings are cut. Views are built to fit; this is the guarantee for answers nobody planned for."""
+    if result_bytes(data) <= budget or not isinstance(data, dict | list):
+        return data
+    work = json.loads(dumps(data))
+    for _ in range(10_000):
+        if result_bytes(work) <= budget:
+            return work
+        if not _shrink(work):
+            break
+    return {"truncated": True, "note": 'the answer does not fit the compact budget; pass detail="full"',
+            "keys": sorted(work)[:40] if isinstance(work, dict) else None}
+
+
+def _shrink(node: Any) -> bool:
+    """One step smaller: drop the last row of the longest list (noting how many went), else cut the longest
+    string. False when nothing is left to shrink."""
+    lists: list[tuple[int, list[Any], Any, Any]] = []
+    strings: list[tuple[int, Any, Any]] = []
+
+    def walk(n: Any, parent: Any, key: Any) -> None:
+        if isinstance(n, dict):
+            for k, v in n.items():
+                walk(v, n, k)
+        elif isinstance(n, list):
+            if len(n) > 1:
+                lists.append((len(dumps(n)), n, parent, key))
+            for i, v in enumerate(n):
+                walk(v, n, i)
+        elif isinstance(n, str) and len(n) > 80:
+            strings.append((len(n), parent, key))
+
+    walk(node, None, None)
+    if lists:
+        _, rows, parent, key = max(lists, key=lambda t: t[0])
+        rows.pop()
+        if isinstance(parent, dict) and isinstance(key, str):
+            note = f"{key}_omitted"
+            parent[note] = int(parent.get(note, 0)) + 1
+        return True
+    if strings:
+        size, parent, key = max(strings, key=lambda t: t[0])
+        parent[key] = parent[key][: size // 2] + "..."
+        return True
+    return False

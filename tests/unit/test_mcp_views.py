@@ -1,0 +1,222 @@
+"""The gateway's views: pure functions over recorded REST answers (tests/events/rest/*.json), each result
+within the 4 KB budget, with what an agent decides on and the next call to make."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_gateway import views
+from mcp_gateway.calls import Shape, build_request, shape_response
+from mcp_gateway.catalog import build_catalog
+from mcp_gateway.views import BUDGET, Page, compact, decode_token, result_bytes
+
+EVENTS = Path(__file__).resolve().parents[1] / "events" / "rest"
+
+
+def event(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / f"{name}.json").read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, Any]:
+    from functions.api.handler import openapi_document
+
+    return {s.name: s for s in build_catalog(openapi_document())}
+
+
+# --- operations ------------------------------------------------------------------------------------
+
+def test_running_operation_is_a_summary_with_the_wait_call() -> None:
+    # Given a create in its first step, as GET /v1/operations/{id} answers it
+    op = event("operation_create_running")
+
+    view = views.operation(op)
+
+    # Then the summary says where it is and how to wait for the next change, with the version to pass back
+    assert (view["status"], view["phase"], view["version"], view["attempt"]) == ("RUNNING", "eks_control_plane", 4, 1)
+    assert view["steps_done"] == "0/5"
+    assert [s["name"] for s in view["steps"]] == [s["name"] for s in op["steps"]]
+    assert view["steps"][0] == {"name": "eks_control_plane", "status": "RUNNING",
+                                "message": op["steps"][0]["message"]}
+    assert view["next"] == f'wait: get_operation(operation_id="{op["id"]}", version=4, wait_seconds=60)'
+    assert "outputs" not in json.dumps(view) and "request" not in view
+
+
+def test_failed_operation_names_the_step_error_and_the_retry() -> None:
+    op = event("operation_create_failed")
+
+    view = views.operation(op)
+
+    failed = next(s for s in view["steps"] if s["status"] == "FAILED")
+    assert failed["name"] == "hyperpod_cluster" and failed["error"] == "ValidationException"
+    assert view["error"]["code"] == "ValidationException" and "not available" in view["error"]["message"]
+    assert view["steps_done"] == "3/5"
+    assert f'retry_operation(operation_id="{op["id"]}")' in view["next"]
+    assert 'detail="full"' in view["next"]
+
+
+def test_succeeded_operation_points_at_the_cluster_and_drops_raw_outputs() -> None:
+    op = event("operation_create_succeeded")
+
+    view = views.operation(op)
+
+    assert view["steps_done"] == "5/5" and "phase" not in view
+    assert view["next"].startswith('done; get_cluster(cluster="demo1", region="us-west-2")')
+    text = json.dumps(view)
+    for raw in ("rtb-", "subnet-", "arn:aws:iam", "components_applied"):
+        assert raw not in text, raw
+    assert result_bytes(view) < BUDGET / 2  # a watcher reads this at every change
+
+
+def test_step_messages_are_one_line_of_at_most_160_characters() -> None:
+    op = event("operation_create_running")
+    op["steps"][0]["message"] = "line one\nline two " + "x" * 400
+
+    message = views.operation(op)["steps"][0]["message"]
+
+    assert "\n" not in message and len(message) <= views.LINE and message.endswith("...")
+
+
+# --- clusters --------------------------------------------------------------------------------------
+
+def test_cluster_summary_has_groups_counts_and_one_line_each_for_dependencies_and_storage() -> None:
+    cluster = event("cluster_get")
+
+    view = views.cluster(cluster)
+
+    assert (view["name"], view["region"], view["status"], view["eks"], view["hyperpod"]) == (
+        "demo1", "us-west-2", "ACTIVE", "ACTIVE", "InService")
+    assert view["instance_groups"] == [{"name": "accel", "instance_type": "ml.g5.8xlarge",
+                                        "availability_zone": "us-west-2a", "capacity_type": "on-demand",
+                                        "target_count": 2, "current_count": 2, "status": "InService"}]
+    assert view["dependencies"] == "12/12 ready"
+    assert view["storage"] == "podstart-data (s3-mountpoint) SUCCEEDED"
+    assert view["latest_operation"] == {"id": "op-3db0e5c3c81348e5a25a", "kind": "cluster.create",
+                                        "status": "SUCCEEDED"}
+    assert result_bytes(view) < BUDGET / 2 < result_bytes(cluster)
+
+
+def test_a_dependency_not_ready_is_named_on_the_one_line() -> None:
+    cluster = event("cluster_get")
+    cluster["dependencies"][1]["status"] = "DEGRADED"
+
+    assert views.cluster(cluster)["dependencies"] == "11/12 ready; not ready: coredns DEGRADED"
+
+
+# --- lists -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("tool", "name", "key"), [
+    ("get_quotas", "quotas_us_west_2", "instance_type"),
+    ("list_instance_types", "instance_types_us_west_2a", "name"),
+])
+def test_big_lists_page_within_the_budget_and_every_row_is_reachable(tool: str, name: str, key: str) -> None:
+    # Given a REST list of ~200 rows (25-45 KB)
+    data = event(name)
+    seen: list[str] = []
+    at = Page()
+
+    # When an agent follows next_token page by page
+    for _ in range(50):
+        view = compact(tool, data, at, filters=("instance_type",))
+        assert result_bytes(view) <= BUDGET
+        seen += [row[key] for row in view["items"]]
+        if "next_token" not in view:
+            break
+        assert "narrow with instance_type=" in view["more"] and 'detail="full"' in view["more"]
+        offset, rest = decode_token(view["next_token"])
+        at = Page(offset, None, rest)
+
+    # Then it saw every row once, in order, in compact form
+    assert seen == [row[key] for row in data["items"]]
+
+
+def test_a_list_page_says_how_many_more_rows_there_are() -> None:
+    data = event("quotas_us_west_2")
+
+    view = compact("get_quotas", data, Page(), filters=("instance_type",))
+
+    shown = len(view["items"])
+    assert view["more"].startswith(f"{len(data['items']) - shown} more items;")
+    assert view["items"][0] == {"instance_type": "ml.c5.12xlarge", "available": 8, "limit": 8}
+
+
+def test_a_filter_already_used_is_not_offered_again() -> None:
+    view = compact("get_quotas", event("quotas_us_west_2"), Page(), filters=("instance_type",),
+                   used=frozenset({"instance_type"}))
+
+    assert "narrow with" not in view["more"]
+
+
+def test_rest_paged_list_continues_on_the_rest_page_then_the_next_one() -> None:
+    # Given a REST page of 40 operations that does not fit, and a REST next_token after it
+    ops = [{**event("operation_create_running"), "id": f"op-{i:020d}"} for i in range(40)]
+    data = {"items": ops, "next_token": "rest-token-2"}
+
+    first = compact("list_operations", data, Page(0, None, "rest-token-1"))
+    shown = len(first["items"])
+    offset, rest = decode_token(first["next_token"])
+    second = compact("list_operations", data, Page(offset, None, rest))
+
+    # Then the gateway token resumes on the same REST page, and its last slice hands over the REST token
+    assert (offset, rest) == (shown, "rest-token-1")
+    assert second["items"][0]["id"] == ops[shown]["id"]
+    while "next_token" in second and decode_token(second["next_token"])[1] == "rest-token-1":
+        offset, rest = decode_token(second["next_token"])
+        second = compact("list_operations", data, Page(offset, None, rest))
+    assert decode_token(second["next_token"]) == (0, "rest-token-2")
+
+
+def test_a_token_that_is_not_the_gateways_is_the_rest_apis() -> None:
+    assert decode_token("eyJrIjoxfQ==") == (0, "eyJrIjoxfQ==")
+    assert decode_token(views.encode_token(12, None)) == (12, None)
+
+
+def test_unplanned_answers_are_cut_to_the_budget() -> None:
+    # Given an answer no view knows: a big nested document
+    data = {"name": "x", "rows": [{"k": i, "text": "y" * 100} for i in range(200)], "blob": "z" * 20_000}
+
+    view = views.fit(data)
+
+    assert result_bytes(view) <= BUDGET
+    assert view["name"] == "x" and view["rows_omitted"] > 0
+
+
+# --- through the call layer ------------------------------------------------------------------------
+
+def test_detail_full_returns_the_rest_document_as_is(specs: dict[str, Any]) -> None:
+    op = event("operation_create_succeeded")
+    spec = specs["get_operation"]
+    _, full = build_request(spec, {"operation_id": op["id"], "detail": "full"})
+
+    outcome = shape_response(spec, 200, "application/json", json.dumps(op), full)
+
+    assert outcome.structured == op and json.loads(outcome.text) == op
+
+
+def test_compact_text_and_structured_content_agree(specs: dict[str, Any]) -> None:
+    spec = specs["get_quotas"]
+
+    outcome = shape_response(spec, 200, "application/json", json.dumps(event("quotas_us_west_2")), Shape())
+
+    assert json.loads(outcome.text) == outcome.structured
+    assert views.result_bytes(outcome.structured, outcome.text) <= BUDGET
+
+
+def test_gateway_paging_arguments_never_reach_the_rest_api(specs: dict[str, Any]) -> None:
+    req, shape = build_request(specs["get_quotas"], {"region": "us-west-2", "limit": 5,
+                                                      "next_token": views.encode_token(25, None), "detail": "full"})
+
+    assert req.query == {"region": "us-west-2"}
+    assert shape == Shape(full=True, page=Page(25, 5, None))
+
+
+def test_rest_paging_arguments_carry_the_rest_token(specs: dict[str, Any]) -> None:
+    req, shape = build_request(specs["list_operations"], {"limit": 10,
+                                                           "next_token": views.encode_token(7, "abc")})
+
+    assert req.query == {"limit": "10", "next_token": "abc"}
+    assert shape.page == Page(7, None, "abc")
