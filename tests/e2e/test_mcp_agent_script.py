@@ -249,7 +249,7 @@ def test_scripted_agent_takes_both_requests_from_one_sentence_to_a_running_clust
     assert cluster["status"] == "ACTIVE" and cluster["active"] is True
     group = cluster["instance_groups"][0]
     assert (group["instance_type"], group["current_count"]) == ("ml.g5.8xlarge", 2)
-    assert cluster["storage"].startswith("podstart-data (s3-mountpoint) SUCCEEDED")
+    assert cluster["storage"].startswith("podstart-data (s3-mountpoint) Bound")
     assert cluster["node_recovery"] == "Automatic"
     # Request 2: spare in another zone, scaled from 1 to 2
     assert grown["zone"] != "us-west-2a" and grown["scaled"]["status"] == "SUCCEEDED"
