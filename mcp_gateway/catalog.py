@@ -67,9 +67,6 @@ KNOWN: dict[tuple[str, str], Known] = {
         "list_training_plans", "List SageMaker training plans (reserved capacity) in a region."),
     ("get", "/v1/catalog/quotas"): Known(
         "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
-    ("get", "/v1/catalog/offerings"): Known(
-        "find_capacity", "Where one instance type can run in a region, in one call: per zone offered, quota left, "
-        "training plans with free capacity, spot. Use before choosing a zone."),
     ("get", "/v1/operations"): Known(
         "list_operations", "List operations, newest first; filter by cluster or status."),
     ("get", "/v1/operations/{operation_id}"): Known(
