@@ -1,6 +1,7 @@
 """`make bench`: the numbers PodStart keeps an eye on, measured in one run.
 
-- cold import time of each Lambda entry module against a bare `import boto3` (goal: <= 2.0x)
+- cold start of each Lambda (entry-module import, and import + first request) against a bare `import boto3`
+  (goal: entry modules <= 2.0x), in CPU time (tests/bench_cold.py)
 - each function's bundle size, and synth time
 - MCP tools/list bytes per tool (goal: <= 800, raw JSON-RPC), the gateway's cold import, and the scripted
   agent's tool calls and bytes of tool results for the two requests of issue 9 (from the last e2e run)
@@ -8,7 +9,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 import subprocess
 import sys
@@ -29,20 +29,10 @@ def cold_import(module: str) -> float:
 
 
 def main() -> int:
-    from functions.lambdas import LAMBDAS
 
-    print(f"== Cold import (median of {RUNS} fresh interpreters, .pyc present) ==")
-    base = cold_import("boto3")
-    print(f"  {'import boto3':40s} {base * 1000:7.1f} ms  (baseline)")
-    worst = 0.0
-    entries = {spec.name: spec.handler.rpartition(".")[0] for spec in LAMBDAS.values()}
-    if importlib.util.find_spec("mcp_gateway.lambda_handler"):
-        entries["mcp"] = "mcp_gateway.lambda_handler"
-    for name, module in entries.items():
-        t = cold_import(module)
-        worst = max(worst, t / base)
-        print(f"  {name + ' (' + module + ')':40s} {t * 1000:7.1f} ms  {t / base:4.2f}x boto3")
-    print(f"  worst ratio {worst:.2f}x (goal <= 2.0x): {'OK' if worst <= 2.0 else 'OVER'}")
+    from tests import bench_cold
+
+    bench_cold.main()
 
     try:
         from infra import bench as infra_bench
