@@ -10,7 +10,7 @@ from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupR
 from functions.domain.clusters import ClusterCreate, check_create
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.instance_groups import addresses_for
-from functions.domain.network import plan_fits
+from functions.domain.network import COMPUTE_USABLE, max_instances_per_subnet, plan_fits
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.logic.deps import Deps
 
@@ -32,9 +32,16 @@ class CreateAdmission:
                            errors=[NAME_TAKEN])
         errors, normalized = check_create(self.req, snap)
         if not errors:
-            for g in normalized["instance_groups"]:
+            for i, g in enumerate(normalized["instance_groups"]):
                 info = snap.offered.get(g["availability_zone"], {}).get(g["instance_type"])
                 g["addresses_needed"] = addresses_for(g["instance_count"], info, g["efa_only"])
+                if g["addresses_needed"] > COMPUTE_USABLE:
+                    errors.append({"loc": ["body", "instance_groups", i, "instance_count"], "msg": (
+                        f"{g['instance_count']} x {g['instance_type']} need about {g['addresses_needed']} VPC "
+                        f"addresses; a /20 compute subnet holds {COMPUTE_USABLE}: split the group (at most "
+                        f"{max_instances_per_subnet(info.efa_max_interfaces if info else 1, g['efa_only'])} "
+                        f"instances each)")})
+        if not errors:
             zones = sorted({g["availability_zone"] for g in normalized["instance_groups"]})
             why = plan_fits(normalized["vpc_cidr"], zones[:2] or ["a", "b"], zones,
                             [(g["name"], g["availability_zone"], g["addresses_needed"])

@@ -19,6 +19,7 @@ CLUSTER_USAGE: dict[str, int] = {
     "ml.m5.2xlarge": 8,
     "ml.c5.2xlarge": 8,
     "ml.t3.medium": 8,
+    "ml.c5.large": 2000,  # scale rehearsals: a 2,000-instance CPU group fits the quota (GPU quotas stay realistic)
 }
 _CPU_FAMILIES = ("ml.m", "ml.c", "ml.r", "ml.t", "ml.i3")
 OTHER_QUOTAS: tuple[tuple[str, float, str], ...] = (

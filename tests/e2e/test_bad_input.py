@@ -68,8 +68,10 @@ def test_a_body_over_256_kib_is_413(viewer: Any, content: bytes, content_type: s
     assert str(LIMIT) in body["detail"]
 
 
-def test_413_holds_on_routes_that_take_no_body(viewer: Any) -> None:
-    _problem(_send(viewer.http, "POST", "/v1/operations/op-abcdef123/retry", b"x" * (LIMIT + 1), "text/plain"), 413)
+def test_413_holds_on_routes_that_take_no_body(api: Any, viewer: Any) -> None:
+    _problem(_send(api.http, "POST", "/v1/operations/op-abcdef123/retry", b"x" * (LIMIT + 1), "text/plain"), 413)
+    # a caller without the route's role is refused first: it learns nothing about the body rules
+    _problem(_send(viewer.http, "POST", "/v1/operations/op-abcdef123/retry", b"x" * (LIMIT + 1), "text/plain"), 403)
 
 
 def test_a_body_of_exactly_256_kib_is_read(viewer: Any) -> None:

@@ -105,7 +105,7 @@ def cluster_name(prefix: str) -> str:
 
 def create_args(name: str, **group: Any) -> dict[str, Any]:
     return {"name": name, "region": "us-west-2",
-            "instance_groups": [{"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1,
+            "instance_groups": [{"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1,
                                  "availability_zone": "us-west-2a", **group}]}
 
 

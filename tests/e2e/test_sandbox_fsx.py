@@ -12,7 +12,7 @@ def test_a_cluster_with_fsx_waits_for_the_file_system_then_binds_its_volume(api:
                                                                              sandbox: Any) -> None:
     cluster = f"fsx-{uuid.uuid4().hex[:6]}"
     body = {"name": cluster, "region": "us-west-2",
-            "instance_groups": [{"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1,
+            "instance_groups": [{"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1,
                                  "availability_zone": "us-west-2a"}],
             "storage": {"s3": True, "fsx_lustre": {"storage_capacity_gib": 1200, "throughput_mb_per_tib": 250}}}
     mark = len(api.calls())

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-GROUP = {"InstanceGroupName": "accel", "InstanceType": "ml.g5.8xlarge", "InstanceCount": 1,
+GROUP = {"InstanceGroupName": "accel", "InstanceType": "ml.c5.large", "InstanceCount": 1,
          "ExecutionRole": "arn:aws:iam::123456789012:role/hp",
          "LifeCycleConfig": {"SourceS3Uri": "s3://lifecycle/scripts/", "OnCreate": "on_create.sh"}}
 ROLE = "arn:aws:iam::123456789012:role/eks"

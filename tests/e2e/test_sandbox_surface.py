@@ -105,11 +105,11 @@ def test_the_token_files_hold_each_roles_token_and_only_the_owner_reads_them(san
 def test_operator_creates_a_cluster_but_only_an_admin_deletes_it(api: Any, operator: Any, viewer: Any) -> None:
     cluster = f"op-{uuid.uuid4().hex[:6]}"
     body = {"name": cluster, "region": "us-west-2", "instance_groups": [
-        {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1, "availability_zone": "us-west-2a"}]}
+        {"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1, "availability_zone": "us-west-2a"}]}
     assert viewer.post("/v1/clusters", json=body).status_code == 403
     r = operator.post("/v1/clusters", json=body, key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
-    assert r.json()["principal"] == {"sub": "sandbox-operator", "name": "sandbox-operator"}
+    assert r.json()["principal"] == {"sub": "sandbox-operator", "name": "sandbox-operator", "role": "operator"}
     assert operator.wait_terminal(r.json()["id"])["status"] == "SUCCEEDED"
 
     for client in (operator, viewer):
@@ -127,7 +127,7 @@ def test_viewer_cannot_mutate_anything(api: Any, viewer: Any) -> None:
     cluster = api.get("/v1/clusters").json()["items"]
     before = len(api.get("/v1/operations").json()["items"])
     valid_create = {"name": "viewer-try", "region": "us-west-2", "instance_groups": [
-        {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1, "availability_zone": "us-west-2a"}]}
+        {"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1, "availability_zone": "us-west-2a"}]}
     attempts = [("POST", "/v1/clusters", valid_create),
                 ("DELETE", "/v1/clusters/x?confirm=x", None),
                 ("POST", "/v1/operations/op-abcdef123/retry", None),

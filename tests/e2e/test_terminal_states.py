@@ -15,7 +15,7 @@ def unique(prefix: str) -> str:
 
 def body(name: str) -> dict[str, Any]:
     return {"name": name, "region": "us-west-2", "instance_groups": [
-        {"name": "accel", "instance_type": "ml.g5.8xlarge", "instance_count": 1, "availability_zone": "us-west-2a"}]}
+        {"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1, "availability_zone": "us-west-2a"}]}
 
 
 @pytest.fixture(scope="module")

@@ -59,7 +59,7 @@ def test_a_group_too_big_for_a_compute_subnet_is_refused_before_anything_is_crea
     with pytest.raises(InvalidInput) as refused:
         cluster_create.create_cluster(w.deps, big, ACTOR, None)
     err = refused.value.errors[0]
-    assert err["loc"] == ["body", "instance_groups"] and "split it" in err["msg"]
+    assert err["loc"] == ["body", "instance_groups", 0, "instance_count"] and "split the group" in err["msg"]
     assert w.deps.records.all() == [] and w.runner.started == {}
 
 
