@@ -30,7 +30,7 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(schema.pop("$defs", {}))
     schemas["Problem"] = schema
-    for name in ("HTTPValidationError", "ValidationError"):  # Powertools' 422 shape; PodStart answers problem+json
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):  # Powertools; PodStart: problem+json
         schemas.pop(name, None)
     problem = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
     for operations in doc.get("paths", {}).values():
