@@ -30,7 +30,8 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     schemas.update(schema.pop("$defs", {}))
     schemas["Problem"] = schema
-    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):  # Powertools; PodStart: problem+json
+    # Powertools' validation shapes: PodStart answers problem+json instead
+    for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(name, None)
     problem = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
     for operations in doc.get("paths", {}).values():
