@@ -26,6 +26,12 @@ STOP_REQUESTED = threading.Event()
 GRACE_S = 3  # open connections (a long poll, a live-events socket) get this long to finish on Ctrl-C
 
 
+# Idle keep-alive connections stay open longer than clients keep theirs (Node's fetch: 4 s, browsers more), so
+# a client never sends a request on a connection the server is closing at that moment (a long poll's client
+# reuses its connection right after each answer).
+KEEP_ALIVE_S = 75
+
+
 def main() -> int:
     # Metrics are off in the sandbox; Powertools still warns per invocation that none were published.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
@@ -50,7 +56,7 @@ def main() -> int:
             signal.signal(sig, _stop_requested)
         config = uvicorn.Config(sandbox.asgi(), host=sandbox.settings.host, port=sandbox.settings.port,
                                 log_level="warning", ws="websockets-sansio" if _has_sansio() else "auto",
-                                timeout_graceful_shutdown=GRACE_S)
+                                timeout_graceful_shutdown=GRACE_S, timeout_keep_alive=KEEP_ALIVE_S)
         server = _Server(config, sandbox)
         _announce_when_started(server, lambda: _banner(sandbox, token_files, time.monotonic() - t0))
         if not STOP_REQUESTED.is_set():  # a signal in the moment before uvicorn took over

@@ -111,10 +111,15 @@ export async function startSandbox({ timeScale = 300 } = {}) {
     const deadline = Date.now() + timeout;
     for (;;) {
       let op;
-      try {
-        op = (await api(`/v1/operations/${id}?wait=10`)).json;
-      } catch (e) {
-        throw new Error(`GET /v1/operations/${id}: ${e.message} (${e.cause?.code ?? e.cause ?? ""})\n${logs.slice(-20).join("")}`);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          op = (await api(`/v1/operations/${id}?wait=10`)).json;
+          break;
+        } catch (e) {
+          // A GET is safe to repeat: a connection the server closed under us is not the test's subject.
+          if (attempt < 3 && e.cause?.code === "UND_ERR_SOCKET") continue;
+          throw new Error(`GET /v1/operations/${id}: ${e.message} (${e.cause?.code ?? e.cause ?? ""})\n${logs.slice(-20).join("")}`);
+        }
       }
       if (["SUCCEEDED", "FAILED", "CANCELLED"].includes(op.status)) return op;
       if (Date.now() > deadline) throw new Error(`operation ${id} still ${op.status}`);

@@ -14,6 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
+from sandbox.__main__ import KEEP_ALIVE_S
 from sandbox.app import Sandbox
 from sandbox.config import SandboxSettings
 
@@ -59,7 +60,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
                                state_dir=Path(tmp_path_factory.mktemp("podstart")))
     sb = Sandbox(settings)
     sb.start()
-    server = uvicorn.Server(uvicorn.Config(sb.asgi(), host="127.0.0.1", port=settings.port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(sb.asgi(), host="127.0.0.1", port=settings.port, log_level="warning",
+                                           timeout_keep_alive=KEEP_ALIVE_S))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
