@@ -204,6 +204,9 @@ def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
     return _drop_none({
         "name": c.get("name"), "region": c.get("region"), "status": c.get("status"),
         "hyperpod_status": c.get("hyperpod_status"), "active": c.get("active") or None,
+        # only what differs from a cluster PodStart created: imported, or external and importable
+        "origin": c.get("origin") if c.get("origin") not in (None, "created") else None,
+        "importable": c.get("importable") or None,
         "instance_groups": [_drop_none({"name": g.get("name"), "instance_type": g.get("instance_type"),
                                         "target_count": g.get("target_count", g.get("instance_count")),
                                         "current_count": g.get("current_count"),

@@ -220,3 +220,15 @@ def test_rest_paging_arguments_carry_the_rest_token(specs: dict[str, Any]) -> No
 
     assert req.query == {"limit": "10", "next_token": "abc"}
     assert shape.page == Page(7, None, "abc")
+
+
+def test_the_clusters_list_says_which_clusters_can_be_imported_and_never_shows_null_counts() -> None:
+    row = views.ROWS["list_clusters"]
+    external = row({"name": "theirs", "region": "us-west-2", "status": "InService", "origin": "external",
+                    "importable": True, "managed": False, "instance_groups": []})
+    assert external["origin"] == "external" and external["importable"] is True
+    created = row({"name": "ours", "region": "us-west-2", "status": "ACTIVE", "origin": "created",
+                   "importable": False, "instance_groups": [{"name": "accel", "instance_type": "ml.p5.48xlarge",
+                                                             "target_count": 2, "current_count": None}]})
+    assert "origin" not in created and "importable" not in created
+    assert created["instance_groups"] == [{"name": "accel", "instance_type": "ml.p5.48xlarge", "target_count": 2}]
