@@ -55,6 +55,9 @@ _CATALOG_ACTIONS = [
     "ec2:DescribeInstanceTypeOfferings",
     "ec2:DescribeInstanceTypes",
     "ec2:DescribeVpcs",
+    "ec2:DescribeSubnets",  # admission: the cluster's VPC (free addresses, PodStart's compute subnets)
+    "ec2:DescribeNatGateways",  # admission: a VPC without a NAT gateway cannot hold a new group
+    "ec2:DescribeSpotPriceHistory",  # offerings: spot offered per zone
     "sagemaker:ListClusters",
     "sagemaker:ListTrainingPlans",
     "servicequotas:ListServiceQuotas",
@@ -284,6 +287,13 @@ class FunctionsConstruct(Construct):
             resources=[_arn("sagemaker", "cluster/*", region="*"), _arn("eks", "cluster/*", region="*")],
             reason="Users browse any HyperPod cluster (and its EKS orchestrator) of this account, in any region; "
             "read-only.",
+        )
+        grant(
+            role,
+            sid="DescribeFileSystems",
+            actions=["fsx:DescribeFileSystems"],
+            resources=[_arn("fsx", "file-system/*", region="*")],
+            reason="A cluster's page shows its FSx file system's lifecycle; read-only.",
         )
         grant(
             role,

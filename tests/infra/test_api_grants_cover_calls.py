@@ -1,0 +1,91 @@
+"""Given the synthesized stack, each function's role allows every AWS call its code makes.
+
+The other direction of test_iam_actions_used: a call the API makes without a grant is an AccessDenied (a
+500) only in a real account, never in the sandbox. The modules scanned are the ones the API loads (the
+handler, its routes, the use cases and the adapters its services build), found by importing them; a call
+name counts as covered when the api role allows that operation in at least one of the AWS services the
+API uses that have it (`describe_cluster` is EKS's and SageMaker's alike).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from fnmatch import fnmatchcase
+from functools import cache
+from pathlib import Path
+
+import boto3
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SERVICES = {"ec2": "ec2", "eks": "eks", "sagemaker": "sagemaker", "fsx": "fsx", "servicequotas": "service-quotas",
+            "dynamodb": "dynamodb", "events": "events", "states": "stepfunctions", "pricing": "pricing", "iam": "iam",
+            "s3": "s3"}
+# What each function loads (its handler, and for the API the services its first request builds).
+ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"), "steps": ("functions.steps.handler",),
+           "events": ("functions.events.handler",)}
+_CALL = re.compile(r"\.([a-z][a-z0-9_]*)\s*\(")
+_PAGINATOR = re.compile(r"""get_paginator\(\s*["']([a-z][a-z0-9_]*)["']""")
+# Names the scan sees that are not the API's AWS calls, each with its reason.
+IGNORED = {
+    "get", "list",
+    "create_cluster", "delete_cluster",  # PodStart's own use-case functions (functions/logic) of those names
+    "describe_execution",  # StepFunctionsRunner.find: only the events function's sweep calls it
+    "transact_write_items",  # authorized per item as dynamodb:PutItem (granted), not as an action of its own
+}
+IGNORED_FOR: dict[str, set[str]] = {
+    "api": {"list_groups"},  # PodStart's cluster_views.list_groups
+    "steps": {"head_object"},  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
+    # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
+    # find (describe_execution, granted): the catalog reads and execution starts are the API's.
+    "events": {"describe_addon", "describe_availability_zones", "describe_file_systems",
+               "describe_instance_type_offerings", "describe_instance_types", "describe_nat_gateways",
+               "describe_regions", "describe_spot_price_history", "describe_subnets", "describe_vpcs", "list_addons",
+               "list_clusters", "list_service_quotas", "list_training_plans", "start_execution", "stop_execution"},
+}
+# The events function loads the workflow table for the records' status hooks (no AWS call); it runs no step.
+SKIP_MODULES = {"events": ("functions/workflows/",)}
+
+
+def _files(modules: tuple[str, ...]) -> list[Path]:
+    code = (f"import json, sys, {', '.join(modules)}\n"
+            "print(json.dumps([m.__file__ for n, m in sys.modules.items() if n.startswith('functions.') and "
+            "getattr(m, '__file__', None)]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-west-2"})
+    return sorted(Path(p) for p in json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@cache
+def _operations(service: str) -> dict[str, str]:
+    client = boto3.session.Session().client(service, region_name="us-east-1")
+    return {snake: api for snake, api in client.meta.method_to_api_mapping.items()}
+
+
+def _granted(synth, function: str) -> list[str]:
+    out: list[str] = []
+    for s in synth.role_statements(function):
+        if s["Effect"] == "Allow":
+            out += s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
+    return out
+
+
+@pytest.mark.parametrize("function", sorted(ENTRIES))
+def test_every_aws_call_a_function_makes_is_granted_to_its_role(synth, function):
+    calls: set[str] = set()
+    for path in _files(ENTRIES[function]):
+        if any(part in str(path) for part in SKIP_MODULES.get(function, ())):
+            continue
+        text = path.read_text()
+        calls |= set(_CALL.findall(text)) | set(_PAGINATOR.findall(text))
+    granted = _granted(synth, function)
+    missing = []
+    for call in sorted(calls - IGNORED - IGNORED_FOR.get(function, set())):
+        actions = [f"{prefix}:{_operations(svc)[call]}" for prefix, svc in SERVICES.items()
+                   if call in _operations(svc)]
+        if actions and not any(fnmatchcase(a, g) for a in actions for g in granted):
+            missing.append(f"{call} -> {' or '.join(actions)}")
+    assert missing == [], "\n".join(missing)
