@@ -60,16 +60,10 @@ def main() -> int:
               f"(goal <= {mcp_bench.PER_TOOL_BUDGET}): {verdict}")
         print(f"  gateway cold import (mcp_gateway.asgi, what the first MCP request loads) "
               f"{mcp_bench.cold_import_seconds() * 1000:.0f} ms")
-        from tests import bench_agent
-
-        bench_agent.main()
-
-    try:
-        from tests import bench_workflows
-    except ImportError:
-        pass
-    else:
-        bench_workflows.main()
+    # Each of these starts a sandbox of its own: one per process (moto's backends are process-wide).
+    for module in ("tests.bench_agent", "tests.bench_workflows"):
+        sys.stdout.flush()
+        subprocess.run([sys.executable, "-m", module], cwd=ROOT, check=False)
     return 0
 
 

@@ -2,15 +2,15 @@
 
 For each function: the import of its entry module, and the import plus its first request (the API: GET
 /v1/me, which reads no AWS; the MCP function: `tools/list`, which loads the `mcp` SDK on first use), each in a
-fresh interpreter, against a bare `import boto3`. Times are CPU time (user + system of the process), the median
-of RUNS interpreters: wall time on a shared machine moves with its load, CPU time much less.
+fresh interpreter, against a bare `import boto3`. Times are CPU time (user + system of the process), the least
+of RUNS interpreters: wall time on a shared machine moves with its load; CPU time much less, and what noise is
+left only ever adds, so the least run is the truest.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,7 +55,7 @@ def _cpu(code: str, env: dict[str, str]) -> float:
         out = subprocess.run([sys.executable, "-c", wrapped], cwd=ROOT, capture_output=True, text=True,
                              check=True, env=env)
         samples.append(float(out.stdout.strip().splitlines()[-1]))
-    return statistics.median(samples)
+    return min(samples)
 
 
 def measure() -> list[tuple[str, float, float | None]]:
@@ -82,7 +82,7 @@ def measure() -> list[tuple[str, float, float | None]]:
 def main() -> bool:
     rows = measure()
     base = rows[0][1]
-    print(f"== Cold start, CPU time (median of {RUNS} fresh interpreters, interpreter start excluded) ==")
+    print(f"== Cold start, CPU time (least of {RUNS} fresh interpreters, interpreter start excluded) ==")
     print(f"  {'import boto3':42s} {base * 1000:7.0f} ms  (baseline)")
     worst = 0.0
     for name, imported, request in rows[1:]:
