@@ -1,0 +1,123 @@
+"""Storage after create through REST, checked with boto3 and the Kubernetes double: mount an existing S3
+bucket (a role scoped to its prefix, a claim that binds), list its objects, remove it (the bucket stays),
+clear 4xx that change nothing, and the reconcile operation re-running the dependencies idempotently."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def cluster(api: Any) -> str:
+    cname = f"stor-{uuid.uuid4().hex[:6]}"
+    body = {"name": cname, "region": "us-west-2",
+            "instance_groups": [{"name": "workers", "instance_type": "ml.c5.large", "instance_count": 1,
+                                 "availability_zone": "us-west-2a"}]}
+    op = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex).json()
+    assert api.wait_terminal(op["id"], timeout=180)["status"] == "SUCCEEDED"
+    return cname
+
+
+def _bound(sandbox: Any, cluster: str, name: str, namespace: str) -> dict[str, Any]:
+    kube = sandbox.kube.store(cluster)
+    deadline = time.monotonic() + 10
+    while ((pvc := kube.get("v1", "PersistentVolumeClaim", name, namespace)) or {}).get(
+            "status", {}).get("phase") != "Bound":
+        assert time.monotonic() < deadline, pvc
+        time.sleep(0.1)
+    return pvc  # type: ignore[no-any-return]
+
+
+def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, sandbox: Any, cluster: str) -> None:
+    bucket = f"datasets-{uuid.uuid4().hex[:8]}"
+    s3 = aws("s3")
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    for key in ("train/a.jsonl", "train/b.jsonl", "train/sub/c.jsonl", "other/x"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"{}")
+
+    # Bad input: problem+json naming the field, nothing started.
+    before = len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "bucket": "no-such-bucket-here"})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json"), r.text
+    assert any(e["loc"][-1] == "bucket" for e in r.json()["errors"]), r.json()
+    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "fsx_lustre", "storage_capacity_gib": 1000,
+                                                            "throughput_mb_per_tib": 250})
+    assert r.status_code == 422 and "storage_capacity_gib" in r.text, r.text
+    assert viewer.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "bucket": bucket}).status_code == 403
+    assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == before
+
+    # Add: one operation per Idempotency-Key; the retry answers the same operation.
+    key = uuid.uuid4().hex
+    body = {"kind": "s3", "name": "train", "bucket": bucket, "prefix": "train/", "namespace": "ml"}
+    r = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
+    assert r.status_code == 202, r.text
+    again = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
+    assert again.json()["id"] == r.json()["id"]
+    op = api.wait_terminal(r.json()["id"])
+    assert op["kind"] == "storage.add" and op["status"] == "SUCCEEDED", op.get("error")
+    dup = api.post(f"/v1/clusters/{cluster}/storage", json=body)
+    assert dup.status_code == 409 and "name" in dup.text, dup.text
+
+    pvc = _bound(sandbox, cluster, "train", "ml")
+    items = {i["name"]: i for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
+    vol = items["train"]
+    assert vol["kind"] == "s3" and vol["origin"] == "added" and vol["bucket"] == bucket
+    assert vol["pvc"]["namespace"] == "ml" and vol["pvc"]["volume"] == pvc["spec"]["volumeName"]
+
+    # The role is scoped to the bucket and prefix: never s3:* and never a * resource.
+    iam = aws("iam")
+    role = vol["role_arn"].rsplit("/", 1)[1]
+    docs = [iam.get_role_policy(RoleName=role, PolicyName=p)["PolicyDocument"]
+            for p in iam.list_role_policies(RoleName=role)["PolicyNames"]]
+    statements = [s for d in docs for s in (json.loads(d) if isinstance(d, str) else d)["Statement"]]
+    assert statements
+    for s in statements:
+        actions = s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
+        resources = s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]]
+        assert "s3:*" not in actions and "*" not in resources, s
+        assert all(bucket in res for res in resources), s
+
+    # Objects: one level under the volume's prefix, bounded.
+    listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects", params={"limit": 1}).json()
+    assert listing["bucket"] == bucket and listing["prefix"] == "train/"
+    assert len(listing["objects"]) == 1 and listing["truncated"] is True and listing["next_token"]
+    listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects").json()
+    assert [o["key"] for o in listing["objects"]] == ["train/a.jsonl", "train/b.jsonl"]
+    assert listing["prefixes"] == ["train/sub/"]
+    assert api.get(f"/v1/clusters/{cluster}/storage/train/objects",
+                   params={"prefix": "../"}).status_code == 422
+
+    # Remove: the claim and volume go, the bucket and its data stay.
+    assert api.http.delete(f"/v1/clusters/{cluster}/storage/podstart-data").status_code == 409
+    r = api.http.delete(f"/v1/clusters/{cluster}/storage/train")
+    assert r.status_code == 202, r.text
+    op = api.wait_terminal(r.json()["id"])
+    assert op["kind"] == "storage.remove" and op["status"] == "SUCCEEDED", op.get("error")
+    kube = sandbox.kube.store(cluster)
+    assert kube.get("v1", "PersistentVolumeClaim", "train", "ml") is None
+    assert kube.get("v1", "PersistentVolume", pvc["spec"]["volumeName"]) is None
+    assert len(s3.list_objects_v2(Bucket=bucket)["Contents"]) == 4
+    assert "train" not in {i["name"] for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
+    assert api.http.delete(f"/v1/clusters/{cluster}/storage/train").status_code == 404
+
+
+def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sandbox: Any, cluster: str) -> None:
+    eks = aws("eks")
+    addons = sorted(eks.list_addons(clusterName=cluster)["addons"])
+    mark = len(api.calls())
+    r = api.post(f"/v1/clusters/{cluster}/reconcile", key=uuid.uuid4().hex)
+    assert r.status_code == 202, r.text
+    op = api.wait_terminal(r.json()["id"])
+    assert op["kind"] == "cluster.reconcile" and op["status"] == "SUCCEEDED", op.get("error")
+    assert sorted(eks.list_addons(clusterName=cluster)["addons"]) == addons
+    # Everything was already there: nothing created again (no add-on, role or association twice).
+    created = [c["operation"] for c in api.calls()[mark:] if c["operation"].startswith("Create")]
+    assert created == [], created
+    # The base set includes the Neuron device plugin, so Trainium groups work.
+    kube = sandbox.kube.store(cluster)
+    assert kube.get("apps/v1", "DaemonSet", "neuron-device-plugin-daemonset", "kube-system") is not None
