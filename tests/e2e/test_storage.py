@@ -121,3 +121,17 @@ def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sa
     # The base set includes the Neuron device plugin, so Trainium groups work.
     kube = sandbox.kube.store(cluster)
     assert kube.get("apps/v1", "DaemonSet", "neuron-device-plugin-daemonset", "kube-system") is not None
+
+
+def test_mcp_storage_tools_list_and_name_the_bad_field(sandbox: Any, cluster: str) -> None:
+    from tests.e2e.test_mcp_sandbox import over_http, text
+
+    async def go(client: Any) -> tuple[Any, Any]:
+        listed = await client.call_tool("list_storage", {"cluster": cluster})
+        bad = await client.call_tool("add_storage", {"cluster": cluster, "kind": "s3", "bucket": "Not_A_Bucket"})
+        return listed, bad
+    listed, bad = over_http(sandbox, go)
+    assert not listed.is_error, text(listed)
+    assert "podstart-data" in {v["name"] for v in listed.structured_content["items"]}
+    assert len(text(listed).encode()) <= 4096
+    assert bad.is_error and "HTTP 422" in text(bad) and "bucket" in text(bad), text(bad)

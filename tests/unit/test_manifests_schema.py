@@ -5,8 +5,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from functions.domain import manifests
-from functions.domain import storage
+from functions.domain import manifests, storage
 
 K8S_VERSION = "1.33"
 OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("bucket", "us-west-2"),

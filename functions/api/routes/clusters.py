@@ -26,7 +26,7 @@ IdempotencyKey = Annotated[str | None, Header(
     description="Same key + same body returns the same operation; retries never repeat the mutation")]
 ClusterPath = Annotated[str, Path(description="Cluster name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
 RegionOpt = Annotated[str | None, Query(description="Region of the cluster (needed if the name is in several)",
-                                        pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")]
+                                        pattern=r"^[a-z]{2}(-[a-z]+)+-\d$", max_length=32)]
 
 
 @router.post("/v1/clusters", summary="Create a HyperPod cluster on a new EKS cluster (operation cluster.create)",
