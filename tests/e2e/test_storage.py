@@ -135,3 +135,30 @@ def test_mcp_storage_tools_list_and_name_the_bad_field(sandbox: Any, cluster: st
     assert "podstart-data" in {v["name"] for v in listed.structured_content["items"]}
     assert len(text(listed).encode()) <= 4096
     assert bad.is_error and "HTTP 422" in text(bad) and "bucket" in text(bad), text(bad)
+
+
+def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(api: Any, aws: Any, sandbox: Any,
+                                                                                 cluster: str) -> None:
+    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "fsx_lustre", "name": "scratch",
+                                                            "storage_capacity_gib": 1200, "throughput_mb_per_tib": 125})
+    assert r.status_code == 202, r.text
+    op = api.wait_terminal(r.json()["id"])
+    assert op["status"] == "SUCCEEDED", op.get("error")
+    fs_id = {i["name"]: i for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}["scratch"][
+        "file_system_id"]
+    fs = aws("fsx").describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]
+    assert fs["Lifecycle"] == "AVAILABLE" and fs["LustreConfiguration"]["PerUnitStorageThroughput"] == 125
+    pvc = _bound(sandbox, cluster, "scratch", "default")
+    pv = sandbox.kube.store(cluster).get("v1", "PersistentVolume", pvc["spec"]["volumeName"])
+    assert pv["spec"]["csi"]["volumeHandle"] == fs_id
+
+    # Deleting its data needs the name typed again; without it nothing starts.
+    r = api.http.delete(f"/v1/clusters/{cluster}/storage/scratch")
+    assert r.status_code == 422 and "confirm" in r.text, r.text
+    assert aws("fsx").describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["Lifecycle"] == "AVAILABLE"
+    r = api.http.delete(f"/v1/clusters/{cluster}/storage/scratch", params={"confirm": "scratch"})
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"])["status"] == "SUCCEEDED"
+    left = [f for f in aws("fsx").describe_file_systems()["FileSystems"] if f["FileSystemId"] == fs_id]
+    assert not left or left[0]["Lifecycle"] == "DELETING", left
+    assert sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "scratch", "default") is None
