@@ -162,3 +162,25 @@ def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(
     left = [f for f in aws("fsx").describe_file_systems()["FileSystems"] if f["FileSystemId"] == fs_id]
     assert not left or left[0]["Lifecycle"] == "DELETING", left
     assert sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "scratch", "default") is None
+
+
+def test_a_fault_while_adding_fails_there_and_retry_finishes_without_duplicates(api: Any, viewer: Any, aws: Any,
+                                                                                 sandbox: Any, cluster: str) -> None:
+    bucket = f"faulty-{uuid.uuid4().hex[:8]}"
+    aws("s3").create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    api.post("/v1/sandbox/faults", json={"service": "eks", "operation": "CreatePodIdentityAssociation",
+                                         "error_code": "AccessDeniedException", "count": 1, "message": "injected"})
+    start = len(api.calls())
+    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "name": "faulty", "bucket": bucket})
+    failed = api.wait_terminal(r.json()["id"])
+    assert failed["status"] == "FAILED" and failed["phase"] == "backing", failed
+    assert viewer.post(f"/v1/operations/{failed['id']}/retry").status_code == 403
+    mark = len(api.calls())
+    assert api.post(f"/v1/operations/{failed['id']}/retry").status_code == 202
+    done = api.wait_terminal(failed["id"])
+    assert done["status"] == "SUCCEEDED", done.get("error")
+    made = [c["operation"] for c in api.calls()[start:] if c["operation"].startswith(("Create", "Put"))
+            and c["outcome"] == "ok"]
+    assert made.count("CreateRole") == 1 and made.count("CreatePodIdentityAssociation") == 1, made
+    assert not [c for c in api.calls()[mark:] if c["operation"] == "CreateRole"]
+    _bound(sandbox, cluster, "faulty", "default")
