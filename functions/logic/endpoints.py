@@ -315,7 +315,10 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
     choices = doc.get("choices") or []
     if choices and isinstance(choices[0], dict):
         content = (choices[0].get("message") or {}).get("content")
-    if status >= 400 and not doc:
-        raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: {data[:300].decode(errors='replace')}")
+    if status >= 400:  # the engine's or the API server's own error (e.g. no Ready worker behind the Service)
+        said_err = doc.get("error")
+        said = doc.get("message") or (said_err.get("message") if isinstance(said_err, dict) else said_err)
+        raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: "
+                                  f"{str(said) if said else data[:300].decode(errors='replace')}")
     return InvokeResult(endpoint=name, status=status, model=doc.get("model"), content=content,
                         response=doc, truncated=truncated)

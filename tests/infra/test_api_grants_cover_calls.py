@@ -37,7 +37,8 @@ IGNORED = {
     "transact_write_items",  # authorized per item as dynamodb:PutItem (granted), not as an action of its own
 }
 IGNORED_FOR: dict[str, set[str]] = {
-    "api": {"list_groups"},  # PodStart's cluster_views.list_groups
+    # PodStart's cluster_views.list_groups; the inference use cases (functions/logic/endpoints.py) of those names
+    "api": {"list_groups", "list_endpoints", "update_endpoint", "delete_endpoint"},
     "steps": {"head_object"},  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
     # find (describe_execution, granted): the catalog reads and execution starts are the API's.
