@@ -118,6 +118,30 @@ KNOWN: dict[tuple[str, str], Known] = {
         "ask the user; confirm repeats the name." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/clusters/{cluster}/endpoints"): Known(
+        "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
+    ("post", "/v1/clusters/{cluster}/endpoints"): Known(
+        "deploy_endpoint", "Deploy a model: mode managed (inference operator; tiered_kv_cache, routing_strategy) "
+        "or self-managed (engine vllm|sglang, pinned image, gpus, service external|internal|model_pool, "
+        "router, autoscaling.keda). Check list_instance_groups first." + TRACK),
+    ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "get_endpoint", "One endpoint: live status and message, replicas ready, objects created.", small=True),
+    ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
+        idempotent=True),
+    ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
+        "invoke_endpoint", "Send a chat (messages) to a READY endpoint and get its answer. Test after deploy.",
+        idempotent=False),
+    ("get", "/v1/clusters/{cluster}/pools"): Known(
+        "list_pools", "Model pools: warm workers per model label.", paged=False),
+    ("post", "/v1/clusters/{cluster}/pools"): Known(
+        "create_pool", "Create a pool of warm GPU workers (engine, image, instance_type)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
+        "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
+        "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -151,6 +175,8 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "confirm": "Repeat the resource name to confirm",
     "active_cluster": "The cluster other calls default to: {name, region}, or null",
     "default_region": "Region the UI and agents start from",
+    "endpoint": "Endpoint name",
+    "pool": "Model pool name",
 }
 
 # Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
