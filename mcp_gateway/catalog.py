@@ -32,11 +32,11 @@ LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = a retry of this call (safe); omit for a new request"}
+    "type": "string", "description": "Same key = a retry of this call; omit for a new one"}
 DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
 GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
-TRACK = f" Watch the operation it returns with {STATUS_TOOL}."
+TRACK = f" Track it with {STATUS_TOOL}."
 
 
 @dataclass(frozen=True)
@@ -379,12 +379,14 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
     return _slim(copy.deepcopy(_inline(openapi, schema, depth=0)), keep_null)  # type: ignore[no-any-return]
 
 
-def _slim(schema: Any, keep_null: bool) -> Any:
+def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
     refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
-    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
+    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them, and
+    their defaults and descriptions go too: the argument's own description says what the object is, the names
+    and enums say the rest, the REST API applies the defaults, and its 422 names a wrong nested field."""
     if isinstance(schema, list):
-        return [_slim(s, keep_null=False) for s in schema]
+        return [_slim(s, keep_null=False, nested=nested) for s in schema]
     if isinstance(schema, float) and schema.is_integer():
         return int(schema)
     if not isinstance(schema, dict):
@@ -399,16 +401,16 @@ def _slim(schema: Any, keep_null: bool) -> Any:
             schema = {**schema, "anyOf": rest}
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in _SCHEMA_NOISE or (k == "default" and v is None):
+        if k in _SCHEMA_NOISE or (k == "default" and (v is None or nested)) or (k == "description" and nested):
             continue
         if k == "additionalProperties" and v is False:
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names
+            out[k] = {n: _slim(sub, keep_null=False, nested=True) for n, sub in v.items()}  # keys here are names
         elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
-            out[k] = [_slim(s, keep_null=True) for s in v]  # the null option was decided above
+            out[k] = [_slim(s, keep_null=True, nested=nested) for s in v]  # the null option was decided above
         else:
-            out[k] = _slim(v, keep_null=False)
+            out[k] = _slim(v, keep_null=False, nested=nested)
     return out
 
 

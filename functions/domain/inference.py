@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 EndpointName = Annotated[str, Field(
     pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$", max_length=32,
-    description="Endpoint name: a DNS-1123 label, lowercase, at most 32 characters")]
+    description="Endpoint name (a DNS label, at most 32 characters)")]
 PoolName = Annotated[str, Field(
     pattern=r"^[a-z]([-a-z0-9]{0,22}[a-z0-9])?$", max_length=24,
     description="Model pool name: a DNS-1123 label, at most 24 characters")]
@@ -49,12 +49,11 @@ class ModelSource(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source: Literal["s3", "fsx", "huggingface", "jumpstart"] = Field(
-        description="s3: a folder under the shared bucket's /data/models/; fsx: a path on the FSx file system; "
-                    "huggingface: model_id (+ token_secret); jumpstart: a SageMaker JumpStart model_id")
+        description="s3|fsx: uri; huggingface|jumpstart: model_id")
     uri: str | None = Field(default=None, max_length=512, pattern=r"^/[A-Za-z0-9_.=/-]*$",
-                            description="s3/fsx: the folder, e.g. /data/models/org/name/main/")
+                            description="e.g. /data/models/org/name/main/")
     model_id: str | None = Field(default=None, max_length=193, pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$",
-                                 description="huggingface: org/name; jumpstart: the JumpStart model id")
+                                 description="org/name, or a JumpStart model id")
     revision: Revision | None = None
     token_secret: SecretName | None = None
     accept_eula: bool = Field(default=False, description="jumpstart: accept the model's end-user license")
@@ -90,7 +89,7 @@ class TieredKvCache(BaseModel):
 
     l1: bool = Field(default=True, description="L1: offload KV cache to CPU memory")
     l2_backend: Literal["tieredstorage", "redis"] | None = Field(
-        default=None, description="L2: tieredstorage (HyperPod managed tiered storage) or redis; none: off")
+        default=None, description="L2 backend; omit: off")
 
 
 class ManagedAutoscaling(BaseModel):

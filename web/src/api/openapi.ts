@@ -788,7 +788,7 @@ export interface components {
             model: components["schemas"]["ModelSource"];
             /**
              * Name
-             * @description Endpoint name: a DNS-1123 label, lowercase, at most 32 characters
+             * @description Endpoint name (a DNS label, at most 32 characters)
              */
             name: string;
             /**
@@ -1306,14 +1306,14 @@ export interface components {
             accept_eula: boolean;
             /**
              * Model Id
-             * @description huggingface: org/name; jumpstart: the JumpStart model id
+             * @description org/name, or a JumpStart model id
              */
             model_id?: string | null;
             /** Revision */
             revision?: string | null;
             /**
              * Source
-             * @description s3: a folder under the shared bucket's /data/models/; fsx: a path on the FSx file system; huggingface: model_id (+ token_secret); jumpstart: a SageMaker JumpStart model_id
+             * @description s3|fsx: uri; huggingface|jumpstart: model_id
              * @enum {string}
              */
             source: "s3" | "fsx" | "huggingface" | "jumpstart";
@@ -1321,7 +1321,7 @@ export interface components {
             token_secret?: string | null;
             /**
              * Uri
-             * @description s3/fsx: the folder, e.g. /data/models/org/name/main/
+             * @description e.g. /data/models/org/name/main/
              */
             uri?: string | null;
         };
@@ -1493,7 +1493,7 @@ export interface components {
         PoolAssign: {
             /**
              * Endpoint
-             * @description Endpoint name: a DNS-1123 label, lowercase, at most 32 characters
+             * @description Endpoint name (a DNS label, at most 32 characters)
              */
             endpoint: string;
             model: components["schemas"]["ModelSource"];
@@ -1543,7 +1543,7 @@ export interface components {
         PoolRelease: {
             /**
              * Endpoint
-             * @description Endpoint name: a DNS-1123 label, lowercase, at most 32 characters
+             * @description Endpoint name (a DNS label, at most 32 characters)
              */
             endpoint: string;
             /**
@@ -1898,7 +1898,7 @@ export interface components {
             l1: boolean;
             /**
              * L2 Backend
-             * @description L2: tieredstorage (HyperPod managed tiered storage) or redis; none: off
+             * @description L2 backend; omit: off
              */
             l2_backend?: ("tieredstorage" | "redis") | null;
         };
@@ -2404,7 +2404,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2580,7 +2580,7 @@ export interface operations {
     get_cluster_v1_clusters__cluster__get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2662,7 +2662,7 @@ export interface operations {
             query: {
                 /** @description The cluster name again, to confirm */
                 confirm: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2758,7 +2758,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2838,7 +2838,7 @@ export interface operations {
     deploy_endpoint_v1_clusters__cluster__endpoints_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2943,7 +2943,7 @@ export interface operations {
     get_endpoint_v1_clusters__cluster__endpoints__endpoint__get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3025,7 +3025,7 @@ export interface operations {
     delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3119,7 +3119,7 @@ export interface operations {
     update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3235,7 +3235,7 @@ export interface operations {
     invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3339,7 +3339,7 @@ export interface operations {
     list_instance_groups_v1_clusters__cluster__instance_groups_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3419,7 +3419,7 @@ export interface operations {
     add_instance_group_v1_clusters__cluster__instance_groups_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3524,7 +3524,7 @@ export interface operations {
     scale_instance_group_v1_clusters__cluster__instance_groups__group__patch: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3640,7 +3640,7 @@ export interface operations {
     list_pools_v1_clusters__cluster__pools_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3720,7 +3720,7 @@ export interface operations {
     create_pool_v1_clusters__cluster__pools_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3825,7 +3825,7 @@ export interface operations {
     assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3932,7 +3932,7 @@ export interface operations {
     release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -4039,7 +4039,7 @@ export interface operations {
     reconcile_cluster_v1_clusters__cluster__reconcile_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -4131,7 +4131,7 @@ export interface operations {
     list_storage_v1_clusters__cluster__storage_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -4211,7 +4211,7 @@ export interface operations {
     add_storage_v1_clusters__cluster__storage_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -4318,7 +4318,7 @@ export interface operations {
             query?: {
                 /** @description The volume name again; required for FSx (deletes its data) */
                 confirm?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -4418,7 +4418,7 @@ export interface operations {
                 next_token?: string | null;
                 /** @description Under the volume's own prefix, e.g. 'datasets/' */
                 prefix?: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
