@@ -232,3 +232,59 @@ def test_the_clusters_list_says_which_clusters_can_be_imported_and_never_shows_n
                                                              "target_count": 2, "current_count": None}]})
     assert "origin" not in created and "importable" not in created
     assert created["instance_groups"] == [{"name": "accel", "instance_type": "ml.p5.48xlarge", "target_count": 2}]
+
+
+# --- inference -------------------------------------------------------------------------------------
+
+def _endpoint(name: str, status: str = "READY", **over: Any) -> dict[str, Any]:
+    return {"name": name, "cluster": "llm", "region": "us-west-2", "mode": "self-managed", "engine": "vllm",
+            "model": "Qwen/Qwen3-0.6B/main", "model_source": "s3", "instance_type": "ml.g5.8xlarge", "gpus": 1,
+            "replicas": 2, "ready_replicas": 2 if status == "READY" else 0, "autoscaling": None, "service": "internal",
+            "pool": None, "status": status, "state": None, "message": None, "service_name": name,
+            "routing_strategy": None, "tiered_kv_cache": None, "router": None, "live": True,
+            "objects": [{"api_version": "apps/v1", "kind": "Deployment", "name": name, "namespace": "default"},
+                        {"api_version": "v1", "kind": "Service", "name": name, "namespace": "default"},
+                        {"api_version": "policy/v1", "kind": "PodDisruptionBudget", "name": f"{name}-workers",
+                         "namespace": "default"}],
+            "operation_id": "op-000042", "created_by": "sandbox-admin", "created_at": "2026-01-01T00:00:00Z", **over}
+
+
+def test_an_endpoint_says_what_serves_and_the_next_call() -> None:
+    ready = compact("get_endpoint", _endpoint("chat"))
+    assert (ready["status"], ready["ready_replicas"], ready["replicas"]) == ("READY", 2, 2)
+    assert ready["objects"] == ["Deployment/chat", "Service/chat", "PodDisruptionBudget/chat-workers"]
+    assert ready["next"].startswith('test: invoke_endpoint(cluster="llm", endpoint="chat"')
+    failed = compact("get_endpoint", _endpoint("bad", "FAILED", message="ErrImagePull: " + "x" * 600))
+    assert failed["message"].startswith("ErrImagePull") and len(failed["message"]) <= 300 and "next" not in failed
+    deploying = compact("get_endpoint", _endpoint("new", "DEPLOYING"))
+    assert deploying["next"] == 'watch: get_operation(operation_id="op-000042")'
+    assert "null" not in json.dumps([ready, failed, deploying])
+
+
+def test_many_endpoints_and_a_big_pool_fit_the_budget_with_what_an_agent_decides_on() -> None:
+    items = [_endpoint(f"chat-{i:02d}", "READY" if i % 3 else "FAILED", message="ErrImagePull" if i % 3 == 0 else None)
+             for i in range(64)]
+    view = compact("list_endpoints", {"cluster": "llm", "region": "us-west-2", "items": items, "next_token": None})
+    assert result_bytes(view) <= BUDGET and len(view["items"]) >= 10 and "more" in view
+    assert view["items"][1] == {"name": "chat-01", "serves": "vllm", "model": "Qwen/Qwen3-0.6B/main",
+                                "instance_type": "ml.g5.8xlarge", "ready": "2/2", "service": "internal",
+                                "status": "READY"}
+    pods = [{"pod": f"warm-{i:02d}-abcde", "model": "chat" if i < 10 else "unassigned", "ready": i != 5,
+             "node": f"hyperpod-i-{i:017d}"} for i in range(64)]
+    pool = {"name": "warm", "cluster": "llm", "region": "us-west-2", "engine": "vllm",
+            "image": "vllm/vllm-openai:v0.10.1",
+            "instance_type": "ml.g5.8xlarge", "gpus_per_worker": 1, "workers": 64,
+            "by_model": {"chat": 10, "unassigned": 54}, "pods": pods, "operation_id": "op-1"}
+    pools = compact("list_pools", {"cluster": "llm", "region": "us-west-2", "items": [pool]})
+    assert result_bytes(pools) <= BUDGET
+    assert pools["items"] == [{"name": "warm", "engine": "vllm", "instance_type": "ml.g5.8xlarge", "gpus_per_worker": 1,
+                               "workers": 64, "ready": 63, "by_model": {"chat": 10, "unassigned": 54}}]
+
+
+def test_an_answer_keeps_the_message_and_usage_not_the_engines_raw_json() -> None:
+    content = "Hello from Qwen: " + "word " * 100
+    raw = {"id": "chatcmpl-1", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+           "usage": {"prompt_tokens": 3, "completion_tokens": 100, "total_tokens": 103}}
+    view = compact("invoke_endpoint", {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content,
+                                       "response": raw, "truncated": False})
+    assert view == {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content, "usage": raw["usage"]}
