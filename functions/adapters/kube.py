@@ -102,3 +102,25 @@ class KubeCluster:
         except NotFoundError:
             return False
         return True
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None,
+             label_selector: str | None = None) -> list[dict[str, Any]]:
+        """Objects of a kind (all namespaces when namespace is None); [] when the kind is not served
+        (its CRD is not installed)."""
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        try:
+            res = self._resource(api_version, kind)
+        except ResourceNotFoundError:
+            return []
+        out = res.get(namespace=namespace, label_selector=label_selector).to_dict()
+        return list(out.get("items") or [])
+
+    def served(self, api_version: str, kind: str) -> bool:
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        try:
+            self._resource(api_version, kind)
+        except ResourceNotFoundError:
+            return False
+        return True

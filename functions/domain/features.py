@@ -1,0 +1,302 @@
+"""Managed features: the graph (names, what each needs, what each is made of), the PATCH contract,
+and the pure rules over it (closure of prerequisites, dependency order, what a PATCH changes).
+
+A feature is a switch in the UI, a field of `GET|PATCH /v1/clusters/{cluster}/features` and a step
+of `features.update`. The workflow steps (`functions/workflows/features.py`) make each feature's
+parts; this module decides *which* parts, in *which* order, and refuses what cannot be done:
+
+- enabling a feature enables its missing prerequisites first (in the same operation, and says so);
+- disabling a feature that an enabled feature needs is a 409 naming the dependant;
+- disables run dependants first, enables prerequisites first (disables before enables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from functions.domain.clusters import GroupName
+
+
+class FeatureStatus(StrEnum):
+    """What AWS/Kubernetes say a feature is (ACTIVE/DISABLED are the two resting states)."""
+
+    CREATING = "CREATING"
+    ACTIVE = "ACTIVE"
+    UPDATING = "UPDATING"
+    DEGRADED = "DEGRADED"
+    DELETING = "DELETING"
+    DISABLED = "DISABLED"
+
+
+@dataclass(frozen=True)
+class ServiceAccountRef:
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One managed feature and what it is made of."""
+
+    name: str
+    title: str
+    summary: str
+    depends_on: tuple[str, ...] = ()
+    addon: str | None = None  # the EKS add-on it installs
+    role: str | None = None  # purpose of the IAM role PodStart makes for it (iam.role_name)
+    pod_identity: ServiceAccountRef | None = None  # the service account its role is bound to (EKS Pod Identity)
+    made_of: tuple[str, ...] = ()  # human list of parts, shown in the UI and the skill
+    base: bool = False  # a base add-on (cluster create installs it)
+
+
+# The HyperPod operators' service accounts, as their add-ons create them.
+TRAINING_OPERATOR_SA = ServiceAccountRef("aws-hyperpod", "hp-training-operator-controller-manager")
+INFERENCE_OPERATOR_SA = ServiceAccountRef("hyperpod-inference-system", "hyperpod-inference-operator-controller-manager")
+OBSERVABILITY_SA = ServiceAccountRef("hyperpod-observability", "hyperpod-observability-operator-otel-collector")
+S3_CSI_SA = ServiceAccountRef("kube-system", "s3-csi-driver-sa")
+# Tiered checkpointing's identity chain: the service account training pods run as (IRSA, not Pod Identity).
+CHECKPOINT_SA = ServiceAccountRef("default", "podstart-checkpointing")
+ROLE_ARN_ANNOTATION = "eks.amazonaws.com/role-arn"
+
+FEATURES: dict[str, Feature] = {f.name: f for f in (
+    Feature("cert_manager", "cert-manager", "Certificates for the operators' webhooks",
+            addon="cert-manager", made_of=("EKS add-on cert-manager",), base=True),
+    Feature("pod_identity_agent", "EKS Pod Identity agent", "IAM roles for pods (operators, CSI drivers)",
+            addon="eks-pod-identity-agent", made_of=("EKS add-on eks-pod-identity-agent",), base=True),
+    Feature("s3_csi", "S3 Mountpoint CSI driver", "S3 buckets mounted as volumes (the shared data bucket)",
+            depends_on=("pod_identity_agent",), addon="aws-mountpoint-s3-csi-driver", role="s3-csi",
+            pod_identity=S3_CSI_SA,
+            made_of=("EKS add-on aws-mountpoint-s3-csi-driver", "IAM role scoped to the data bucket",
+                     "Pod Identity association kube-system/s3-csi-driver-sa"), base=True),
+    Feature("fsx_csi", "FSx for Lustre CSI driver", "FSx for Lustre file systems as volumes",
+            addon="aws-fsx-csi-driver", made_of=("EKS add-on aws-fsx-csi-driver",), base=True),
+    Feature("metrics_server", "metrics-server", "Resource metrics (kubectl top, autoscalers)",
+            addon="metrics-server", made_of=("EKS add-on metrics-server",), base=True),
+    Feature("training_operator", "HyperPod training operator",
+            "HyperPodPyTorchJob: process-level recovery, stuck-job and anomaly detection",
+            depends_on=("cert_manager", "pod_identity_agent"), addon="amazon-sagemaker-hyperpod-training-operator",
+            role="training", pod_identity=TRAINING_OPERATOR_SA,
+            made_of=("EKS add-on amazon-sagemaker-hyperpod-training-operator",
+                     "IAM role (AmazonSageMakerHyperPodTrainingOperatorAccess, scoped to this cluster)",
+                     "Pod Identity association aws-hyperpod/hp-training-operator-controller-manager")),
+    Feature("inference_operator", "HyperPod inference operator",
+            "InferenceEndpointConfig and JumpStartModel endpoints with managed KV cache and routing",
+            depends_on=("cert_manager", "s3_csi", "fsx_csi", "metrics_server", "pod_identity_agent"),
+            addon="amazon-sagemaker-hyperpod-inference", role="inference", pod_identity=INFERENCE_OPERATOR_SA,
+            made_of=("EKS add-on amazon-sagemaker-hyperpod-inference (with KEDA and the ALB controller)",
+                     "IAM execution role scoped to this cluster",
+                     "TLS certificates under a prefix of PodStart's bucket (encrypted, no public access)",
+                     "load-balancer subnet tags")),
+    Feature("tiered_checkpointing", "Managed tiered checkpointing",
+            "Checkpoints to instance memory first, then to S3",
+            role="checkpoint",
+            made_of=("UpdateCluster TieredStorageConfig", "Kubernetes ServiceAccount default/podstart-checkpointing",
+                     "IAM role and policy scoped to the checkpoint bucket prefix",
+                     "OIDC trust for exactly that service account", "eks.amazonaws.com/role-arn annotation")),
+    Feature("autoscaling", "Managed autoscaling (Karpenter)",
+            "HyperPod-managed Karpenter scales HyperPod instance groups (never general EC2 capacity)",
+            role="autoscale",
+            made_of=("UpdateCluster AutoScaling (Karpenter) with its cluster role",
+                     "a HyperpodNodeClass and a NodePool per chosen instance group")),
+    Feature("observability", "HyperPod observability",
+            "Cluster, node and job metrics through the HyperPod observability add-on",
+            depends_on=("cert_manager", "pod_identity_agent", "metrics_server"),
+            addon="amazon-sagemaker-hyperpod-observability", role="observe", pod_identity=OBSERVABILITY_SA,
+            made_of=("EKS add-on amazon-sagemaker-hyperpod-observability", "IAM role for metrics and logs",
+                     "Pod Identity association")),
+)}
+
+
+def _topo(features: Mapping[str, Feature]) -> tuple[str, ...]:
+    """Prerequisites before dependants; ties keep the declaration order (stable, deterministic)."""
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        if name in path:
+            raise ValueError(f"feature dependency cycle: {' -> '.join((*path, name))}")
+        if name in seen:
+            return
+        for d in features[name].depends_on:
+            visit(d, (*path, name))
+        seen.add(name)
+        out.append(name)
+
+    for n in features:
+        visit(n, ())
+    return tuple(out)
+
+
+ORDER: tuple[str, ...] = _topo(FEATURES)
+NAMES: tuple[str, ...] = tuple(FEATURES)
+
+
+def disable_step(name: str) -> str:
+    return f"disable_{name}"
+
+
+# features.update's steps: every disable (dependants first), then every enable (prerequisites first).
+# An operation lists only the steps its PATCH needs, in this order (a subsequence).
+STEPS: tuple[str, ...] = tuple(disable_step(n) for n in reversed(ORDER)) + ORDER
+
+
+def prerequisites(name: str) -> list[str]:
+    """Every feature `name` needs, transitively, in enable order (not including `name`)."""
+    need: set[str] = set()
+    stack = list(FEATURES[name].depends_on)
+    while stack:
+        d = stack.pop()
+        if d not in need:
+            need.add(d)
+            stack.extend(FEATURES[d].depends_on)
+    return [n for n in ORDER if n in need]
+
+
+def dependants(name: str, enabled: Iterable[str]) -> list[str]:
+    """Enabled features that need `name` (directly or through another feature)."""
+    on = set(enabled)
+    return [n for n in ORDER if n in on and n != name and name in prerequisites(n)]
+
+
+# -- the PATCH contract --------------------------------------------------------------------------
+class _Toggle(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool | None = Field(default=None, description="On or off; absent: unchanged")
+
+
+class AddonFeaturePatch(_Toggle):
+    """A feature that is an EKS add-on (and its role): only on or off."""
+
+
+class TieredCheckpointingPatch(_Toggle):
+    memory_percent: int | None = Field(
+        default=None, ge=0, le=100,
+        description="InstanceMemoryAllocationPercentage: share of instance memory for checkpoints (AWS accepts 0-100)")
+
+
+class AutoscalingPatch(_Toggle):
+    instance_groups: list[GroupName] | None = Field(
+        default=None, max_length=20,
+        description="HyperPod instance groups Karpenter manages (one NodePool each); nothing else is allowed")
+    cpu_limit: int | None = Field(default=None, ge=1, le=1_000_000,
+                                  description="NodePool limit: vCPUs Karpenter may launch per pool")
+    consolidate_after: str | None = Field(default=None, pattern=r"^(\d+(s|m|h))+$|^Never$",
+                                          description="Remove empty nodes after this long (e.g. 30s, 5m, Never)")
+    disruption_budget: str | None = Field(default=None, pattern=r"^((100|[1-9]?[0-9])%|\d{1,4})$",
+                                          description="At most this many nodes (or percent) disrupted at once")
+
+    @field_validator("instance_groups")
+    @classmethod
+    def _unique(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(set(v)) != len(v):
+            raise ValueError("instance groups must be unique")
+        return v
+
+
+class FeaturesPatch(BaseModel):
+    """PATCH /v1/clusters/{cluster}/features: only the fields the caller changed (the diff contract).
+
+    Absent features and absent fields are never touched; a PATCH equal to the live state starts nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    training_operator: AddonFeaturePatch | None = None
+    inference_operator: AddonFeaturePatch | None = None
+    tiered_checkpointing: TieredCheckpointingPatch | None = None
+    autoscaling: AutoscalingPatch | None = None
+    observability: AddonFeaturePatch | None = None
+    cert_manager: AddonFeaturePatch | None = None
+    pod_identity_agent: AddonFeaturePatch | None = None
+    s3_csi: AddonFeaturePatch | None = None
+    fsx_csi: AddonFeaturePatch | None = None
+    metrics_server: AddonFeaturePatch | None = None
+
+
+DEFAULT_MEMORY_PERCENT = 20
+DEFAULT_CPU_LIMIT = 1000
+DEFAULT_CONSOLIDATE_AFTER = "30s"
+DEFAULT_DISRUPTION_BUDGET = "10%"
+
+
+@dataclass(frozen=True)
+class LiveFeature:
+    """What the API read for one feature: enabled or not, its status, and its settings."""
+
+    enabled: bool
+    status: FeatureStatus
+    settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Change:
+    feature: str
+    enable: bool
+    settings: Mapping[str, Any]
+    reason: str  # "requested" or "needed by <feature>"
+
+    @property
+    def step(self) -> str:
+        return self.feature if self.enable else disable_step(self.feature)
+
+
+class DependencyConflict(Exception):
+    """Disabling a feature that an enabled feature needs (or enabling one while disabling its need)."""
+
+    def __init__(self, feature: str, dependants: list[str]) -> None:
+        super().__init__(f"{feature} is needed by {', '.join(dependants)}: disable "
+                         f"{' and '.join(dependants)} first (or in the same request)")
+        self.feature = feature
+        self.dependants = dependants
+
+
+def _settings_sent(patch: BaseModel) -> dict[str, Any]:
+    return {k: v for k, v in patch.model_dump(exclude_unset=True).items() if k != "enabled"}
+
+
+def plan_changes(patch: FeaturesPatch, live: Mapping[str, LiveFeature]) -> list[Change]:
+    """The changes a PATCH needs against the live state, in step order; [] means nothing to do.
+
+    - only features and fields present in the PATCH are compared (absent means untouched);
+    - a feature being enabled pulls in its disabled prerequisites (reason: needed by ...);
+    - a disable of a feature an enabled (and staying enabled) feature needs raises DependencyConflict;
+    - settings sent for an enabled feature that differ from the live ones are an (idempotent) enable.
+    """
+    sent: dict[str, BaseModel] = {n: getattr(patch, n) for n in NAMES if getattr(patch, n) is not None}
+    wanted_on: dict[str, dict[str, Any]] = {}
+    wanted_off: set[str] = set()
+    for name, p in sent.items():
+        enabled = getattr(p, "enabled", None)
+        cur = live[name]
+        settings = _settings_sent(p)
+        if enabled is False:
+            if cur.enabled or cur.status not in (FeatureStatus.DISABLED,):
+                wanted_off.add(name)
+            continue
+        turning_on = enabled is True and not (cur.enabled and cur.status is not FeatureStatus.DEGRADED)
+        differs = {k: v for k, v in settings.items() if cur.settings.get(k) != v}
+        if turning_on or (differs and (cur.enabled or enabled)):
+            wanted_on[name] = settings
+    # prerequisites of what turns on
+    reasons: dict[str, str] = {n: "requested" for n in wanted_on}
+    for name in list(wanted_on):
+        for pre in prerequisites(name):
+            if pre in wanted_off:
+                raise DependencyConflict(pre, [name])
+            if pre not in wanted_on and not live[pre].enabled:
+                wanted_on[pre] = {}
+                reasons[pre] = f"needed by {name}"
+    # a disable must leave no enabled dependant behind
+    staying_on = {n for n, f in live.items() if f.enabled and n not in wanted_off} | set(wanted_on)
+    for name in wanted_off:
+        needers = dependants(name, staying_on)
+        if needers:
+            raise DependencyConflict(name, needers)
+    changes = [Change(n, False, {}, "requested") for n in reversed(ORDER) if n in wanted_off]
+    changes += [Change(n, True, wanted_on[n], reasons[n]) for n in ORDER if n in wanted_on]
+    return changes
