@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from functions.adapters.cluster_state import AwsClusterReader
+from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
@@ -36,4 +37,4 @@ def services() -> Services:
         steps_for=dict(KINDS),
     )
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    settings=s, guard=guard)
+                    features=AwsFeatureReader(s.data_bucket), settings=s, guard=guard)

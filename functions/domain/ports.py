@@ -131,3 +131,15 @@ class ClusterReader(Protocol):
 
     def offered(self, region: str, zone: str) -> dict[str, Any]:
         """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""
+
+
+class FeatureReader(Protocol):
+    """The live state behind the features document (never mutates)."""
+
+    @property
+    def bucket(self) -> str:
+        """PodStart's data bucket (tiered checkpointing's S3 tier lives under a prefix of it)."""
+
+    def read(self, region: str, cluster: str, eks_name: str, hyperpod_name: str | None) -> Any:
+        """A features.FeatureInputs: add-ons, Pod Identity associations, HyperPod, the checkpoint role,
+        and the Kubernetes objects (service account, node pools, node classes, Karpenter nodes)."""

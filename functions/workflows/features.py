@@ -42,8 +42,8 @@ from functions.workflows.context import StepContext, Workflow
 ADDON_SECONDS = 60.0  # an EKS add-on reaches ACTIVE in about a minute
 UPDATE_SECONDS = 600.0  # HyperPod UpdateCluster takes about ten minutes
 ADDON_FAILED = ("CREATE_FAILED", "UPDATE_FAILED", "DELETE_FAILED", "DEGRADED")
-CHECKPOINT_PREFIX = "checkpoints/{cluster}/"
-TLS_PREFIX = "inference-tls/{cluster}/"
+CHECKPOINT_PREFIX = fdom.CHECKPOINT_PREFIX
+TLS_PREFIX = fdom.TLS_PREFIX
 
 
 @dataclass(frozen=True)
