@@ -311,6 +311,14 @@ class FunctionsConstruct(Construct):
             reason="The features document shows each link of tiered checkpointing's identity chain (the role PodStart "
             "made, its trust and policy); PodStart's roles only (path /podstart/), read-only.",
         )
+        grant(
+            role,
+            sid="ListMountedBuckets",
+            actions=["s3:ListBucket"],
+            resources=[f"arn:{cdk.Aws.PARTITION}:s3:::*"],
+            reason="Adding S3 storage checks the user-named bucket exists (HeadBucket) and the storage page lists "
+            "a mounted bucket's keys (ListObjectsV2); both are authorized as s3:ListBucket; read-only.",
+        )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
         """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events

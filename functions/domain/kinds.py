@@ -15,6 +15,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
     # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
     "features.update": FEATURE_STEPS,
+    "cluster.reconcile": ("dependencies", "storage"),
+    "storage.add": ("backing", "volume"),
+    "storage.remove": ("volume", "backing"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -37,6 +40,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "instance_group.scale": {"instance_group": 4 * H},
     "features.update": {s: (1 * H if s.removeprefix("disable_") in ("tiered_checkpointing", "autoscaling")
                             else 0.5 * H) for s in FEATURE_STEPS},
+    "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
+    "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
+    "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 
