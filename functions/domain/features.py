@@ -332,6 +332,8 @@ class NodePoolView(BaseModel):
 
 
 class FeatureView(BaseModel):
+    title: str = Field(default="", description="What the UI calls it")
+    summary: str = Field(default="", description="What it gives, one line")
     enabled: bool
     status: FeatureStatus
     reason: str | None = Field(default=None, description="Why DEGRADED (the missing part, AWS's message)")
@@ -534,7 +536,8 @@ def document(inp: FeatureInputs, *, checkpoint_role: str, bucket: str, prefix: s
         views[name] = v
     enabled = [n for n, v in views.items() if v.enabled]
     for name, v in views.items():
-        views[name] = v.model_copy(update={"depends_on": list(FEATURES[name].depends_on),
+        views[name] = v.model_copy(update={"title": FEATURES[name].title, "summary": FEATURES[name].summary,
+                                           "depends_on": list(FEATURES[name].depends_on),
                                            "required_by": dependants(name, enabled)})
     return FeaturesDocument(**views)
 

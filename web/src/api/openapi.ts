@@ -782,6 +782,18 @@ export interface components {
              */
             required_by?: string[];
             status: components["schemas"]["FeatureStatus"];
+            /**
+             * Summary
+             * @description What it gives, one line
+             * @default
+             */
+            summary: string;
+            /**
+             * Title
+             * @description What the UI calls it
+             * @default
+             */
+            title: string;
             /** Version */
             version?: string | null;
         };

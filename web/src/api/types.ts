@@ -18,6 +18,9 @@ export type ClusterImport = Schemas["ClusterImport"];
 export type StorageAdd = Schemas["StorageAdd"];
 export type Volume = Schemas["StorageItem"];
 export type VolumeList = Schemas["StorageList"];
+export type FeatureView = Schemas["FeatureView"];
+export type FeaturesDocument = Schemas["FeaturesDocument"];
+export type FeaturesUnchanged = Schemas["FeaturesUnchanged"];
 
 export interface Page<T> {
   items: T[];
