@@ -32,11 +32,11 @@ LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = a retry of this call (safe); omit for a new request"}
+    "type": "string", "description": "Same key = a retry of this call; omit for a new one"}
 DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
 GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
-TRACK = f" Watch the operation it returns with {STATUS_TOOL}."
+TRACK = f" Track it with {STATUS_TOOL}."
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,7 @@ class Known:
     destructive: bool = False
     idempotent: bool | None = None  # None: true for GET/PUT/DELETE, false otherwise
     only_body: tuple[str, ...] = ()  # expose just these body fields (and require them)
+    some_body: tuple[str, ...] = ()  # expose just these body fields (each optional, as in the REST API)
     small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
     paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
 
@@ -118,13 +119,38 @@ KNOWN: dict[tuple[str, str], Known] = {
         "ask the user; confirm repeats the name." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/clusters/{cluster}/endpoints"): Known(
+        "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
+    ("post", "/v1/clusters/{cluster}/endpoints"): Known(
+        "deploy_endpoint", "Deploy a model: mode managed (inference operator; tiered_kv_cache, routing_strategy) "
+        "or self-managed (engine vllm|sglang, pinned image, gpus, service external|internal|model_pool, "
+        "router, autoscaling.keda). Check list_instance_groups first." + TRACK),
+    ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "get_endpoint", "One endpoint: live status and message, replicas ready, objects created.", small=True),
+    ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
+        idempotent=True),
+    ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
+        "invoke_endpoint", "Send a chat (messages) to a READY endpoint and get its answer. Test after deploy.",
+        idempotent=False),
+    ("get", "/v1/clusters/{cluster}/pools"): Known(
+        "list_pools", "Model pools: warm workers per model label.", paged=False),
+    ("post", "/v1/clusters/{cluster}/pools"): Known(
+        "create_pool", "Create a pool of warm GPU workers (engine, image, instance_type)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
+        "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
+        "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/features"): Known(
-        "get_features", "A cluster's managed features (operators, tiered checkpointing, Karpenter autoscaling, "
-        "observability, base add-ons): on/off, live status and reason, version, what each needs, settings."),
+        "get_features", "Features: on/off, status, why, version, needs, settings.",
+        small=True),
+    # The five managed features only (their prerequisites, the base add-ons, come with them): tools/list budget.
     ("patch", "/v1/clusters/{cluster}/features"): Known(
-        "update_features", "Turn managed features on/off or change settings. Send ONLY what changes; absent = "
-        "untouched. Enabling adds missing prerequisites; disabling one another feature needs is refused (409). "
-        "Nothing differs: changed=false, nothing starts." + TRACK, idempotent=True),
+        "update_features", "Features on/off or settings; send ONLY changes." + TRACK,
+        idempotent=True,
+        some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability")),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -158,6 +184,8 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "confirm": "Repeat the resource name to confirm",
     "active_cluster": "The cluster other calls default to: {name, region}, or null",
     "default_region": "Region the UI and agents start from",
+    "endpoint": "Endpoint name",
+    "pool": "Model pool name",
 }
 
 # Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
@@ -251,7 +279,7 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         has_body = True
         fields = body_schema.get("properties") or {}
         body_required = set(body_schema.get("required") or [])
-        wanted = known.only_body if known and known.only_body else tuple(fields)
+        wanted = (known.only_body or known.some_body or tuple(fields)) if known else tuple(fields)
         for wire in wanted:
             if wire not in fields or wire in properties:
                 continue  # a body field never shadows a path or query parameter
@@ -360,12 +388,14 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
     return _slim(copy.deepcopy(_inline(openapi, schema, depth=0)), keep_null)  # type: ignore[no-any-return]
 
 
-def _slim(schema: Any, keep_null: bool) -> Any:
+def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
     refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
-    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
+    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them, and
+    their defaults and descriptions go too: the argument's own description says what the object is, the names
+    and enums say the rest, the REST API applies the defaults, and its 422 names a wrong nested field."""
     if isinstance(schema, list):
-        return [_slim(s, keep_null=False) for s in schema]
+        return [_slim(s, keep_null=False, nested=nested) for s in schema]
     if isinstance(schema, float) and schema.is_integer():
         return int(schema)
     if not isinstance(schema, dict):
@@ -380,16 +410,16 @@ def _slim(schema: Any, keep_null: bool) -> Any:
             schema = {**schema, "anyOf": rest}
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in _SCHEMA_NOISE or (k == "default" and v is None):
+        if k in _SCHEMA_NOISE or (k == "default" and (v is None or nested)) or (k == "description" and nested):
             continue
         if k == "additionalProperties" and v is False:
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names
+            out[k] = {n: _slim(sub, keep_null=False, nested=True) for n, sub in v.items()}  # keys here are names
         elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
-            out[k] = [_slim(s, keep_null=True) for s in v]  # the null option was decided above
+            out[k] = [_slim(s, keep_null=True, nested=nested) for s in v]  # the null option was decided above
         else:
-            out[k] = _slim(v, keep_null=False)
+            out[k] = _slim(v, keep_null=False, nested=nested)
     return out
 
 

@@ -1,5 +1,4 @@
-"""An EKS cluster's bearer token (what `aws eks get-token` makes) and its CA file: no kubernetes package,
-so the API can read Kubernetes over plain HTTPS too."""
+"""EKS authentication without the kubernetes package: the IAM-signed bearer token and the CA file."""
 
 from __future__ import annotations
 
@@ -41,3 +40,5 @@ def _ca_file(ca_b64: str) -> str:
             f.close()
             path = _ca_files[ca_b64] = f.name
         return path
+
+

@@ -9,8 +9,9 @@ from typing import Any
 from functions.adapters import aws
 from functions.adapters.eks_auth import _ca_file, eks_token
 
-FIELD_MANAGER = "podstart"
 __all__ = ["FIELD_MANAGER", "KubeCluster", "_ca_file", "eks_token"]
+
+FIELD_MANAGER = "podstart"
 
 
 @dataclass
@@ -71,18 +72,32 @@ class KubeCluster:
 
     def list(self, api_version: str, kind: str, namespace: str | None = None,
              label_selector: str | None = None) -> list[dict[str, Any]]:
-        """Objects of a kind (all namespaces when namespace is None); [] when the kind is not served
-        (its CRD is not installed)."""
-        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+        from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 
         try:
             res = self._resource(api_version, kind)
         except ResourceNotFoundError:
             return []
-        out = res.get(namespace=namespace, label_selector=label_selector).to_dict()
+        try:
+            out = res.get(namespace=namespace, label_selector=label_selector).to_dict()
+        except NotFoundError:
+            return []
         return list(out.get("items") or [])
 
-    def served(self, api_version: str, kind: str) -> bool:
+    def patch(self, api_version: str, kind: str, name: str, namespace: str | None,
+              body: dict[str, Any]) -> dict[str, Any] | None:
+        """JSON merge patch (only the fields given change); None when the object is gone."""
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        try:
+            out = self._resource(api_version, kind).patch(body=body, name=name, namespace=namespace,
+                                                          content_type="application/merge-patch+json")
+        except NotFoundError:
+            return None
+        return out.to_dict()  # type: ignore[no-any-return]
+
+    def has_kind(self, api_version: str, kind: str) -> bool:
+        """True when the API server serves the kind (its CRD is installed)."""
         from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
         try:

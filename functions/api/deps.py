@@ -36,5 +36,7 @@ def services() -> Services:
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
+    from functions.adapters.kube_http import connect
+
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    features=AwsFeatureReader(s.data_bucket), settings=s, guard=guard)
+                    features=AwsFeatureReader(s.data_bucket), kube=connect, settings=s, guard=guard)

@@ -174,21 +174,30 @@ class _Toggle(BaseModel):
 
 
 class AddonFeaturePatch(_Toggle):
-    """A feature that is an EKS add-on (and its role): only on or off."""
+    pass  # a feature that is an EKS add-on (and its role): only on or off (no docstring: MCP tools/list budget)
 
 
 class TieredCheckpointingPatch(_Toggle):
     memory_percent: int | None = Field(
-        default=None, ge=0, le=100,
+        default=None,
         description="InstanceMemoryAllocationPercentage: share of instance memory for checkpoints (AWS accepts 0-100)")
+
+    @field_validator("memory_percent")
+    @classmethod
+    def _percent(cls, v: int | None) -> int | None:  # checked here, not in the schema: MCP tools/list budget
+        if v is not None and not 0 <= v <= 100:
+            raise ValueError("memory_percent must be 0-100 (InstanceMemoryAllocationPercentage)")
+        return v
 
 
 class AutoscalingPatch(_Toggle):
+    # Bounds checked in validators rather than in the schema: they cost the MCP tools/list budget bytes.
     instance_groups: list[GroupName] | None = Field(
-        default=None, max_length=20,
-        description="HyperPod instance groups Karpenter manages (one NodePool each); nothing else is allowed")
-    cpu_limit: int | None = Field(default=None, ge=1, le=1_000_000,
-                                  description="NodePool limit: vCPUs Karpenter may launch per pool")
+        default=None,
+        description="HyperPod instance groups Karpenter manages (one NodePool each, at most 20); nothing else is "
+                    "allowed")
+    cpu_limit: int | None = Field(default=None,
+                                  description="NodePool limit: vCPUs Karpenter may launch per pool (1-1000000)")
     consolidate_after: str | None = Field(default=None, pattern=r"^(\d+(s|m|h))+$|^Never$",
                                           description="Remove empty nodes after this long (e.g. 30s, 5m, Never)")
     disruption_budget: str | None = Field(default=None, pattern=r"^((100|[1-9]?[0-9])%|\d{1,4})$",
@@ -197,8 +206,17 @@ class AutoscalingPatch(_Toggle):
     @field_validator("instance_groups")
     @classmethod
     def _unique(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and len(v) > 20:
+            raise ValueError("at most 20 instance groups")
         if v is not None and len(set(v)) != len(v):
             raise ValueError("instance groups must be unique")
+        return v
+
+    @field_validator("cpu_limit")
+    @classmethod
+    def _cpu(cls, v: int | None) -> int | None:
+        if v is not None and not 1 <= v <= 1_000_000:
+            raise ValueError("cpu_limit must be 1-1000000")
         return v
 
 

@@ -151,3 +151,18 @@ class FeatureReader(Protocol):
     def read(self, region: str, cluster: str, eks_name: str, hyperpod_name: str | None) -> Any:
         """A features.FeatureInputs: add-ons, Pod Identity associations, HyperPod, the checkpoint role,
         and the Kubernetes objects (service account, node pools, node classes, Karpenter nodes)."""
+
+
+class ClusterKube(Protocol):
+    """Read access to one cluster's Kubernetes API, and POST through the service proxy (the API's only door
+    to an endpoint: namespace, Service and port come from PodStart's record)."""
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any] | None: ...
+
+    def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
+
+    def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
+                   max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
+
+
+KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube

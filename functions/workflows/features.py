@@ -329,7 +329,7 @@ def _enable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) ->
     if status == "Failed":
         raise PermanentStepError("AutoScalingFailed", (hp.get("AutoScaling") or {}).get("FailureMessage")
                                  or "HyperPod could not start managed Karpenter")
-    if status != "InService" or not kube.served(*manifests.KARPENTER_NODEPOOL):
+    if status != "InService" or not kube.has_kind(*manifests.KARPENTER_NODEPOOL):
         return Wait(message=f"managed Karpenter is {status}", expected_seconds=120)
     for g in groups:
         kube.apply(manifests.hyperpod_node_class(g))

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, features, instance_groups, storage
+from functions.workflows import (
+    cluster_create,
+    cluster_delete,
+    cluster_import,
+    features,
+    inference,
+    instance_groups,
+    storage,
+)
 from functions.workflows.context import Workflow
 
 
@@ -31,5 +39,12 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     storage.RECONCILE,
     storage.ADD,
     storage.REMOVE,
+    inference.DEPLOY,
+    inference.UPDATE,
+    inference.DELETE,
+    inference.POOL_CREATE,
+    inference.POOL_ASSIGN,
+    inference.POOL_RELEASE,
+    inference.DOWNLOAD,
     features.WORKFLOW,
 )

@@ -188,6 +188,9 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
         images = {c.get("name", ""): c.get("image", "") for c in pod.get("spec", {}).get("containers") or []}
         if pod["metadata"].get("deletionTimestamp"):
             continue
+        if any((cs.get("state") or {}).get("waiting", {}).get("reason") == "ErrImagePull"
+               for cs in status.get("containerStatuses") or []):
+            continue  # an image that cannot be pulled keeps its pod Pending
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
             update_status(
