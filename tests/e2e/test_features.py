@@ -164,6 +164,11 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
     stale = _patch(api, cluster, {"observability": {"enabled": False}})
     assert stale.status_code == 200 and stale.json()["changed"] is False
     assert {"aws-fsx-csi-driver", "metrics-server"} <= set(aws("eks").list_addons(clusterName=cluster)["addons"])
+    # a stale form that re-sends a prerequisite's old value (off) is refused, naming the dependant: nothing removed
+    mark = len(_mutations(api))
+    resent = _patch(api, cluster, {"fsx_csi": {"enabled": False}, "observability": {"enabled": False}})
+    assert resent.status_code == 409 and resent.json()["required_by"] == ["inference_operator"], resent.text
+    assert _mutations(api)[mark:] == [] and _features(api, cluster)["fsx_csi"]["status"] == "ACTIVE"
     # turning the dependant off leaves the prerequisites it pulled in (nobody asked to remove them)
     off = api.wait_terminal(_patch(api, cluster, {"inference_operator": {"enabled": False}}).json()["id"])
     assert off["status"] == "SUCCEEDED" and [s["name"] for s in off["steps"]] == ["disable_inference_operator"]
