@@ -10,6 +10,8 @@ passes `detail="full"`:
   call (`endpoint`); a pool row is workers by model (`_pool_row`); an answer drops the engine's raw JSON (`invoke`);
 - a cluster is its status, groups with counts, EKS/HyperPod status, one line each for dependencies and
   storage, and its latest operation (`cluster`);
+- a features document keeps, per feature, on/off, status (and why, when DEGRADED), version, what it needs and
+  what needs it, its settings, and of tiered checkpointing's identity chain only the broken links (`features`);
 - a list keeps the fields an agent decides on (`ROWS`) and as many rows as fit, then says how many
   more there are and how to get them: a narrowing filter, `next_token`, or `detail="full"` (`page`).
 
@@ -169,6 +171,32 @@ def _storage_line(items: Any) -> str | None:
     if not rows:
         return "none"
     return line("; ".join(f"{i.get('name')} ({i.get('kind')}) {i.get('status')}" for i in rows))
+
+
+def features(doc: dict[str, Any]) -> dict[str, Any]:
+    """One short entry per feature; empty lists and nulls dropped, the identity chain reduced to its
+    role and its broken links (the full chain is `detail="full"`)."""
+    out: dict[str, Any] = {}
+    for name, v in doc.items():
+        if not isinstance(v, dict):
+            continue
+        identity = _obj(v.get("identity"))
+        broken = [str(k.get("name")) for k in identity.get("links") or [] if isinstance(k, dict)
+                  and not k.get("intact")]
+        pools = [_drop_none({"name": p.get("name"), "instance_groups": p.get("instance_groups") or None,
+                             "nodes": p.get("nodes")}) for p in v.get("node_pools") or [] if isinstance(p, dict)]
+        entry = _drop_none({
+            "enabled": v.get("enabled"), "status": v.get("status"), "reason": line(v.get("reason")),
+            "version": v.get("version"), "depends_on": v.get("depends_on") or None,
+            "required_by": v.get("required_by") or None, "memory_percent": v.get("memory_percent"),
+            "role_arn": identity.get("role_arn"),
+            "broken_links": broken if identity and v.get("enabled") and broken else None,
+            "instance_groups": v.get("instance_groups") or None, "node_pools": pools or None,
+            "cpu_limit": v.get("cpu_limit"), "consolidate_after": v.get("consolidate_after"),
+            "disruption_budget": v.get("disruption_budget"),
+        })
+        out[name] = entry
+    return out
 
 
 # --- list rows -------------------------------------------------------------------------------------
@@ -372,6 +400,10 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(endpoint(data), budget)
     if tool == "invoke_endpoint" and isinstance(data, dict):
         return fit(invoke(data), budget)
+    if tool == "get_features" and isinstance(data, dict):
+        return fit(features(data), budget)
+    if tool == "update_features" and isinstance(data, dict) and isinstance(data.get("features"), dict):
+        return fit({**data, "features": features(data["features"])}, budget)  # changed=false: the live state
     if isinstance(data, dict):
         key = list_key(data)
         if key is not None:

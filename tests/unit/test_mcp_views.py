@@ -288,3 +288,62 @@ def test_an_answer_keeps_the_message_and_usage_not_the_engines_raw_json() -> Non
     view = compact("invoke_endpoint", {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content,
                                        "response": raw, "truncated": False})
     assert view == {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content, "usage": raw["usage"]}
+# --- features ----------------------------------------------------------------------------------------
+
+def _features_doc() -> dict[str, Any]:
+    """A live features document as the REST API builds it: training operator on, tiered checkpointing on with
+    a broken chain (the annotation is gone), Karpenter on with two pools."""
+    from functions.domain import features as f
+
+    role_arn = "arn:aws:iam::123456789012:role/podstart/ps-demo-checkpoint"
+    inp = f.FeatureInputs(
+        addons={"cert-manager": {"status": "ACTIVE", "addonVersion": "v1.16.1-eksbuild.1"},
+                "eks-pod-identity-agent": {"status": "ACTIVE", "addonVersion": "v1.3.4-eksbuild.1"},
+                "amazon-sagemaker-hyperpod-training-operator": {"status": "ACTIVE",
+                                                                "addonVersion": "v1.2.0-eksbuild.1"},
+                "metrics-server": {"status": "CREATE_FAILED", "addonVersion": "v0.7.2-eksbuild.1",
+                                   "health": {"issues": [{"message": "insufficient capacity " * 40}]}}},
+        associations=(("aws-hyperpod", "hp-training-operator-controller-manager"),),
+        hyperpod={"ClusterStatus": "InService",
+                  "TieredStorageConfig": {"Mode": "Enable", "InstanceMemoryAllocationPercentage": 20},
+                  "AutoScaling": {"Mode": "Enable", "AutoScalerType": "Karpenter", "Status": "InService"}},
+        checkpoint_role={"Arn": role_arn, "AssumeRolePolicyDocument": {"Statement": []}, "policy": None},
+        service_account={"metadata": {"name": "podstart-checkpointing", "annotations": {}}},
+        issuer="https://oidc.eks.us-west-2.amazonaws.com/id/ABC",
+        node_pools=tuple({"metadata": {"name": f"podstart-{g}", "labels": {
+            "app.kubernetes.io/managed-by": "podstart", "podstart.dev/instance-group": g}},
+            "spec": {"template": {"spec": {"nodeClassRef": {"name": f"podstart-{g}"}}}, "limits": {"cpu": "1000"},
+                     "disruption": {"consolidateAfter": "30s", "budgets": [{"nodes": "10%"}]}}}
+            for g in ("workers", "accel")),
+        node_classes=tuple({"metadata": {"name": f"podstart-{g}"}, "spec": {"instanceGroups": [g]}}
+                           for g in ("workers", "accel")),
+    )
+    return f.document(inp, checkpoint_role="ps-demo-checkpoint", bucket="podstart-data",
+                      prefix="checkpoints/demo/").model_dump(mode="json")
+
+
+def test_features_view_keeps_status_reasons_dependencies_and_only_the_broken_links() -> None:
+    # Given a document with a broken checkpointing chain, a failed add-on and two Karpenter pools
+    doc = _features_doc()
+
+    view = compact("get_features", doc)
+
+    # Then each feature is one short entry: what an agent decides on, within the budget
+    assert result_bytes(view) <= BUDGET < result_bytes(doc)
+    assert view["training_operator"] == {"enabled": True, "status": "ACTIVE", "version": "v1.2.0-eksbuild.1",
+                                         "depends_on": ["cert_manager", "pod_identity_agent"]}
+    assert view["cert_manager"]["required_by"] == ["training_operator"]
+    checkpointing = view["tiered_checkpointing"]
+    assert checkpointing["status"] == "DEGRADED" and "annotation" in checkpointing["reason"]
+    assert {"annotation", "policy", "trust"} <= set(checkpointing["broken_links"])
+    assert "service_account" not in checkpointing["broken_links"]
+    assert view["metrics_server"]["status"] == "DEGRADED" and len(view["metrics_server"]["reason"]) <= views.LINE
+    assert [p["instance_groups"] for p in view["autoscaling"]["node_pools"]] == [["workers"], ["accel"]]
+    assert view["observability"] == {"enabled": False, "status": "DISABLED",
+                                     "depends_on": ["cert_manager", "pod_identity_agent", "metrics_server"]}
+
+
+def test_a_features_patch_that_changed_nothing_shows_the_compact_live_state() -> None:
+    view = compact("update_features", {"changed": False, "features": _features_doc()})
+    assert view["changed"] is False and view["features"]["autoscaling"]["status"] == "ACTIVE"
+    assert result_bytes(view) <= BUDGET
