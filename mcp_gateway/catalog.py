@@ -27,6 +27,7 @@ HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 MUTATING_METHODS = frozenset({"put", "post", "patch", "delete"})
 STATUS_TOOL = "get_operation"
 IDEMPOTENCY_ARG = "idempotency_key"
+FACE_HEADER = "X-PodStart-Face"  # the REST API's audit trail records the face a mutation came through
 DETAIL_ARG = "detail"
 LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
@@ -104,6 +105,9 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
+    ("get", "/v1/audit"): Known(
+        "list_audit", "Audit trail, newest first: who changed what, through which face (ui, rest, mcp). "
+        "Admin; actor=me for your own."),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from functions.adapters.audit import DynamoAuditLog
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
 from functions.domain.kinds import KINDS
+from functions.domain.ports import AuditLog
 from functions.domain.service import OperationService
 from functions.logic.deps import Deps
 from functions.observability import logger
@@ -21,6 +23,7 @@ from functions.settings import ApiSettings, api_settings
 class Services(Deps):
     settings: ApiSettings | None = None
     guard: PowertoolsIdempotencyGuard | None = None
+    audit: AuditLog | None = None
 
 
 @lru_cache(maxsize=1)
@@ -36,4 +39,5 @@ def services() -> Services:
         steps_for=dict(KINDS),
     )
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    settings=s, guard=guard)
+                    settings=s, guard=guard,
+                    audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

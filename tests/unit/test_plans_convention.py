@@ -1,0 +1,31 @@
+"""Conventions of plans: every mutating route answers a plan with ?dry_run=true, and every operation kind has
+a planner (the recipe is in functions/domain/planners/__init__.py)."""
+
+from __future__ import annotations
+
+from functions.domain.kinds import KINDS
+from functions.domain.planners import PLANNERS
+
+MUTATING = ("post", "put", "patch", "delete")
+
+
+def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:
+    from functions.api.handler import openapi_document
+
+    missing, undocumented = [], []
+    for path, ops in openapi_document()["paths"].items():
+        for method, op in ops.items():
+            if method not in MUTATING:
+                continue
+            params = {p["name"]: p for p in op.get("parameters", []) if p.get("in") == "query"}
+            if "dry_run" not in params:
+                missing.append(f"{method.upper()} {path}")
+            elif "200" not in op["responses"]:
+                undocumented.append(f"{method.upper()} {path}")
+    assert not missing, f"mutating routes without ?dry_run (see functions/domain/planners): {missing}"
+    assert not undocumented, f"mutating routes whose 200 (the plan) is not documented: {undocumented}"
+
+
+def test_every_operation_kind_has_a_planner() -> None:
+    assert set(KINDS) - set(PLANNERS) == set(), "register the kind's planner in functions/domain/planners"
+    assert set(PLANNERS) - set(KINDS) == set()
