@@ -11,6 +11,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.import": ("discover", "access", "activate", "inventory"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
+    "cluster.reconcile": ("dependencies", "storage"),
+    "storage.add": ("backing", "volume"),
+    "storage.remove": ("volume", "backing"),
+    "endpoint.deploy": ("inference_operator", "keda", "objects", "ready"),
+    "endpoint.update": ("scale",),
+    "endpoint.delete": ("objects",),
+    "pool.create": ("workers",),
+    "pool.assign": ("labels",),
+    "pool.release": ("labels",),
+    "model.download": ("download",),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -31,6 +41,16 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
+    "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
+    "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
+    "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},
+    "endpoint.deploy": {"inference_operator": 1 * H, "keda": 0.25 * H, "objects": 0.25 * H, "ready": 2 * H},
+    "endpoint.update": {"scale": 2 * H},
+    "endpoint.delete": {"objects": 0.5 * H},
+    "pool.create": {"workers": 2 * H},
+    "pool.assign": {"labels": 0.25 * H},
+    "pool.release": {"labels": 0.25 * H},
+    "model.download": {"download": 4 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 
