@@ -62,6 +62,7 @@ _CATALOG_ACTIONS = [
     "sagemaker:ListTrainingPlans",
     "servicequotas:ListServiceQuotas",
     "eks:ListClusters",
+    "pricing:GetProducts",  # plans: hourly cost lines (the Price List API has no resources)
 ]
 # What the functions do with the operations and state tables (and their indexes).
 _TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"]

@@ -317,6 +317,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
     """The default view of one tool's successful REST answer, within `budget`."""
     if is_operation(data):
         return fit(operation(data), budget)
+    if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
+        return fit(plan(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
     if isinstance(data, dict):
@@ -326,6 +328,32 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
             return fit({**data, "instance_group": group(data["instance_group"])}, budget)
     return fit(data, budget)
+
+
+def plan(data: dict[str, Any]) -> dict[str, Any]:
+    """A dry run's plan: per action, the kinds of object changed with their counts ("AWS::EC2::Subnet x5";
+    unchanged ones counted), the quota and cost lines, the warnings. detail="full" names every object."""
+    changes = [c for c in data["changes"] if isinstance(c, dict)]
+    counts: dict[str, dict[str, int]] = {}
+    for c in changes:
+        if c.get("action") != "none":
+            per = counts.setdefault(str(c.get("action")), {})
+            per[str(c.get("kind"))] = per.get(str(c.get("kind")), 0) + 1
+    cost = data.get("cost") or {}
+    lines = [line for line in cost.get("lines", []) if isinstance(line, dict)]
+    sources = sorted({str(line.get("source")) for line in lines})
+    return {"dry_run": True, "kind": data.get("kind"),
+            "changes": {a: [k if n == 1 else f"{k} x{n}" for k, n in per.items()] for a, per in counts.items()},
+            "unchanged": sum(1 for c in changes if c.get("action") == "none"),
+            "quota": [{k: q.get(k) for k in ("instance_type", "requested", "in_use", "limit", "ok")}
+                      for q in data.get("quota", []) if isinstance(q, dict)],
+            "cost": {"hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate"),
+                     "lines": [f"{line.get('item')} x{line.get('count'):g}: "
+                               + ("paid" if line.get("paid") else f"{line.get('hourly')} USD/h"
+                                  if line.get("hourly") is not None else "no price")
+                               for line in lines], "sources": sources},
+            "warnings": data.get("warnings", []),
+            "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
 
 
 def fit(data: Any, budget: int = BUDGET) -> Any:

@@ -44,7 +44,7 @@ class DynamoAuditLog:
         self._ddb.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
 
     def query(self, q: AuditQuery) -> tuple[list[AuditRecord], str | None]:
-        names: dict[str, str] = {"#sk": "sk"}
+        names: dict[str, str] = {}
         values: dict[str, Any] = {}
         if q.actor:
             index, attr, value = "by_actor", "actor", q.actor
@@ -58,6 +58,7 @@ class DynamoAuditLog:
         if q.since or q.until:
             values[":lo"] = _s(q.since or "0")
             values[":hi"] = _s((q.until or "9999") + "~")
+            names["#sk"] = "sk"
             cond += " AND #sk BETWEEN :lo AND :hi"
         filters = []
         for field, v in (("action", q.action), ("face", q.face.value if q.face else None),

@@ -8,6 +8,7 @@ from functools import lru_cache
 from functions.adapters.audit import DynamoAuditLog
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.prices import AwsPriceList
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -41,5 +42,5 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    kube=connect, settings=s, guard=guard,
+                    kube=connect, prices=AwsPriceList(), settings=s, guard=guard,
                     audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

@@ -18,6 +18,7 @@ size check, which holds for every route).
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Any
@@ -32,7 +33,14 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from functions.api.context import REPLAYED_HEADER, route_role
-from functions.domain.errors import BadRequest, PayloadTooLarge, Problem, Unauthorized, UnsupportedMediaType
+from functions.domain.errors import (
+    BadRequest,
+    InvalidInput,
+    PayloadTooLarge,
+    Problem,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from functions.domain.principal import Principal
 
 CORRELATION_HEADER = "X-Correlation-Id"
@@ -70,9 +78,17 @@ MUTATING_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 def audit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
     """One audit record per mutating request (its answer included: operation id or status), dry runs aside."""
     event = app.current_event
-    if event.http_method not in MUTATING_METHODS or _is_dry_run(event.query_string_parameters or {}):
+    if event.http_method not in MUTATING_METHODS:
         return next_middleware(app)
-    status, body, headers, replay = 500, "", {}, False
+    if _is_dry_run(event.query_string_parameters or {}):
+        route = app.context.get("_route")
+        if route is not None and "dry_run" not in inspect.signature(route.func).parameters:
+            # never mutate for a caller who asked for a plan: this route has no planner yet
+            raise InvalidInput.field(["query", "dry_run"], "this endpoint has no dry run yet; send it without dry_run")
+        return next_middleware(app)
+    status, replay = 500, False
+    body: Any = ""
+    headers: dict[str, Any] = {}
     try:
         response = next_middleware(app)
         status, body, headers = response.status_code, response.body, response.headers

@@ -95,15 +95,15 @@ class Draft(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def create(kind: str, name: str, step: str, **details: Any) -> Change:
+def create(kind: str, name: str, step: str | None, **details: Any) -> Change:
     return Change(action="create", kind=kind, name=name, step=step, details=details)
 
 
-def update(kind: str, name: str, step: str, **details: Any) -> Change:
+def update(kind: str, name: str, step: str | None, **details: Any) -> Change:
     return Change(action="update", kind=kind, name=name, step=step, details=details)
 
 
-def delete(kind: str, name: str, step: str, **details: Any) -> Change:
+def delete(kind: str, name: str, step: str | None, **details: Any) -> Change:
     return Change(action="delete", kind=kind, name=name, step=step, details=details)
 
 

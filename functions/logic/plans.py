@@ -7,7 +7,28 @@ admission read (`admission.facts`) to the kind's planner (`functions.domain.plan
 adds quota lines (from the quotas admission read) and cost lines (the AWS Price List, via `deps.prices`).
 A dry run makes no write: no idempotency record, no claim, no lock, no audit record.
 
-Adding a plan for a new kind: see the recipe in `functions/domain/planners/__init__.py`.
+How to plug a new mutation into plans and audit (features, nodes, training, inference)
+--------------------------------------------------------------------------------------
+Plans (`?dry_run=true` on REST, `dry_run` on the MCP tool, which comes from the OpenAPI document):
+
+1. Planner, pure, in `functions/domain/planners/<area>.py`: `plan_<kind>(p: PlanInput) -> Draft` listing one
+   `plans.create|update|delete|none(kind, name, step, **details)` per object each workflow step makes (use the
+   same "what is missing" functions the steps use), `Capacity(item, price=(family, what), count)` for what costs
+   by the hour (families in `functions/adapters/prices.py`; `paid=True` for training-plan capacity),
+   `quota_requests` for instances added, `warnings`. Register it in `PLANNERS` (planners/__init__.py).
+2. Use case: replace `deps.operations.start(...)` with `start_or_plan(deps, dry_run=dry_run, ...)` (same
+   arguments). Put what admission read into `admission.facts` (or pass `facts=`): quotas, VPC view, live state.
+3. Route: add `dry_run: DryRun = False` (functions.api.context), return `respond(result)`; OPERATION_RESPONSES
+   already documents the 200 plan. A record write with no operation builds a `Plan` itself (routes/preferences.py).
+4. Remove the route and kind from NO_PLAN_YET_* in tests/unit/test_plans_convention.py (until then a dry run
+   on the route is refused with 422 naming query.dry_run, by functions/api/edge.py, never run for real).
+
+Audit: nothing to call. `functions.api.edge.audit` records every POST/PUT/PATCH/DELETE that passes
+authentication (dry runs aside) once, after the answer: principal, face (`X-PodStart-Face`: the UI and the MCP
+gateway send it), source IP, user agent, action = the route function's name, target (path args `cluster`,
+`group`, `operation_id`, else the started operation's target), the request with secret-looking keys redacted
+(functions.domain.audit.redact: name secret fields `*_token`, `*password*`, `*secret*`...), Idempotency-Key,
+and the result (status, operation id; replays marked). Records are built in functions/api/audit_trail.py.
 """
 
 from __future__ import annotations

@@ -114,3 +114,40 @@ def test_a_retry_dry_run_skips_the_steps_that_succeeded() -> None:
     assert plan.changes[0].details["resume_at"] == "activate"
     assert all(c.action == "none" for c in plan.changes if c.step == "eks_control_plane")
     assert w.repo.get(op.id).status.value == "FAILED"  # type: ignore[union-attr]
+
+
+def test_the_mcp_view_of_a_create_plan_fits_the_budget_and_keeps_every_kind_and_the_cost() -> None:
+    import json
+
+    from mcp_gateway import views
+
+    w = world()
+    plan = cluster_create.create_cluster(w.deps, create_body(storage={"fsx_lustre": {"storage_capacity_gib": 1200}}),
+                                         ACTOR, None, dry_run=True)
+    assert isinstance(plan, Plan)
+    view = views.compact("create_cluster", json.loads(plan.model_dump_json()))
+    assert views.result_bytes(view) <= views.BUDGET
+    created = view["changes"]["create"]
+    assert "AWS::SageMaker::Cluster" in created and "AWS::FSx::FileSystem" in created and "eks-addon x6" in created
+    assert view["cost"]["hourly_usd"] == plan.cost.hourly and "HyperPod ml.g5.8xlarge x2: 7.0 USD/h" in view["cost"]["lines"]
+
+
+@pytest.mark.parametrize(("key", "price"), [(("hyperpod", "ml.c5.large"), 0.119), (("eks", "cluster"), 0.10),
+                                            (("nat", "gateway"), 0.045), (("fsx", "PERSISTENT_2/125"), 0.145 / 730)])
+def test_the_price_list_adapter_reads_the_on_demand_price_of_the_right_product(
+        key: tuple[str, str], price: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    from functions.adapters import prices
+    from sandbox.aws.pricing import get_products
+
+    asked: list[dict[str, object]] = []
+
+    class Client:
+        def get_products(self, **params: object) -> dict[str, object]:
+            asked.append(params)
+            return get_products(params)
+
+    monkeypatch.setattr(prices.aws, "client", lambda service, region=None: Client())
+    book = prices.AwsPriceList()
+    assert book.hourly("us-west-2", key) == (pytest.approx(price), "AWS Price List, 2026-11-30")
+    assert book.hourly("us-west-2", key) is not None and len(asked) == 1  # cached
+    assert book.hourly("us-west-2", ("hyperpod", "ml.nothing.large")) is None

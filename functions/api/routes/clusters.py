@@ -19,7 +19,7 @@ from functions.logic import cluster_create, cluster_delete, cluster_import, clus
 router = Router()
 
 
-def _ok(model: type) -> dict[int, Any]:
+def _ok(model: Any) -> dict[int, Any]:
     return {200: {"description": "OK", "content": {"application/json": {"model": model}}}}
 
 

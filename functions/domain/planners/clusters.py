@@ -127,12 +127,12 @@ def plan_cluster_delete(p: PlanInput) -> Draft:
     out: dict[str, Any] = p.facts.get("created") or {}
     groups: list[dict[str, Any]] = rec.get("instance_groups") or []
     if r.get("origin") != "created":
-        changes = [delete("AWS::EKS::AccessEntry", "PodStart", "eks_control_plane",
+        kept = [delete("AWS::EKS::AccessEntry", "PodStart", "eks_control_plane",
                           eks_cluster=r.get("eks_cluster_name") or name),
                    update("AWS::EKS::Cluster", r.get("eks_cluster_name") or name, "eks_control_plane",
                           remove_tags=["podstart:managed", "podstart:cluster"]),
                    delete("PodStart cluster record", name, None)]
-        return Draft(changes=changes, warnings=["imported cluster: its EKS and HyperPod clusters, add-ons and "
+        return Draft(changes=kept, warnings=["imported cluster: its EKS and HyperPod clusters, add-ons and "
                                                          "network are left alone"])
     changes: list[Change] = []
     s = "storage"

@@ -18,6 +18,10 @@ export type ClusterImport = Schemas["ClusterImport"];
 export type StorageAdd = Schemas["StorageAdd"];
 export type Volume = Schemas["StorageItem"];
 export type VolumeList = Schemas["StorageList"];
+export type Plan = Schemas["Plan"];
+export type AuditRecord = Schemas["AuditRecord"];
+export type AuditPage = Schemas["AuditPage"];
+export type Face = Schemas["Face"];
 
 export interface Page<T> {
   items: T[];
