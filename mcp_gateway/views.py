@@ -199,6 +199,14 @@ def _operation_row(o: dict[str, Any]) -> dict[str, Any]:
                        "status": o.get("status"), "phase": o.get("phase"), "created_at": o.get("created_at")})
 
 
+def _audit_row(r: dict[str, Any]) -> dict[str, Any]:
+    who, target, result = _obj(r.get("principal")), _obj(r.get("target")), _obj(r.get("result"))
+    return _drop_none({"at": r.get("at"), "who": who.get("name") or who.get("sub"), "role": who.get("role"),
+                       "face": r.get("face"), "action": r.get("action"), "cluster": target.get("cluster"),
+                       "resource": target.get("resource"), "status": result.get("status"),
+                       "operation_id": result.get("operation_id"), "replay": r.get("replay") or None})
+
+
 def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
     groups = [g for g in c.get("instance_groups") or [] if isinstance(g, dict)]
     return _drop_none({
@@ -230,6 +238,7 @@ ROWS: dict[str, Row] = {
     "list_instance_types": _instance_type,
     "list_training_plans": _training_plan,
     "list_operations": _operation_row,
+    "list_audit": _audit_row,
     "list_clusters": _cluster_row,
     "list_instance_groups": group,
 }

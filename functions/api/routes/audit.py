@@ -15,7 +15,7 @@ from functions.domain.principal import Role
 
 router = Router()
 
-Timestamp = Annotated[str | None, Query(description="ISO 8601 UTC time, e.g. 2026-12-01T00:00:00Z",
+Timestamp = Annotated[str | None, Query(description="UTC ISO 8601",
                                         pattern=r"^\d{4}-\d{2}-\d{2}(T[0-9:.]{2,12}Z?)?$")]
 
 
@@ -23,16 +23,14 @@ Timestamp = Annotated[str | None, Query(description="ISO 8601 UTC time, e.g. 202
             tags=["audit"], responses={200: {"description": "A page of audit records",
                                              "content": {"application/json": {"model": AuditPage}}}})
 def list_audit(
-    actor: Annotated[str | None, Query(description="A principal's sub, or `me` (anyone may read their own)",
-                                       max_length=128)] = None,
-    cluster: Annotated[str | None, Query(description="Only records about this cluster", max_length=63)] = None,
-    action: Annotated[str | None, Query(description="e.g. create_cluster, scale_instance_group, cancel_operation",
-                                        pattern=r"^[a-z_]{1,64}$")] = None,
-    face: Annotated[Face | None, Query(description="ui, rest or mcp")] = None,
+    actor: Annotated[str | None, Query(description="Sub, or me", max_length=128)] = None,
+    cluster: Annotated[str | None, Query(description="Cluster name", max_length=63)] = None,
+    action: Annotated[str | None, Query(description="Action", pattern=r"^[a-z_]{1,64}$")] = None,
+    face: Annotated[Face | None, Query(description="Face")] = None,
     since: Timestamp = None,
     until: Timestamp = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
-    next_token: Annotated[str | None, Query(description="Token from the previous page", max_length=2048)] = None,
+    next_token: Annotated[str | None, Query(description="From the previous page", max_length=2048)] = None,
 ) -> Response[str]:
     p = principal(router)
     if actor == "me":

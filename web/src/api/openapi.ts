@@ -2140,21 +2140,21 @@ export interface operations {
     list_audit_v1_audit_get: {
         parameters: {
             query?: {
-                /** @description e.g. create_cluster, scale_instance_group, cancel_operation */
+                /** @description Action */
                 action?: string | null;
-                /** @description A principal's sub, or `me` (anyone may read their own) */
+                /** @description Sub, or me */
                 actor?: string | null;
-                /** @description Only records about this cluster */
+                /** @description Cluster name */
                 cluster?: string | null;
-                /** @description ui, rest or mcp */
+                /** @description Face */
                 face?: components["schemas"]["Face"] | null;
                 /** @description Page size */
                 limit?: number;
-                /** @description Token from the previous page */
+                /** @description From the previous page */
                 next_token?: string | null;
-                /** @description ISO 8601 UTC time, e.g. 2026-12-01T00:00:00Z */
+                /** @description UTC ISO 8601 */
                 since?: string | null;
-                /** @description ISO 8601 UTC time, e.g. 2026-12-01T00:00:00Z */
+                /** @description UTC ISO 8601 */
                 until?: string | null;
             };
             header?: never;
@@ -2706,7 +2706,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -2894,7 +2894,7 @@ export interface operations {
     get_cluster_v1_clusters__cluster__get: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -2978,7 +2978,7 @@ export interface operations {
                 confirm: string;
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3083,7 +3083,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -3163,7 +3163,7 @@ export interface operations {
     deploy_endpoint_v1_clusters__cluster__endpoints_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3277,7 +3277,7 @@ export interface operations {
     get_endpoint_v1_clusters__cluster__endpoints__endpoint__get: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -3359,7 +3359,7 @@ export interface operations {
     delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3462,7 +3462,7 @@ export interface operations {
     update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3578,7 +3578,7 @@ export interface operations {
     invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -3682,7 +3682,7 @@ export interface operations {
     list_instance_groups_v1_clusters__cluster__instance_groups_get: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -3764,7 +3764,7 @@ export interface operations {
             query?: {
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3880,7 +3880,7 @@ export interface operations {
             query?: {
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -3996,7 +3996,7 @@ export interface operations {
     list_pools_v1_clusters__cluster__pools_get: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -4076,7 +4076,7 @@ export interface operations {
     create_pool_v1_clusters__cluster__pools_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4190,7 +4190,7 @@ export interface operations {
     assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4306,7 +4306,7 @@ export interface operations {
     release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4422,7 +4422,7 @@ export interface operations {
     reconcile_cluster_v1_clusters__cluster__reconcile_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4523,7 +4523,7 @@ export interface operations {
     list_storage_v1_clusters__cluster__storage_get: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
@@ -4603,7 +4603,7 @@ export interface operations {
     add_storage_v1_clusters__cluster__storage_post: {
         parameters: {
             query?: {
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4719,7 +4719,7 @@ export interface operations {
             query?: {
                 /** @description The volume name again; required for FSx (deletes its data) */
                 confirm?: string | null;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: {
@@ -4828,7 +4828,7 @@ export interface operations {
                 next_token?: string | null;
                 /** @description Under the volume's own prefix, e.g. 'datasets/' */
                 prefix?: string;
-                /** @description The cluster's region (if the name is ambiguous) */
+                /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
             header?: never;
