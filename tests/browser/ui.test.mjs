@@ -217,6 +217,8 @@ describe("PodStart web UI", () => {
     await shot(page, "progress-failed");
     await page.getByRole("button", { name: "Retry" }).click();
     await waitForOperation(page, "SUCCEEDED");
+    // who started it and who retried it
+    assert.match(await page.getByTestId("operation-history").innerText(), /^Started by .+ · Retried by .+\(admin\)/);
     assert.equal(await page.locator('[data-step="eks_control_plane"]').getAttribute("data-status"), "SUCCEEDED");
     await shot(page, "progress-retried");
     await context.close();
