@@ -356,5 +356,7 @@ def changes(old: Operation | None, new: Operation) -> list[tuple[str, dict[str, 
             "status": new.status.value, "phase": new.phase,
             "previous_status": old.status.value if old else None,
             "error": new.error.model_dump(mode="json") if new.error else None,
+            # who caused this status: the start's principal, or whoever retried or cancelled it last
+            "actor": (new.attempts[-1].principal if new.attempts else new.principal).model_dump(mode="json"),
         }))
     return out
