@@ -46,7 +46,8 @@ LAMBDAS: dict[str, LambdaSpec] = {
             handler="functions.api.handler.handler",
             description="PodStart REST API /v1 (validation, reads, operations)",
             timeout_s=29,
-            env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET"),
+            env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET", "AUDIT_TABLE",
+                 "AUDIT_RETENTION_DAYS"),
         ),
         LambdaSpec(
             name="steps",

@@ -30,6 +30,8 @@ class _WorkflowArns(CommonSettings):
 
 class ApiSettings(_WorkflowArns):
     idempotency_table: str
+    audit_table: str = ""
+    audit_retention_days: int = 400
     data_bucket: str = ""
     max_body_bytes: int = 256 * 1024
 

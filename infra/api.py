@@ -115,6 +115,7 @@ class ApiConstruct(Construct):
                 "Authorization",
                 "Content-Type",
                 "Idempotency-Key",
+                "X-PodStart-Face",  # the audit trail's face: the UI says it is the UI
                 "X-Amz-Date",
                 "X-Amz-Security-Token",
             ],

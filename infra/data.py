@@ -18,7 +18,7 @@ _S = dynamodb.AttributeType.STRING
 
 
 class DataConstruct(Construct):
-    """Tables (operations, idempotency, state) and buckets (data, assets, access logs).
+    """Tables (operations, idempotency, state, audit) and buckets (data, assets, access logs).
 
     Everything here holds user data, so it is retained when the stack is deleted.
     """
@@ -26,6 +26,7 @@ class DataConstruct(Construct):
     operations: dynamodb.Table
     idempotency: dynamodb.Table
     state: dynamodb.Table
+    audit: dynamodb.Table
     logs_bucket: s3.Bucket
     data_bucket: s3.Bucket
     assets_bucket: s3.Bucket
@@ -35,6 +36,7 @@ class DataConstruct(Construct):
         self._build_operations_table()
         self._build_idempotency_table()
         self._build_state_table()
+        self._build_audit_table()
         self._build_logs_bucket()
         self._build_data_bucket()
         self._build_assets_bucket(lifecycle_scripts)
@@ -87,6 +89,23 @@ class DataConstruct(Construct):
             sort_key=dynamodb.Attribute(name="sk", type=_S),
             time_to_live_attribute="ttl",
         )
+
+    def _build_audit_table(self) -> None:
+        """Append-only audit records: pk AUDIT + sk `<time>#<id>` (everything, newest first), by_actor and
+        by_cluster for one query per page; items expire on `expires_at` (the retention the deployer sets)."""
+        self.audit = self._table(
+            "Audit",
+            partition_key=dynamodb.Attribute(name="pk", type=_S),
+            sort_key=dynamodb.Attribute(name="sk", type=_S),
+            time_to_live_attribute="expires_at",
+        )
+        for index_name, pk in (("by_actor", "actor"), ("by_cluster", "cluster_key")):
+            self.audit.add_global_secondary_index(
+                index_name=index_name,
+                partition_key=dynamodb.Attribute(name=pk, type=_S),
+                sort_key=dynamodb.Attribute(name="sk", type=_S),
+                projection_type=dynamodb.ProjectionType.ALL,
+            )
 
     # -- buckets --------------------------------------------------------------------------------
 

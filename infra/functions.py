@@ -62,11 +62,17 @@ _CATALOG_ACTIONS = [
     "sagemaker:ListTrainingPlans",
     "servicequotas:ListServiceQuotas",
     "eks:ListClusters",
+    "pricing:GetProducts",  # plans: hourly cost lines (the Price List API has no resources)
 ]
 # What the functions do with the operations and state tables (and their indexes).
 _TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"]
 # Powertools' DynamoDBPersistenceLayer on the idempotency table.
 _IDEMPOTENCY_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+
+
+# The audit trail is append-only for the API: it may put (conditionally: never overwrite) and query.
+_AUDIT_ACTIONS = ["dynamodb:PutItem", "dynamodb:Query"]
+DEFAULT_AUDIT_RETENTION_DAYS = 400
 
 
 def _arn(service: str, resource: str, *, region: str | None = None, account: str | None = None) -> str:
@@ -163,6 +169,9 @@ class FunctionsConstruct(Construct):
             "OPERATIONS_TABLE": data.operations.table_name,
             "STATE_TABLE": data.state.table_name,
             "IDEMPOTENCY_TABLE": data.idempotency.table_name,
+            "AUDIT_TABLE": data.audit.table_name,
+            "AUDIT_RETENTION_DAYS": str(self.node.try_get_context("podstart:auditRetentionDays")
+                                        or DEFAULT_AUDIT_RETENTION_DAYS),
             "EVENT_BUS_NAME": EVENT_BUS_NAME,
             "POWERTOOLS_SERVICE_NAME": spec.function_name,
             "DATA_BUCKET": data.data_bucket.bucket_name,
@@ -254,6 +263,10 @@ class FunctionsConstruct(Construct):
             )
             if name == "api":
                 grant(role, sid="Idempotency", actions=_IDEMPOTENCY_ACTIONS, resources=[data.idempotency.table_arn])
+                grant(role, sid="AuditAppendAndRead", actions=_AUDIT_ACTIONS,
+                      resources=[data.audit.table_arn, Fn.join("", [data.audit.table_arn, "/index/*"])],
+                      reason="The audit table and its own GSIs (by_actor, by_cluster): append and read, never "
+                             "update or delete.")
             grant(
                 role,
                 sid="PublishPodStartEvents",

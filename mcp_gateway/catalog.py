@@ -27,6 +27,7 @@ HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 MUTATING_METHODS = frozenset({"put", "post", "patch", "delete"})
 STATUS_TOOL = "get_operation"
 IDEMPOTENCY_ARG = "idempotency_key"
+FACE_HEADER = "X-PodStart-Face"  # the REST API's audit trail records the face a mutation came through
 DETAIL_ARG = "detail"
 LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
@@ -105,6 +106,8 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
+    ("get", "/v1/audit"): Known(
+        "list_audit", "Audit trail: who did what via which face (admin, or actor=me)."),
     ("post", "/v1/clusters/{cluster}/reconcile"): Known(
         "reconcile_cluster", "Re-install a cluster's base dependencies (EKS add-ons, health agent, NVIDIA/Neuron/EFA "
         "plugins) and volumes; safe to repeat, works on imported clusters." + TRACK, idempotent=True),
@@ -162,6 +165,15 @@ ALIASES: dict[tuple[str, str], list[Known]] = {
 
 # REST parameter -> tool argument, where the REST name would mislead an agent.
 RENAMES: dict[tuple[str, str], str] = {("get_operation", "wait"): WAIT_ARG}
+
+# REST query parameters a tool leaves out (the tools/list budget): agents read the audit trail newest first
+# and page; the UI and REST keep the time window and the action filter. set_active_cluster is a one-field
+# shortcut (plan with set_preferences); a cancel's plan only says the status becomes CANCELLED.
+HIDDEN: dict[str, frozenset[str]] = {
+    "list_audit": frozenset({"since", "until", "action"}),
+    "set_active_cluster": frozenset({"dry_run"}),
+    "cancel_operation": frozenset({"dry_run"}),
+}
 
 # Schema keywords the gateway sets for a tool argument (it serves these itself).
 OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
@@ -264,10 +276,14 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         if loc not in ("path", "query"):
             continue  # headers and cookies are the gateway's business, not the agent's
         wire = p["name"]
+        if wire in HIDDEN.get(name, ()):
+            continue
         arg = RENAMES.get((name, wire), wire)
         is_required = bool(p.get("required")) or loc == "path"
         schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
         schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
+        if wire == "dry_run":  # the server's instructions say what it does: plan first, then ask once
+            schema = {"type": "boolean", "description": "Plan only"}
         schema.update(OVERRIDES.get((name, arg), {}))
         properties[arg] = schema
         if is_required:

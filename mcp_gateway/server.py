@@ -35,6 +35,7 @@ from mcp_gateway.calls import (
     shape_response,
 )
 from mcp_gateway.catalog import (
+    FACE_HEADER,
     IDEMPOTENCY_ARG,
     MAX_WAIT_SECONDS,
     VERSION_ARG,
@@ -49,7 +50,8 @@ SERVER_NAME = "podstart"
 INSTRUCTIONS = (
     "PodStart manages SageMaker HyperPod clusters on EKS. Inspect before creating (list_clusters, then the "
     "catalog tools for the region). Mutating tools return an operation: watch it with get_operation, passing "
-    "back the version you got and wait_seconds=60, until SUCCEEDED, FAILED or CANCELLED."
+    "back the version you got and wait_seconds=60, until SUCCEEDED, FAILED or CANCELLED. Before a mutation, call "
+    "it with dry_run=true, show the user the plan and its hourly cost, and ask once."
 )
 REST_LONG_POLL = 20  # the REST API holds GET /v1/operations/{id}?wait= at most this long
 TIMEOUT = httpx2.Timeout(REST_LONG_POLL + 20.0, connect=5.0)
@@ -193,7 +195,7 @@ class Gateway:
     async def _send(self, spec: ToolSpec, req: Request) -> httpx2.Response | Outcome:
         """One REST request, retried on connection errors and 429/502/503/504 with the same headers (so the
         same Idempotency-Key): a transport retry of one tool call never becomes a second request."""
-        headers = dict(req.headers)
+        headers = {**dict(req.headers), FACE_HEADER: "mcp"}  # the audit trail's face
         auth = self.authorization()
         if auth:
             headers["Authorization"] = auth

@@ -229,6 +229,14 @@ def _operation_row(o: dict[str, Any]) -> dict[str, Any]:
                        "status": o.get("status"), "phase": o.get("phase"), "created_at": o.get("created_at")})
 
 
+def _audit_row(r: dict[str, Any]) -> dict[str, Any]:
+    who, target, result = _obj(r.get("principal")), _obj(r.get("target")), _obj(r.get("result"))
+    return _drop_none({"at": r.get("at"), "who": who.get("name") or who.get("sub"), "role": who.get("role"),
+                       "face": r.get("face"), "action": r.get("action"), "cluster": target.get("cluster"),
+                       "resource": target.get("resource"), "status": result.get("status"),
+                       "operation_id": result.get("operation_id"), "replay": r.get("replay") or None})
+
+
 def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
     groups = [g for g in c.get("instance_groups") or [] if isinstance(g, dict)]
     return _drop_none({
@@ -307,6 +315,7 @@ ROWS: dict[str, Row] = {
     "list_instance_types": _instance_type,
     "list_training_plans": _training_plan,
     "list_operations": _operation_row,
+    "list_audit": _audit_row,
     "list_clusters": _cluster_row,
     "list_instance_groups": group,
 }
@@ -394,6 +403,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
     """The default view of one tool's successful REST answer, within `budget`."""
     if is_operation(data):
         return fit(operation(data), budget)
+    if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
+        return fit(plan(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
     if tool == "get_endpoint" and isinstance(data, dict):
@@ -413,6 +424,32 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing
             return fit({**data, "endpoint": endpoint(data["endpoint"])}, budget)
     return fit(data, budget)
+
+
+def plan(data: dict[str, Any]) -> dict[str, Any]:
+    """A dry run's plan: per action, the kinds of object changed with their counts ("AWS::EC2::Subnet x5";
+    unchanged ones counted), the quota and cost lines, the warnings. detail="full" names every object."""
+    changes = [c for c in data["changes"] if isinstance(c, dict)]
+    counts: dict[str, dict[str, int]] = {}
+    for c in changes:
+        if c.get("action") != "none":
+            per = counts.setdefault(str(c.get("action")), {})
+            per[str(c.get("kind"))] = per.get(str(c.get("kind")), 0) + 1
+    cost = data.get("cost") or {}
+    lines = [line for line in cost.get("lines", []) if isinstance(line, dict)]
+    sources = sorted({str(line.get("source")) for line in lines})
+    return {"dry_run": True, "kind": data.get("kind"),
+            "changes": {a: [k if n == 1 else f"{k} x{n}" for k, n in per.items()] for a, per in counts.items()},
+            "unchanged": sum(1 for c in changes if c.get("action") == "none"),
+            "quota": [{k: q.get(k) for k in ("instance_type", "requested", "in_use", "limit", "ok")}
+                      for q in data.get("quota", []) if isinstance(q, dict)],
+            "cost": {"hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate"),
+                     "lines": [f"{line.get('item')} x{line.get('count'):g}: "
+                               + ("paid" if line.get("paid") else f"{line.get('hourly')} USD/h"
+                                  if line.get("hourly") is not None else "no price")
+                               for line in lines], "sources": sources},
+            "warnings": data.get("warnings", []),
+            "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
 
 
 def fit(data: Any, budget: int = BUDGET) -> Any:

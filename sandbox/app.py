@@ -156,6 +156,7 @@ class Sandbox:
             "OPERATIONS_TABLE": made["tables"]["operations"],
             "STATE_TABLE": made["tables"]["state"],
             "IDEMPOTENCY_TABLE": made["tables"]["idempotency"],
+            "AUDIT_TABLE": made["tables"]["audit"],
             "EVENT_BUS_NAME": made["bus"],
             "WORKFLOW_ARNS": json.dumps(made["workflows"]),
             "DATA_BUCKET": made["buckets"]["data"],

@@ -36,6 +36,20 @@ TABLES: dict[str, dict[str, Any]] = {
         "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
         "ttl": "expiration",
     },
+    "audit": {
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": n, "AttributeType": "S"}
+                                 for n in ("pk", "sk", "actor", "cluster_key")],
+        "GlobalSecondaryIndexes": [
+            {"IndexName": "by_actor", "KeySchema": [{"AttributeName": "actor", "KeyType": "HASH"},
+                                                    {"AttributeName": "sk", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
+            {"IndexName": "by_cluster", "KeySchema": [{"AttributeName": "cluster_key", "KeyType": "HASH"},
+                                                      {"AttributeName": "sk", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
+        ],
+        "ttl": "expires_at",
+    },
     "state": {
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import BaseModel
 
 from functions.domain.operations import Actor, Operation
+from functions.domain.plans import Plan
 from functions.domain.principal import Principal, Role
+from functions.domain.views import NoChange
+from functions.logic.plans import Started
 
 if TYPE_CHECKING:
     from functions.api.deps import Services
@@ -69,6 +73,24 @@ def model_response(model: BaseModel, status: int = 200) -> Response[str]:
                     headers={})
 
 
-def accepted(op: Operation) -> Response[str]:
+REPLAYED_HEADER = "Idempotent-Replayed"  # "true" when the answer is an earlier request's (same Idempotency-Key)
+
+DryRun = Annotated[bool, Query(description=(
+    "true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing"))]
+
+
+def accepted(op: Operation, replayed: bool = False) -> Response[str]:
     """A mutation's answer: 202, the Operation record itself, and where to watch it."""
-    return json_response(op.public(), 202, {"Location": f"/v1/operations/{op.id}"})
+    headers = {"Location": f"/v1/operations/{op.id}"}
+    if replayed:
+        headers[REPLAYED_HEADER] = "true"
+    return json_response(op.public(), 202, headers)
+
+
+def respond(result: Started | Plan | NoChange | Operation) -> Response[str]:
+    """What a mutating route answers: 202 with the operation, or 200 with a plan (dry run) or `changed: false`."""
+    if isinstance(result, Started):
+        return accepted(result.operation, result.replayed)
+    if isinstance(result, Operation):
+        return accepted(result)
+    return model_response(result)

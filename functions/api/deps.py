@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from functions.adapters.audit import DynamoAuditLog
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.prices import AwsPriceList
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
 from functions.domain.kinds import KINDS
+from functions.domain.ports import AuditLog
 from functions.domain.service import OperationService
 from functions.logic.deps import Deps
 from functions.observability import logger
@@ -22,6 +25,7 @@ from functions.settings import ApiSettings, api_settings
 class Services(Deps):
     settings: ApiSettings | None = None
     guard: PowertoolsIdempotencyGuard | None = None
+    audit: AuditLog | None = None
 
 
 @lru_cache(maxsize=1)
@@ -39,4 +43,6 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    features=AwsFeatureReader(s.data_bucket), kube=connect, settings=s, guard=guard)
+                    features=AwsFeatureReader(s.data_bucket), kube=connect, prices=AwsPriceList(), settings=s,
+                    guard=guard,
+                    audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

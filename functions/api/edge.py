@@ -1,6 +1,7 @@
 """What every /v1 request passes before a route runs, in this order, each failure a problem+json 4xx:
 
-    correlate -> authenticate (401) -> authorize (403, the role the route declares)
+    correlate -> authenticate (401) -> audit (records every mutating request but dry runs, with its answer)
+              -> authorize (403, the role the route declares)
               -> admit_body (413, then 415 and 400 for routes that take a body)
               -> validate_request (422) -> the route -> validate_response
 
@@ -17,6 +18,7 @@ size check, which holds for every route).
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Any
@@ -28,9 +30,17 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     OpenAPIRequestValidationMiddleware,
     OpenAPIResponseValidationMiddleware,
 )
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from functions.api.context import route_role
-from functions.domain.errors import BadRequest, PayloadTooLarge, Unauthorized, UnsupportedMediaType
+from functions.api.context import REPLAYED_HEADER, route_role
+from functions.domain.errors import (
+    BadRequest,
+    InvalidInput,
+    PayloadTooLarge,
+    Problem,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from functions.domain.principal import Principal
 
 CORRELATION_HEADER = "X-Correlation-Id"
@@ -60,6 +70,44 @@ def authenticate(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -
         raise Unauthorized("sign in first: send Authorization: Bearer <token>")
     app.append_context(principal=Principal.from_claims(dict(claims)))
     return next_middleware(app)
+
+
+MUTATING_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def audit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """One audit record per mutating request (its answer included: operation id or status), dry runs aside."""
+    event = app.current_event
+    if event.http_method not in MUTATING_METHODS:
+        return next_middleware(app)
+    if _is_dry_run(event.query_string_parameters or {}):
+        route = app.context.get("_route")
+        if route is not None and "dry_run" not in inspect.signature(route.func).parameters:
+            # never mutate for a caller who asked for a plan: this route has no planner yet
+            raise InvalidInput.field(["query", "dry_run"], "this endpoint has no dry run yet; send it without dry_run")
+        return next_middleware(app)
+    status, replay = 500, False
+    body: Any = ""
+    headers: dict[str, Any] = {}
+    try:
+        response = next_middleware(app)
+        status, body, headers = response.status_code, response.body, response.headers
+        return response
+    except Problem as exc:
+        status, replay = exc.status, bool(exc.extra.get("idempotency_key_in_progress"))
+        raise
+    except RequestValidationError:
+        status = 422
+        raise
+    finally:
+        from functions.api.audit_trail import record
+
+        record(app, status, body if isinstance(body, str) else "",
+               replay or str((headers or {}).get(REPLAYED_HEADER, "")).lower() == "true")
+
+
+def _is_dry_run(query: dict[str, str]) -> bool:
+    return str(query.get("dry_run", "")).lower() in ("true", "t", "1", "yes", "y", "on")  # pydantic's true
 
 
 def authorize(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
@@ -112,7 +160,8 @@ class ValidateRequest(OpenAPIRequestValidationMiddleware):
 
 def middlewares() -> list[Any]:
     """The chain, in order, for `app.use` on a resolver built with enable_validation=False."""
-    return [correlate, authenticate, authorize, admit_body, ValidateRequest(), OpenAPIResponseValidationMiddleware()]
+    return [correlate, authenticate, audit, authorize, admit_body, ValidateRequest(),
+            OpenAPIResponseValidationMiddleware()]
 
 
 def _size(raw: str, base64_encoded: bool) -> int:

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from functions.domain.plans import Plan
 from functions.domain.views import (  # noqa: F401  (re-exported for the routes)
     ClusterDetail,
     ClusterList,
@@ -36,6 +37,8 @@ class Problem(BaseModel):
 
 
 OPERATION_RESPONSES: dict[int, Any] = {
+    200: {"description": "dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed",
+          "content": {"application/json": {"model": Plan}}},
     202: {"description": "Accepted: the operation record; watch it with GET /v1/operations/{id}",
           "content": {"application/json": {"model": OperationOut}}},
     409: {"description": "Conflict", "content": {"application/problem+json": {"model": Problem}}},

@@ -96,7 +96,7 @@ class Attempt(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     number: int
-    action: str  # start | retry
+    action: str  # start | retry | cancel
     principal: Actor
     at: str
 
@@ -305,7 +305,7 @@ def succeed(op: Operation, result: dict[str, Any] | None, now: str | None = None
     return _touch(op, now, status=OperationStatus.SUCCEEDED, result=result, error=None, phase=None)
 
 
-def cancel(op: Operation, now: str | None = None) -> Operation:
+def cancel(op: Operation, now: str | None = None, by: Actor | None = None) -> Operation:
     if op.status.terminal:
         raise Conflict(f"operation {op.id} is already {op.status}; only a PENDING or RUNNING one can be cancelled",
                        operation_id=op.id)
@@ -314,7 +314,9 @@ def cancel(op: Operation, now: str | None = None) -> Operation:
     steps = op.steps
     if op.phase and op.step(op.phase).status is StepStatus.RUNNING:
         steps = _replace_step(op, op.phase, status=StepStatus.FAILED, ended_at=ts, error=err, message=err.message)
-    return _touch(op, ts, steps=steps, status=OperationStatus.CANCELLED, error=err)
+    attempts = op.attempts if by is None else (*op.attempts, Attempt(number=op.attempt, action="cancel",
+                                                                      principal=by, at=ts))
+    return _touch(op, ts, steps=steps, status=OperationStatus.CANCELLED, error=err, attempts=attempts)
 
 
 def prepare_retry(op: Operation, by: Actor, now: str | None = None) -> Operation:
@@ -354,5 +356,7 @@ def changes(old: Operation | None, new: Operation) -> list[tuple[str, dict[str, 
             "status": new.status.value, "phase": new.phase,
             "previous_status": old.status.value if old else None,
             "error": new.error.model_dump(mode="json") if new.error else None,
+            # who caused this status: the start's principal, or whoever retried or cancelled it last
+            "actor": (new.attempts[-1].principal if new.attempts else new.principal).model_dump(mode="json"),
         }))
     return out

@@ -141,6 +141,24 @@ class ClusterReader(Protocol):
         """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""
 
 
+class PriceBook(Protocol):
+    """Prices for plans (AWS Price List), cached: they change rarely."""
+
+    def hourly(self, region: str, key: tuple[str, str]) -> tuple[float, str] | None:
+        """USD per unit-hour for a plans.Capacity price key, and its source ("AWS Price List, 2026-11-30");
+        None when the price list has no such product."""
+
+
+class AuditLog(Protocol):
+    """Append-only audit records; queried newest first by actor, by cluster, or all, one page per call."""
+
+    def append(self, record: Any) -> None:
+        """Store an audit.AuditRecord (never overwrites)."""
+
+    def query(self, q: Any) -> tuple[list[Any], str | None]:
+        """An audit.AuditQuery -> (records newest first, next page token)."""
+
+
 class FeatureReader(Protocol):
     """The live state behind the features document (never mutates)."""
 

@@ -126,12 +126,28 @@ class OperationService:
                     errors=[{"loc": ["header", "Idempotency-Key"], "msg": "reused with a different request"}],
                 ) from None
             except IdempotencyInProgress:
-                raise Conflict("a request with this Idempotency-Key is still being processed; retry shortly") from None
+                raise Conflict("a request with this Idempotency-Key is still being processed; retry shortly",
+                               idempotency_key_in_progress=True) from None
         else:
             op_id = create()
         if created:
             return created[0], True
         return self.get(op_id), False
+
+    def deployed(self, kind: str) -> bool:
+        return kind in self.steps_for and self.runner.has_workflow(kind)
+
+    def check_free(self, target: Target) -> None:
+        """Read only: the 409 a start would answer while another operation holds the target (a dry run's check)."""
+        holder_id = self.repo.holder(target)
+        holder = self.repo.get(holder_id) if holder_id else None
+        if holder is not None and not holder.status.terminal:
+            raise Conflict(
+                f"{holder.kind} operation {holder.id} is {holder.status} on "
+                f"{target.cluster or target.resource}; wait for it to finish or cancel it",
+                running_operation=holder.id,
+                running_operation_kind=holder.kind,
+            )
 
     def _unlaunched(self, target: Target, principal: Actor, key: str, rhash: str) -> Operation | None:
         """The operation this very request (same caller, key and body) stored before its process died:
@@ -196,9 +212,9 @@ class OperationService:
         saved = self.record(op, fresh)
         return self._launch(saved)
 
-    def cancel(self, op_id: str) -> Operation:
+    def cancel(self, op_id: str, by: Actor | None = None) -> Operation:
         op = self.get(op_id)
-        cancelled = self.record(op, ops.cancel(op))
+        cancelled = self.record(op, ops.cancel(op, by=by))
         if op.execution_arn:
             try:
                 self.runner.stop(op.execution_arn, "cancelled by request")

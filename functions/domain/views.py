@@ -38,7 +38,7 @@ class OperationOut(BaseModel):
     created_at: str
     updated_at: str
     attempt: int
-    attempts: list[Attempt] = Field(default_factory=list, description="Who started and who retried, when")
+    attempts: list[Attempt] = Field(default_factory=list, description="Who started, retried and cancelled, when")
     version: int = Field(description="Changes only when something a reader sees changes; pass it back to wait")
     links: dict[str, str]
     status_tool: str = Field(description="The tool/endpoint that tracks this operation to a terminal state")

@@ -3,7 +3,7 @@ cluster.create."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupRecord
@@ -12,7 +12,9 @@ from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.instance_groups import addresses_for
 from functions.domain.network import COMPUTE_USABLE, max_instances_per_subnet, plan_fits
 from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.plans import Plan
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 NAME_TAKEN = {"loc": ["body", "name"], "msg": "already taken in this region"}
 
@@ -24,9 +26,11 @@ class CreateAdmission:
     actor: Actor
     idempotency_key: str | None
     normalized: dict[str, Any] | None = None
+    facts: dict[str, Any] = field(default_factory=dict)  # what admission read, for a plan
 
     def normalize(self) -> dict[str, Any]:
         snap = self.deps.reader.snapshot(self.req.region, list(self.req.instance_groups), self.deps.records.all())
+        self.facts = {"quotas": snap.quotas, "region_zones": sorted(snap.zone_ids)}
         if self.req.name in snap.taken_names:
             raise Conflict(f"a cluster named {self.req.name!r} already exists in {self.req.region}",
                            errors=[NAME_TAKEN])
@@ -72,10 +76,10 @@ class CreateAdmission:
         self.deps.records.delete(self.req.region, self.req.name)
 
 
-def create_cluster(deps: Deps, req: ClusterCreate, actor: Actor, key: str | None) -> Operation:
-    op, _ = deps.operations.start(
-        kind="cluster.create", target=Target(cluster=req.name, region=req.region),
+def create_cluster(deps: Deps, req: ClusterCreate, actor: Actor, key: str | None,
+                   dry_run: bool = False) -> Started | Plan:
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="cluster.create", target=Target(cluster=req.name, region=req.region),
         request=req.model_dump(mode="json"), principal=actor, idempotency_key=key,
         admission=CreateAdmission(deps, req, actor, key),
     )
-    return op

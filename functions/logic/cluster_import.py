@@ -11,7 +11,9 @@ from functions.domain.cluster_record import ClusterRecord, ClusterStatus
 from functions.domain.clusters import ClusterImport
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.plans import Plan
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 
 @dataclass
@@ -52,9 +54,9 @@ class ImportAdmission:
         self.deps.records.delete(self.req.region, self.name)
 
 
-def import_cluster(deps: Deps, req: ClusterImport, actor: Actor, key: str | None) -> Operation:
+def import_cluster(deps: Deps, req: ClusterImport, actor: Actor, key: str | None,
+                   dry_run: bool = False) -> Started | Plan:
     adm = ImportAdmission(deps, req, actor)
-    op, _ = deps.operations.start(kind="cluster.import", target=Target(cluster=adm.name, region=req.region),
-                                  request=req.model_dump(mode="json"), principal=actor, idempotency_key=key,
-                                  admission=adm)
-    return op
+    return start_or_plan(deps, dry_run=dry_run, kind="cluster.import",
+                         target=Target(cluster=adm.name, region=req.region), request=req.model_dump(mode="json"),
+                         principal=actor, idempotency_key=key, admission=adm)

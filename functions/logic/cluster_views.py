@@ -165,7 +165,7 @@ def cluster_detail(deps: Deps, name: str, region: str | None, sub: str) -> Clust
     )
 
 
-def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str) -> ClusterRecord:
+def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str, save: bool = True) -> ClusterRecord:
     """Write what HyperPod reports (target/current counts, statuses) onto the record, when it differs."""
     live = {g["InstanceGroupName"]: g for g in hp.get("InstanceGroups", [])}
     groups = [g.model_copy(update={"instance_count": int(live[g.name].get("TargetCount", g.instance_count)),
@@ -173,7 +173,7 @@ def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str) -
                                    "status": live[g.name].get("Status"), "counts_as_of": seen})
               if g.name in live else g for g in rec.instance_groups]
     updated = rec.model_copy(update={"instance_groups": groups, "hyperpod_status": hp.get("ClusterStatus")})
-    if updated != rec:
+    if updated != rec and save:
         deps.records.save(updated)
     return updated
 

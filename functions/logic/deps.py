@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from functions.domain.cluster_record import ClusterRecords
-from functions.domain.ports import ClusterKube, ClusterReader, FeatureReader, KubeConnector, StateStore
+from functions.domain.ports import ClusterKube, ClusterReader, FeatureReader, KubeConnector, PriceBook, StateStore
 from functions.domain.service import OperationService
 
 
@@ -16,6 +16,7 @@ class Deps:
     reader: ClusterReader
     features: FeatureReader | None = None
     kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
+    prices: PriceBook | None = None
 
     @property
     def records(self) -> ClusterRecords:

@@ -4,7 +4,7 @@ addresses), then instance_group.add."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
@@ -13,8 +13,10 @@ from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.instance_groups import addresses_for
 from functions.domain.network import placement_problem
 from functions.domain.operations import Actor, Operation, Target
+from functions.domain.plans import Plan
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 
 def require_active(rec: ClusterRecord) -> None:
@@ -29,6 +31,7 @@ class AddGroupAdmission:
     deps: Deps
     rec: ClusterRecord
     group: InstanceGroupAdd
+    facts: dict[str, Any] = field(default_factory=dict)  # what admission read, for a plan
 
     def normalize(self) -> dict[str, Any]:
         require_active(self.rec)
@@ -36,6 +39,7 @@ class AddGroupAdmission:
             raise Conflict(f"{self.rec.name} already has an instance group {self.group.name!r}",
                            errors=[{"loc": ["body", "name"], "msg": "already exists in this cluster"}])
         snap = self.deps.reader.snapshot(self.rec.region, [self.group], self.deps.records.all())
+        self.facts["quotas"] = snap.quotas
         errors, zone = check_group(self.group, [], snap, self.rec.region)
         if errors:
             raise InvalidInput.of(errors)
@@ -44,8 +48,9 @@ class AddGroupAdmission:
         hp = self.deps.reader.describe_hyperpod(self.rec.region, self.rec.hyperpod_cluster_name or self.rec.name)
         subnets = ((hp or {}).get("VpcConfig") or {}).get("Subnets") or []
         if subnets:
-            problem = placement_problem(self.deps.reader.network(self.rec.region, subnets), zone or "",
-                                        self.group.name, needed)
+            view = self.deps.reader.network(self.rec.region, subnets)
+            self.facts["vpc"] = view
+            problem = placement_problem(view, zone or "", self.group.name, needed)
             if problem:
                 field = "instance_count" if "split it" in problem else "availability_zone"
                 loc = ["path", "cluster"] if "NAT" in problem else ["body", field]
@@ -64,10 +69,10 @@ class AddGroupAdmission:
 
 
 def add_instance_group(deps: Deps, name: str, region: str | None, group: InstanceGroupAdd, actor: Actor,
-                       key: str | None) -> Operation:
+                       key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, name, region)
-    op, _ = deps.operations.start(
-        kind="instance_group.add", target=Target(cluster=rec.name, region=rec.region, resource=group.name),
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="instance_group.add",
+        target=Target(cluster=rec.name, region=rec.region, resource=group.name),
         request={"cluster": rec.name, "region": rec.region, "group": group.model_dump(mode="json")},
         principal=actor, idempotency_key=key, admission=AddGroupAdmission(deps, rec, group))
-    return op

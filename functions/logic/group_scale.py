@@ -11,11 +11,13 @@ from functions.domain.cluster_record import GroupRecord
 from functions.domain.clusters import InstanceGroupPatch
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.instance_groups import immutable_conflicts, live_group, per_instance, quota_problem, wanted_change
-from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.operations import Actor, Target, now_iso
+from functions.domain.plans import Plan
 from functions.domain.views import NoChange
 from functions.logic.cluster_views import find_record, follow_live, group_view
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
+from functions.logic.plans import Started, start_or_plan
 
 
 def _zone_aliases(deps: Deps, region: str, g: GroupRecord) -> set[str]:
@@ -29,7 +31,7 @@ def _type_info(deps: Deps, region: str, g: GroupRecord) -> InstanceType | None:
 
 
 def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, patch: InstanceGroupPatch,
-                         actor: Actor, key: str | None) -> Operation | NoChange:
+                         actor: Actor, key: str | None, dry_run: bool = False) -> Started | Plan | NoChange:
     rec = find_record(deps, name, region)
     current = rec.group(group)
     if current is None:
@@ -42,7 +44,7 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
     hp = deps.reader.describe_hyperpod(rec.region, rec.hyperpod_cluster_name) if rec.hyperpod_cluster_name else None
     detail = next((g for g in (hp or {}).get("InstanceGroups", []) if g["InstanceGroupName"] == group), None)
     if hp is not None:
-        rec = follow_live(deps, rec, hp, now_iso())
+        rec = follow_live(deps, rec, hp, now_iso(), save=not dry_run)
         current = rec.group(group) or current
     live = live_group(detail) if detail else None
     count = wanted_change(sent.get("instance_count"), live) if live else (
@@ -52,8 +54,10 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
     require_active(rec)
     base = live.target_count if live else current.instance_count
     extra = count - base
+    quotas = {}
     if current.capacity_type != "training-plan":
-        quota = {q.instance_type: q for q in deps.reader.quotas(rec.region)}.get(current.instance_type)
+        quotas = {q.instance_type: q for q in deps.reader.quotas(rec.region)}
+        quota = quotas.get(current.instance_type)
         problem = quota_problem(extra, current.instance_type, quota)
         if problem:
             raise InvalidInput.field(["body", "instance_count"], problem)
@@ -66,9 +70,10 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
             raise InvalidInput.field(["body", "instance_count"],
                                      f"the group's compute subnet {subnet.cidr} has room for about {room} "
                                      f"instances of {current.instance_type}; add another group for more")
-    op, _ = deps.operations.start(
-        kind="instance_group.scale", target=Target(cluster=rec.name, region=rec.region, resource=group),
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="instance_group.scale",
+        target=Target(cluster=rec.name, region=rec.region, resource=group),
         request={"cluster": rec.name, "region": rec.region, "group": group, "instance_count": count,
                  "addresses_needed": needed},
-        principal=actor, idempotency_key=key)
-    return op
+        principal=actor, idempotency_key=key,
+        facts={"quotas": quotas, "group": current.model_dump(mode="json"), "target_count": base})

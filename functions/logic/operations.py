@@ -4,11 +4,15 @@ whose cluster was deleted meanwhile can never build an untracked cluster."""
 
 from __future__ import annotations
 
+from functions.domain import operations as ops
 from functions.domain.errors import Conflict
 from functions.domain.kinds import required_role
 from functions.domain.operations import Actor, Operation
+from functions.domain.plans import Change, Plan
 from functions.domain.principal import Principal
+from functions.logic import plans
 from functions.logic.deps import Deps
+from functions.logic.plans import Started
 
 
 def actor_of(p: Principal) -> Actor:
@@ -38,14 +42,37 @@ def check_resumable(deps: Deps, op: Operation) -> None:
                        f"latest operation on a cluster can be resumed", operation_id=op.id, latest_operation=latest.id)
 
 
-def retry(deps: Deps, op_id: str, principal: Principal) -> Operation:
+def retry(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
     principal.require(required_role(op.kind))
     check_resumable(deps, op)
-    return deps.operations.retry(op_id, actor_of(principal))
+    if not dry_run:
+        return Started(deps.operations.retry(op_id, actor_of(principal)))
+    ops.prepare_retry(op, actor_of(principal))  # the same 409 unless FAILED or CANCELLED
+    holder = deps.operations.repo.holder(op.target)
+    if holder != op.id:
+        deps.operations.check_free(op.target)
+    done = frozenset(s.name for s in op.steps if s.status.done)
+    resume = next((s.name for s in op.steps if not s.status.done), None)
+    p = plans.plan(deps, op.kind, op.target, op.request, {}, skip_steps=done,
+                   warnings=[f"steps already done are skipped: {', '.join(sorted(done))}"] if done else None)
+    head = Change(action="update", kind="PodStart operation", name=op.id,
+                  details={"status": {"from": op.status.value, "to": "PENDING"}, "resume_at": resume,
+                           "attempt": op.attempt + 1})
+    return p.model_copy(update={"kind": "operation.retry", "changes": [head, *p.changes]})
 
 
-def cancel(deps: Deps, op_id: str, principal: Principal) -> Operation:
+def cancel(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
     principal.require(required_role(op.kind))
-    return deps.operations.cancel(op_id)
+    if not dry_run:
+        return Started(deps.operations.cancel(op_id, actor_of(principal)))
+    ops.cancel(op)  # the same 409 when it already ended
+    changes = [Change(action="update", kind="PodStart operation", name=op.id,
+                      details={"status": {"from": op.status.value, "to": "CANCELLED"}, "phase": op.phase})]
+    if op.execution_arn:
+        changes.append(Change(action="update", kind="AWS::StepFunctions::Execution",
+                              name=op.execution_arn.rsplit(":", 1)[-1], details={"stop": True}))
+    return Plan(kind="operation.cancel", target=op.target.model_dump(exclude_none=True), changes=changes,
+                warnings=["what the finished steps made stays: retry the operation to resume it, or delete the "
+                          "cluster to remove it"])

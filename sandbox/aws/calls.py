@@ -157,10 +157,15 @@ class ClientHooks:
         context[self._KEY] = redact(params)
 
     def before_call(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+
         fault = self.faults.take(model.service_model.service_name, model.name)
         if fault is None:
+            if model.service_model.service_name == "pricing" and model.name == "GetProducts":
+                from sandbox.aws.pricing import get_products  # moto has no pricing service: seeded answers
+
+                return AWSResponse("http://sandbox/pricing", 200, {}, None), get_products(context.get(self._KEY, {}))
             return None
-        from botocore.awsrequest import AWSResponse
 
         http = AWSResponse("http://sandbox/fault", fault.status_code, {}, None)
         return http, {

@@ -149,6 +149,13 @@ describe("PodStart web UI", () => {
     if (needsClusters(t)) return;
     const { context, page, problems } = await signedIn();
     await fillWizard(page, "e2e-ui");
+    // The review step shows the plan: 2 x ml.g5.8xlarge at the seeded price list + EKS + NAT gateway.
+    const hourly = page.getByTestId("plan-hourly");
+    await hourly.waitFor();
+    assert.equal(await hourly.innerText(), "$7.08 / hour");
+    await page.getByRole("button", { name: /What will change/ }).click();
+    assert.match(await page.getByTestId("plan-change-list").innerText(), /create AWS::SageMaker::Cluster e2e-ui/);
+    await shot(page, "wizard-5-review-plan");
     await page.getByRole("button", { name: "Create cluster" }).click();
     await page.waitForURL(/#\/operations\//);
     await page.getByRole("heading", { name: "Progress" }).waitFor();
@@ -172,6 +179,27 @@ describe("PodStart web UI", () => {
     await context.close();
   });
 
+  test("the Audit page lists the UI's create with its face, filtered by cluster and face", {}, async (t) => {
+    if (needsClusters(t)) return;
+    const { context, page, problems } = await signedIn("#/audit");
+    await page.getByRole("heading", { name: "Audit", level: 1 }).waitFor();
+    await page.getByLabel("Cluster").fill("e2e-ui");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await pick(page, "face-select", "ui");
+    await page.waitForURL(/#\/audit\?.*face=ui/);
+    const row = page.getByRole("row", { name: /create_cluster/ }).filter({ hasText: "e2e-ui" }).first();
+    await row.waitFor();
+    const cells = await row.innerText();
+    assert.match(cells, /\bui\b/);
+    assert.match(cells, /202 op-/);
+    assert.doesNotMatch(cells, /replay/);
+    await shot(page, "audit");
+    await pick(page, "face-select", "mcp");
+    await page.getByText("No records match.").waitFor();
+    assert.deepEqual(problems.filter((p) => !p.includes("favicon")), []);
+    await context.close();
+  });
+
   test("a fault in a step shows the failure, and Retry completes it", {}, async (t) => {
     if (needsClusters(t)) return;
     const fault = await sb.api("/v1/sandbox/faults", {
@@ -189,6 +217,8 @@ describe("PodStart web UI", () => {
     await shot(page, "progress-failed");
     await page.getByRole("button", { name: "Retry" }).click();
     await waitForOperation(page, "SUCCEEDED");
+    // who started it and who retried it
+    assert.match(await page.getByTestId("operation-history").innerText(), /^Started by .+ · Retried by .+\(admin\)/);
     assert.equal(await page.locator('[data-step="eks_control_plane"]').getAttribute("data-status"), "SUCCEEDED");
     await shot(page, "progress-retried");
     await context.close();

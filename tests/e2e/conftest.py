@@ -38,7 +38,7 @@ class Api:
         return self.http.get(path, **kw)
 
     def post(self, path: str, json: Any = None, key: str | None = None, **kw: Any) -> httpx.Response:
-        headers = {"Idempotency-Key": key} if key else {}
+        headers = {**kw.pop("headers", {}), **({"Idempotency-Key": key} if key else {})}
         return self.http.post(path, json=json, headers=headers, **kw)
 
     def wait_terminal(self, op_id: str, timeout: float = 120) -> dict[str, Any]:

@@ -11,12 +11,18 @@ from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupR
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.network import SubnetInfo, VpcView
-from functions.domain.operations import Actor
+from functions.domain.operations import Actor, Operation
 from functions.domain.views import NoChange
 from functions.logic import cluster_create, cluster_views, group_add, group_scale
+from functions.logic.plans import Started
 from tests.fakes import World
 
 ACTOR = Actor(sub="o", name="olga", role="operator")
+
+
+def started(result: object) -> Operation:
+    assert isinstance(result, Started), result
+    return result.operation
 
 
 def active(w: World, name: str = "demo", count: int = 2) -> ClusterRecord:
@@ -43,7 +49,7 @@ def create_body(**over: Any) -> ClusterCreate:
 
 def test_a_create_names_a_zone_by_id_and_stores_the_normalized_request() -> None:
     w = World()
-    op = cluster_create.create_cluster(w.deps, create_body(), ACTOR, None)
+    op = started(cluster_create.create_cluster(w.deps, create_body(), ACTOR, None))
     group = op.request["instance_groups"][0]
     assert group["availability_zone"] == "us-west-2b" and group["availability_zone_id"] == "usw2-az2"
     assert group["addresses_needed"] == 2 * 11  # 1 primary + 0 extra EFA + 10 pod addresses each
@@ -82,7 +88,7 @@ def test_a_full_compute_subnet_means_another_one_not_a_refusal() -> None:
     w.reader.networks["subnet-p1"] = w.reader.networks["subnet-p1"].model_copy(update={"subnets": [full]})
     group = InstanceGroupAdd(name="more", instance_type="ml.g5.8xlarge", instance_count=4,
                              availability_zone="us-west-2a")
-    op = group_add.add_instance_group(w.deps, rec.name, None, group, ACTOR, None)
+    op = started(group_add.add_instance_group(w.deps, rec.name, None, group, ACTOR, None))
     assert op.request["group"]["addresses_needed"] == 44
 
 
@@ -97,9 +103,9 @@ def test_scaling_compares_with_the_live_group_not_the_record() -> None:
     assert same.instance_group.target_count == 4
     followed = w.deps.records.load("us-west-2", rec.name)
     assert followed is not None and followed.instance_groups[0].instance_count == 4  # the record follows
-    op = group_scale.scale_instance_group(w.deps, rec.name, None, "accel", InstanceGroupPatch(instance_count=2),
-                                          ACTOR, None)
-    assert not isinstance(op, NoChange) and op.request["instance_count"] == 2
+    op = started(group_scale.scale_instance_group(w.deps, rec.name, None, "accel",
+                                                  InstanceGroupPatch(instance_count=2), ACTOR, None))
+    assert op.request["instance_count"] == 2
     assert w.runner.started  # an operation started
 
 

@@ -89,7 +89,7 @@ def test_retry_needs_the_role_of_the_operations_kind_and_records_who_retried() -
         op_logic.retry(w.deps, op.id, OPERATOR)
     with pytest.raises(Forbidden):
         op_logic.cancel(w.deps, op.id, OPERATOR)
-    retried = op_logic.retry(w.deps, op.id, ADMIN)
+    retried = op_logic.retry(w.deps, op.id, ADMIN).operation  # type: ignore[union-attr]
     assert retried.attempt == 2 and [(a.action, a.principal.name, a.principal.role) for a in retried.attempts] == [
         ("start", "a", None), ("retry", "ada", "admin")]
 

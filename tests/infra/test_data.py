@@ -5,11 +5,12 @@ from __future__ import annotations
 from aws_cdk.assertions import Match
 
 
-def test_three_tables_are_on_demand_with_pitr_and_encryption(synth):
+def test_four_tables_are_on_demand_with_pitr_and_encryption(synth):
     # When we look at every DynamoDB table
     tables = synth.of_type("AWS::DynamoDB::Table")
-    # Then there are three, each pay-per-request, point-in-time recoverable, encrypted, retained
-    assert len(tables) == 3
+    # Then there are four (operations, idempotency, state, audit), each pay-per-request, point-in-time
+    # recoverable, encrypted, retained
+    assert len(tables) == 4
     for table in tables.values():
         props = table["Properties"]
         assert props["BillingMode"] == "PAY_PER_REQUEST"
@@ -83,3 +84,36 @@ def test_no_idle_compute(synth):
         "AWS::ECS::Service",
     ):
         assert synth.of_type(cfn_type) == {}
+
+
+def test_audit_records_are_found_by_actor_and_by_cluster_and_expire(template):
+    # Then the audit table pages newest first by actor and by cluster, and its items expire on `expires_at`
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "TimeToLiveSpecification": {"AttributeName": "expires_at", "Enabled": True},
+            "GlobalSecondaryIndexes": Match.array_with([
+                Match.object_like({"IndexName": "by_actor", "KeySchema": [
+                    {"AttributeName": "actor", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]}),
+                Match.object_like({"IndexName": "by_cluster", "KeySchema": [
+                    {"AttributeName": "cluster_key", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"}]}),
+            ]),
+        },
+    )
+
+
+def test_the_api_may_append_and_read_the_audit_trail_never_change_it(synth):
+    # When we collect every IAM statement naming the audit table
+    tables = synth.of_type("AWS::DynamoDB::Table")
+    [audit_id] = [k for k, t in tables.items()
+                  if t["Properties"].get("TimeToLiveSpecification", {}).get("AttributeName") == "expires_at"]
+    actions: dict[str, set[str]] = {}
+    for _pid, policy in synth.of_type("AWS::IAM::Policy").items():
+        for st in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if audit_id in str(st["Resource"]) and st["Effect"] == "Allow":
+                names = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+                actions.setdefault(str(policy["Properties"]["Roles"]), set()).update(names)
+    # Then only the API role may touch it: put and query, nothing that updates or deletes
+    assert len(actions) == 1, actions
+    assert set(actions.popitem()[1]) == {"dynamodb:PutItem", "dynamodb:Query"}

@@ -83,3 +83,13 @@ def test_version_moves_only_when_a_reader_sees_a_change() -> None:
     assert moved.version == 2 and moved.revision == 4
     done = ops.advance(moved, ops.step_succeeded(moved, "a", None))
     assert done.version == 3
+
+
+def test_status_events_carry_the_actor_who_started_retried_or_cancelled() -> None:
+    op = new()
+    [(_, created)] = ops.changes(None, op)
+    assert created["actor"]["sub"] == op.principal.sub
+    boss = Actor(sub="b", name="boss", role="admin")
+    cancelled = ops.cancel(ops.step_started(op, "a"), by=boss)
+    status = [d for t, d in ops.changes(op, cancelled) if t == "Operation Status Changed"]
+    assert [d["actor"]["name"] for d in status] == ["boss"]

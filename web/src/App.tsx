@@ -22,6 +22,7 @@ const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
 const Endpoints = lazy(() => import("./pages/Endpoints"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
+const Audit = lazy(() => import("./pages/Audit"));
 
 function LiveBadge() {
   const { state } = useLive();
@@ -48,6 +49,8 @@ function Page({ route }: { route: Route }) {
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
       return <OperationDetail key={route.id} id={route.id} />;
+    case "audit":
+      return <Audit actor={route.actor} cluster={route.cluster} action={route.action} face={route.face} />;
     default:
       return (
         <Box variant="h1">
@@ -73,6 +76,8 @@ function titleOf(route: Route): string {
       return "Operations";
     case "operation":
       return `Operation ${route.id}`;
+    case "audit":
+      return "Audit";
     default:
       return "Not found";
   }
@@ -97,6 +102,8 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
   const active =
     route.page === "operations" || route.page === "operation"
       ? href.operations()
+      : route.page === "audit"
+        ? href.audit()
       : route.page === "import"
         ? href.import()
         : route.page === "create"
@@ -126,6 +133,7 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
               { type: "link", text: "Create cluster", href: href.create() },
               { type: "link", text: "Import cluster", href: href.import() },
               { type: "link", text: "Operations", href: href.operations() },
+              { type: "link", text: "Audit", href: href.audit() },
               { type: "divider" },
               { type: "link", text: "API (OpenAPI)", href: `${config.apiUrl}/v1/openapi.json`, external: true },
             ]}

@@ -8,17 +8,18 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.catalog import REGION_PATTERN
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role
+from functions.domain.plans import Plan
 from functions.logic import cluster_create, cluster_delete, cluster_import, cluster_views, group_add, group_scale
 
 router = Router()
 
 
-def _ok(model: type) -> dict[int, Any]:
+def _ok(model: Any) -> dict[int, Any]:
     return {200: {"description": "OK", "content": {"application/json": {"model": model}}}}
 
 
@@ -26,16 +27,17 @@ IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key", max_length=128,
     description="Same key + same body returns the same operation; retries never repeat the mutation")]
 ClusterPath = Annotated[str, Path(description="Cluster name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
-RegionOpt = Annotated[str | None, Query(description="The cluster's region (if the name is ambiguous)",
+RegionOpt = Annotated[str | None, Query(description="Region, if the name is ambiguous",
                                         pattern=REGION_PATTERN)]
 
 
 @router.post("/v1/clusters", summary="Create a HyperPod cluster on a new EKS cluster (operation cluster.create)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
 @requires(required_role("cluster.create"))
-def create_cluster(body: ClusterCreate, idempotency_key: IdempotencyKey = None) -> Response[str]:
+def create_cluster(body: ClusterCreate, idempotency_key: IdempotencyKey = None, dry_run: DryRun = False
+                   ) -> Response[str]:
     p = require(router, required_role("cluster.create"))
-    return accepted(cluster_create.create_cluster(services(), body, actor(p), idempotency_key))
+    return respond(cluster_create.create_cluster(services(), body, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters", summary="List clusters in every region: PodStart's, and HyperPod-on-EKS clusters it "
@@ -66,18 +68,21 @@ def delete_cluster(
     confirm: Annotated[str, Query(description="The cluster name again, to confirm", max_length=32)],
     region: RegionOpt = None,
     idempotency_key: IdempotencyKey = None,
+    dry_run: DryRun = False,
 ) -> Response[str]:
     p = require(router, required_role("cluster.delete"))
-    return accepted(cluster_delete.delete_cluster(services(), cluster, region, confirm, actor(p), idempotency_key))
+    return respond(cluster_delete.delete_cluster(services(), cluster, region, confirm, actor(p), idempotency_key,
+                                                 dry_run))
 
 
 @router.post("/v1/clusters/import",
              summary="Adopt an existing EKS cluster and its HyperPod cluster (admin: grants PodStart cluster-admin)",
              tags=["clusters"], responses=OPERATION_RESPONSES)
 @requires(required_role("cluster.import"))
-def import_cluster(body: ClusterImport, idempotency_key: IdempotencyKey = None) -> Response[str]:
+def import_cluster(body: ClusterImport, idempotency_key: IdempotencyKey = None, dry_run: DryRun = False
+                   ) -> Response[str]:
     p = require(router, required_role("cluster.import"))
-    return accepted(cluster_import.import_cluster(services(), body, actor(p), idempotency_key))
+    return respond(cluster_import.import_cluster(services(), body, actor(p), idempotency_key, dry_run))
 
 
 GroupPath = Annotated[str, Path(description="Instance group name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
@@ -95,19 +100,19 @@ def list_instance_groups(cluster: ClusterPath, region: RegionOpt = None) -> Resp
              tags=["instance-groups"], responses=OPERATION_RESPONSES)
 @requires(required_role("instance_group.add"))
 def add_instance_group(cluster: ClusterPath, body: InstanceGroupAdd, region: RegionOpt = None,
-                       idempotency_key: IdempotencyKey = None) -> Response[str]:
+                       idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("instance_group.add"))
-    return accepted(group_add.add_instance_group(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(group_add.add_instance_group(services(), cluster, region, body, actor(p), idempotency_key,
+                                                dry_run))
 
 
 @router.patch("/v1/clusters/<cluster>/instance-groups/<group>",
               summary="Scale an instance group (send only instance_count); other fields are fixed",
-              tags=["instance-groups"], responses={**OPERATION_RESPONSES, **_ok(NoChange)})
+              tags=["instance-groups"], responses={**OPERATION_RESPONSES, **_ok(NoChange | Plan)})
 @requires(required_role("instance_group.scale"))
 def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceGroupPatch,
-                         region: RegionOpt = None, idempotency_key: IdempotencyKey = None) -> Response[str]:
+                         region: RegionOpt = None, idempotency_key: IdempotencyKey = None,
+                         dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("instance_group.scale"))
-    result = group_scale.scale_instance_group(services(), cluster, region, group, body, actor(p), idempotency_key)
-    if isinstance(result, NoChange):
-        return model_response(result)
-    return accepted(result)
+    return respond(group_scale.scale_instance_group(services(), cluster, region, group, body, actor(p),
+                                                    idempotency_key, dry_run))

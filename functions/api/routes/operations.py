@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, json_response, principal, require, requires, services
+from functions.api.context import DryRun, json_response, principal, require, requires, respond, services
 from functions.api.schemas import OPERATION_RESPONSES, OperationList, OperationOut
 from functions.domain.operations import OperationStatus
 from functions.domain.principal import Role
@@ -54,15 +54,15 @@ def get_operation(
              summary="Retry a failed operation from its failed step (needs the role its kind needs)",
              tags=["operations"], responses=OPERATION_RESPONSES)
 @requires(Role.operator)
-def retry_operation(operation_id: OpId) -> Response[str]:
+def retry_operation(operation_id: OpId, dry_run: DryRun = False) -> Response[str]:
     p = require(router, Role.operator)
-    return accepted(op_logic.retry(services(), operation_id, p))
+    return respond(op_logic.retry(services(), operation_id, p, dry_run))
 
 
 @router.post("/v1/operations/<operation_id>/cancel",
              summary="Cancel a pending or running operation (needs the role its kind needs)",
              tags=["operations"], responses=OPERATION_RESPONSES)
 @requires(Role.operator)
-def cancel_operation(operation_id: OpId) -> Response[str]:
+def cancel_operation(operation_id: OpId, dry_run: DryRun = False) -> Response[str]:
     p = require(router, Role.operator)
-    return accepted(op_logic.cancel(services(), operation_id, p))
+    return respond(op_logic.cancel(services(), operation_id, p, dry_run))

@@ -1,5 +1,6 @@
 import type { Problem } from "../lib/problems";
 import type {
+  AuditPage,
   AvailabilityZone,
   ClusterCreate,
   Endpoint,
@@ -22,6 +23,7 @@ import type {
   Me,
   Operation,
   Page,
+  Plan,
   Preferences,
   Quota,
   Region,
@@ -74,7 +76,8 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export async function request<T>(path: string, opts: RequestOptions = {}): Promise<Answer<T>> {
   const method = (opts.method ?? "GET").toUpperCase();
-  const headers: Record<string, string> = { Accept: "application/json, application/problem+json", ...opts.headers };
+  // X-PodStart-Face: the audit trail records which face (ui, rest, mcp) a mutation came through.
+  const headers: Record<string, string> = { Accept: "application/json, application/problem+json", "X-PodStart-Face": "ui", ...opts.headers };
   if (!READS.has(method)) {
     // Every mutation the UI sends carries a key, so a retried request never repeats the change.
     if (!opts.idempotencyKey) throw new Error(`${method} ${path} without an Idempotency-Key`);
@@ -138,6 +141,11 @@ export const api = {
     get<ClusterDetail>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region })}`),
   createCluster: (body: ClusterCreate, key: string) =>
     request<Operation>("/v1/clusters", { method: "POST", body, idempotencyKey: key }),
+  /** The plan of a create (`?dry_run=true`): changes, quota, hourly cost; nothing is changed. */
+  planCreateCluster: (body: ClusterCreate, signal?: AbortSignal) =>
+    request<Plan>("/v1/clusters?dry_run=true", { method: "POST", body, idempotencyKey: newIdempotencyKey(), signal }),
+  audit: (p: { actor?: string; cluster?: string; action?: string; face?: string; limit?: number; next_token?: string | null } = {}) =>
+    get<AuditPage>(`/v1/audit${qs(p)}`),
   importCluster: (body: ClusterImport, key: string) =>
     request<Operation>("/v1/clusters/import", { method: "POST", body, idempotencyKey: key }),
   deleteCluster: (name: string, region: string, key: string) =>

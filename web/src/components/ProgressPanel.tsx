@@ -9,6 +9,7 @@ import Spinner from "@cloudscape-design/components/spinner";
 import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import { ApiError, api } from "../api/client";
 import type { Operation, Step } from "../api/types";
+import { fmtTime } from "../lib/format";
 import { useLiveEvents } from "../lib/events";
 import { useMutation } from "../lib/mutation";
 import { applyEvent, displaySteps, elapsed, isTerminal, stepLabel } from "../lib/operation";
@@ -118,6 +119,13 @@ export function StepsView({
             {failed?.error?.message ?? (op.error as { message?: string } | null)?.message ?? "See the step below."}{" "}
             {onRetry && "Retry resumes at the failed step; steps that succeeded are skipped."}
           </Alert>
+        )}
+        {(op.attempts ?? []).length > 0 && (
+          <Box variant="small" color="text-body-secondary" data-testid="operation-history">
+            {(op.attempts ?? [])
+              .map((a) => `${a.action === "start" ? "Started" : a.action === "retry" ? "Retried" : a.action === "cancel" ? "Cancelled" : a.action} by ${a.principal.name ?? a.principal.sub} (${a.principal.role}) ${fmtTime(a.at)}`)
+              .join(" · ")}
+          </Box>
         )}
         <ol className="ps-steps" aria-label="Steps">
           {steps.map((s, i) => (

@@ -12,6 +12,7 @@ export type Route =
   | { page: "endpoints"; region: string; name: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
+  | { page: "audit"; actor?: string; cluster?: string; action?: string; face?: string }
   | { page: "notfound"; path: string };
 
 export function parseRoute(hash: string): Route {
@@ -31,6 +32,10 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === "operations" && parts.length === 1)
     return { page: "operations", cluster: q.get("cluster") ?? undefined, status: q.get("status") ?? undefined };
   if (parts[0] === "operations" && parts.length === 2) return { page: "operation", id: parts[1] };
+  if (parts[0] === "audit" && parts.length === 1) {
+    const f = (k: string) => q.get(k) || undefined;
+    return { page: "audit", actor: f("actor"), cluster: f("cluster"), action: f("action"), face: f("face") };
+  }
   return { page: "notfound", path };
 }
 
@@ -62,6 +67,12 @@ export const href = {
     return `#/operations${s ? `?${s}` : ""}`;
   },
   operation: (id: string) => `#/operations/${encodeURIComponent(id)}`,
+  audit: (f: { actor?: string; cluster?: string; action?: string; face?: string } = {}) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
+    const s = q.toString();
+    return `#/audit${s ? `?${s}` : ""}`;
+  },
 };
 
 export function navigate(to: string): void {

@@ -25,6 +25,7 @@ import {
   toSpec,
   type GroupDraft,
 } from "../components/InstanceGroupFields";
+import { PlanPanel } from "../components/PlanPanel";
 import { useMutation } from "../lib/mutation";
 import { href, navigate } from "../lib/router";
 import { cached, useAsync } from "../lib/useAsync";
@@ -363,6 +364,12 @@ export default function CreateCluster() {
                   />
                 </ColumnLayout>
               </Container>
+              {step === 4 && (
+                <PlanPanel
+                  load={async (signal) => (await api.planCreateCluster(buildBody({ ...draft, region }), signal)).body}
+                  deps={[JSON.stringify(buildBody({ ...draft, region }))]}
+                />
+              )}
             </SpaceBetween>
           ),
         },

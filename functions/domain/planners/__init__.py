@@ -1,0 +1,42 @@
+"""Planners: for each operation kind, the changes its workflow's steps will make, computed purely.
+
+A dry run (`?dry_run=true`) runs the same admission as the real request, then the kind's planner on the
+normalized request and on the facts admission read (`PlanInput.facts`: quotas, the VPC view, the live
+group...). Planners never read AWS themselves: a dry run reads at most what admission reads, and the
+placement/allocation functions they call are the ones the workflows call (one code path).
+
+To add a plan for a new kind (e.g. `node.reboot`):
+
+1. write `plan_<kind>(p: PlanInput) -> Draft` in the planner module of its area (or a new
+   `functions/domain/planners/<area>.py`): one `plans.create|update|delete|none(kind, name, step, **details)`
+   per object each workflow step makes, `Capacity(...)` for what costs by the hour, `quota_requests` for
+   instances added, `warnings` for what the user should know;
+2. register it in `PLANNERS` below under the kind's name (a test fails for a kind in `kinds.KINDS` without one);
+3. in the use case, call `functions.logic.plans.start_or_plan(deps, dry_run=dry_run, kind=..., ...)` where it
+   called `deps.operations.start(...)` (same arguments; put what admission read in `admission.facts`), and
+   in the route take `dry_run: DryRun = False` (from `functions.api.context`) and return `respond(result)`.
+   A mutation that starts no operation (a record write) builds its Plan directly: see routes/preferences.py.
+
+`tests/unit/test_plans_convention.py` fails for any mutating route of the OpenAPI document without `dry_run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from functions.domain.planners.base import PlanInput
+from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
+from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
+from functions.domain.plans import Draft
+
+Planner = Callable[[PlanInput], Draft]
+
+PLANNERS: dict[str, Planner] = {
+    "cluster.create": plan_cluster_create,
+    "cluster.delete": plan_cluster_delete,
+    "cluster.import": plan_cluster_import,
+    "instance_group.add": plan_group_add,
+    "instance_group.scale": plan_group_scale,
+}
+
+__all__ = ["PLANNERS", "PlanInput", "Planner"]

@@ -1,0 +1,139 @@
+"""Plans and audit on the sandbox over HTTP: a dry run answers the plan (changes, quota, priced cost lines)
+with zero mutating AWS calls; the real run then makes only changes the plan listed; every real mutation is
+audited once with its face and principal (a replay of the same Idempotency-Key marked as one), dry runs never.
+One small cluster (1 x ml.c5.large) serves the whole file."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_clusters import body, group, mutation_calls, name
+
+READS = ("Describe", "List", "Get", "Query", "Scan", "BatchGet", "Head")
+# The resource type (as plans name it) each mutating AWS call of a cluster create changes.
+CALL_KIND = {
+    "ec2.CreateVpc": "AWS::EC2::VPC", "ec2.ModifyVpcAttribute": "AWS::EC2::VPC",
+    "ec2.CreateSubnet": "AWS::EC2::Subnet", "ec2.ModifySubnetAttribute": "AWS::EC2::Subnet",
+    "ec2.CreateInternetGateway": "AWS::EC2::InternetGateway", "ec2.AttachInternetGateway": "AWS::EC2::InternetGateway",
+    "ec2.CreateRouteTable": "AWS::EC2::RouteTable", "ec2.CreateRoute": "AWS::EC2::RouteTable",
+    "ec2.AssociateRouteTable": "AWS::EC2::RouteTable", "ec2.AllocateAddress": "AWS::EC2::EIP",
+    "ec2.CreateNatGateway": "AWS::EC2::NatGateway", "ec2.CreateVpcEndpoint": "AWS::EC2::VPCEndpoint",
+    "ec2.CreateSecurityGroup": "AWS::EC2::SecurityGroup",
+    "ec2.AuthorizeSecurityGroupIngress": "AWS::EC2::SecurityGroup",
+    "ec2.AuthorizeSecurityGroupEgress": "AWS::EC2::SecurityGroup",
+    "iam.CreateRole": "AWS::IAM::Role", "iam.PutRolePolicy": "AWS::IAM::Role", "iam.AttachRolePolicy": "AWS::IAM::Role",
+    "iam.TagRole": "AWS::IAM::Role", "iam.CreateOpenIDConnectProvider": "AWS::IAM::OIDCProvider",
+    "eks.CreateCluster": "AWS::EKS::Cluster", "eks.TagResource": "AWS::EKS::Cluster",
+    "eks.CreateAccessEntry": "AWS::EKS::AccessEntry", "eks.AssociateAccessPolicy": "AWS::EKS::AccessEntry",
+    "eks.CreateAddon": "eks-addon", "eks.CreatePodIdentityAssociation": "AWS::EKS::PodIdentityAssociation",
+    "s3.PutObject": "AWS::S3::Object", "sagemaker.CreateCluster": "AWS::SageMaker::Cluster",
+    "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster",
+}
+
+
+def writes(api: Any, since: int) -> list[str]:
+    """Every AWS call since `since` that is not a read, PodStart's own tables and bus included."""
+    return [f"{c['service']}.{c['operation']}" for c in api.calls()[since:] if not c["operation"].startswith(READS)]
+
+
+@pytest.fixture(scope="module")
+def made(api: Any) -> dict[str, Any]:
+    """Dry run, then the real create through the UI face (and a replay of its key); the cluster ends ACTIVE."""
+    cluster, key = name("plan"), uuid.uuid4().hex
+    req = body(cluster, instance_groups=[group(instance_type="ml.c5.large", instance_count=1)])
+    before = len(api.calls())
+    dry = api.post("/v1/clusters", json=req, key=key, params={"dry_run": "true"}, headers={"X-PodStart-Face": "ui"})
+    dry_writes = writes(api, before)
+    since = len(api.calls())
+    ui = {"X-PodStart-Face": "ui", "User-Agent": "podstart-web-test"}
+    first = api.post("/v1/clusters", json=req, key=key, headers=ui)
+    replay = api.post("/v1/clusters", json=req, key=key, headers=ui)
+    assert first.status_code == 202, first.text
+    done = api.wait_terminal(first.json()["id"])
+    assert done["status"] == "SUCCEEDED", done["error"]
+    return {"cluster": cluster, "key": key, "dry": dry, "dry_writes": dry_writes, "op": done,
+            "replay": replay, "real": mutation_calls(api, since)}
+
+
+def test_a_create_dry_run_answers_the_plan_and_changes_nothing(made: dict[str, Any]) -> None:
+    assert made["dry"].status_code == 200, made["dry"].text
+    assert made["dry_writes"] == []  # no AWS call but reads, not even to PodStart's own tables
+    plan = made["dry"].json()
+    assert plan["valid"] is True and plan["kind"] == "cluster.create" and plan["dry_run"] is True
+    assert {"AWS::EKS::Cluster", "AWS::SageMaker::Cluster", "AWS::EC2::NatGateway"} <= {
+        c["kind"] for c in plan["changes"] if c["action"] == "create"}
+    [q] = plan["quota"]
+    assert (q["instance_type"], q["requested"], q["ok"]) == ("ml.c5.large", 1, True)
+    lines = {line["item"]: line for line in plan["cost"]["lines"]}
+    assert lines["HyperPod ml.c5.large"]["unit_hourly"] == pytest.approx(0.119)
+    assert all(line["source"] == "AWS Price List, 2026-11-30" for line in lines.values())
+    assert plan["cost"]["hourly"] == pytest.approx(0.119 + 0.10 + 0.045, abs=0.01)
+
+
+def test_the_real_run_makes_only_changes_the_plan_listed(made: dict[str, Any]) -> None:
+    planned = {c["kind"] for c in made["dry"].json()["changes"] if c["action"] != "none"}
+    calls = [m.split(" ", 1)[0] for m in made["real"]]
+    assert "sagemaker.CreateCluster" in calls
+    own = ("events.", "stepfunctions.", "ec2.CreateTags")  # PodStart's bus and workflow; tags of planned objects
+    unplanned = sorted({c for c in calls if CALL_KIND.get(c) not in planned and not c.startswith(own)})
+    assert unplanned == [], unplanned
+
+
+def test_a_scale_and_a_delete_dry_run_plan_from_the_live_cluster(api: Any, made: dict[str, Any]) -> None:
+    cluster = made["cluster"]
+    before = len(api.calls())
+    scale = api.http.patch(f"/v1/clusters/{cluster}/instance-groups/accel", json={"instance_count": 3},
+                           params={"dry_run": "true"})
+    gone = api.http.delete(f"/v1/clusters/{cluster}", params={"confirm": cluster, "dry_run": "true"})
+    assert writes(api, before) == []
+    assert scale.status_code == 200, scale.text
+    s = scale.json()
+    [change] = s["changes"]
+    assert change["details"]["instance_count"] == {"from": 1, "to": 3}
+    assert s["quota"][0]["requested"] == 2 and s["cost"]["hourly"] == pytest.approx(2 * 0.119, abs=0.01)
+    assert gone.status_code == 200, gone.text
+    d = gone.json()
+    assert {"AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::EC2::VPC"} <= {
+        c["kind"] for c in d["changes"] if c["action"] == "delete"}
+    assert d["cost"]["hourly"] < 0 and d["warnings"]
+    detail = api.get(f"/v1/clusters/{cluster}").json()
+    assert detail["status"] == "ACTIVE" and detail["instance_groups"][0]["instance_count"] == 1
+
+
+def test_a_dry_run_refuses_what_the_real_request_refuses(api: Any, made: dict[str, Any]) -> None:
+    bad = api.post("/v1/clusters", json=body(made["cluster"]), params={"dry_run": "true"})
+    assert bad.status_code == 409  # the name is taken: the same problem the real request answers
+    over = api.http.patch(f"/v1/clusters/{made['cluster']}/instance-groups/accel", json={"instance_count": 5000},
+                          params={"dry_run": "true"})
+    assert over.status_code == 422 and over.json()["errors"][0]["loc"] == ["body", "instance_count"]
+    # a mutation without a planner yet refuses the dry run rather than running for real
+    before = len(api.calls())
+    r = api.post(f"/v1/clusters/{made['cluster']}/reconcile", params={"dry_run": "true"})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "dry_run"]
+    assert writes(api, before) == []
+
+
+def test_each_mutation_is_audited_once_with_face_and_principal(api: Any, viewer: Any,
+                                                               made: dict[str, Any]) -> None:
+    page = api.get("/v1/audit", params={"cluster": made["cluster"], "limit": 100})
+    assert page.status_code == 200, page.text
+    creates = [r for r in page.json()["items"] if r["action"] == "create_cluster"]
+    assert [r["replay"] for r in creates] == [True, False]  # newest first; dry runs are never recorded
+    real = creates[1]
+    assert real["face"] == "ui" and real["principal"]["role"] == "admin" and real["user_agent"] == "podstart-web-test"
+    assert real["result"] == {"status": 202, "operation_id": made["op"]["id"]}
+    assert real["idempotency_key"] == made["key"] and real["request"]["body"]["name"] == made["cluster"]
+    assert made["replay"].json()["id"] == made["op"]["id"]
+    one = api.get("/v1/audit", params={"cluster": made["cluster"], "limit": 1}).json()
+    assert len(one["items"]) == 1 and one["next_token"]
+    rest = api.get("/v1/audit", params={"cluster": made["cluster"], "limit": 1, "next_token": one["next_token"]})
+    assert rest.json()["items"][0]["id"] != one["items"][0]["id"]
+
+    assert viewer.get("/v1/audit").status_code == 403
+    mine = viewer.get("/v1/audit", params={"actor": "me"})
+    assert mine.status_code == 200 and all(r["principal"]["role"] == "viewer" for r in mine.json()["items"])
+    face = api.get("/v1/audit", params={"face": "mcp", "cluster": made["cluster"]}).json()
+    assert face["items"] == []

@@ -1,0 +1,85 @@
+import { useEffect, useState } from "react";
+import Alert from "@cloudscape-design/components/alert";
+import Box from "@cloudscape-design/components/box";
+import Container from "@cloudscape-design/components/container";
+import ExpandableSection from "@cloudscape-design/components/expandable-section";
+import Header from "@cloudscape-design/components/header";
+import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+import Spinner from "@cloudscape-design/components/spinner";
+import type { Plan } from "../api/types";
+import { plural } from "../lib/format";
+
+export function usd(v: number | null | undefined, maxDigits = 2): string {
+  if (v === null || v === undefined) return "no price";
+  const sign = v < 0 ? "-" : "";
+  return `${sign}$${Math.abs(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: maxDigits })}`;
+}
+
+/**
+ * The plan of a mutation (its `?dry_run=true` answer), shown on a form's review step before the final button:
+ * the hourly cost delta, quota, warnings, and what will be created/changed. `load` runs whenever `deps` change.
+ */
+export function PlanPanel({ load, deps }: { load: (signal: AbortSignal) => Promise<Plan>; deps: unknown[] }) {
+  const [plan, setPlan] = useState<Plan | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    const ctl = new AbortController();
+    setPlan(null);
+    setError(null);
+    load(ctl.signal)
+      .then((p) => { if (!ctl.signal.aborted) setPlan(p); })
+      .catch((e: Error & { status?: number }) => {
+        if (ctl.signal.aborted || e.name === "AbortError") return;
+        setError(e.status && e.status < 500 ? `The request would be refused (HTTP ${e.status}); the final button shows why at the fields.` : e.message);
+      });
+    return () => ctl.abort();
+  }, deps);
+
+  const header = <Header variant="h2" description="What this will change and cost, computed by the same checks as the real request. Nothing is changed yet.">Plan and cost</Header>;
+  if (error) return <Container header={header}><Box data-testid="plan-error" color="text-status-error">{error}</Box></Container>;
+  if (!plan) return <Container header={header}><Spinner /> Computing the plan…</Container>;
+  const cost = plan.cost;
+  const changes = (plan.changes ?? []).filter((c) => c.action !== "none");
+  const warnings = plan.warnings ?? [];
+  return (
+    <Container header={header}>
+      <SpaceBetween size="m">
+        <KeyValuePairs
+          columns={3}
+          items={[
+            { label: "Hourly cost", value: <span data-testid="plan-hourly">{usd(cost?.hourly)} / hour</span> },
+            { label: "Monthly estimate (730 h)", value: usd(cost?.monthly_estimate) },
+            { label: "Changes", value: <span data-testid="plan-changes">{plural(changes.length, "change")}</span> },
+          ]}
+        />
+        {warnings.length > 0 && (
+          <Alert type="warning" header={`This plan has ${plural(warnings.length, "warning")}`}>
+            <ul data-testid="plan-warnings">{warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+          </Alert>
+        )}
+        <table className="ps-plan" aria-label="Cost lines">
+          <thead><tr><th>Item</th><th>Count</th><th>Unit / hour</th><th>Hourly</th><th>Source</th></tr></thead>
+          <tbody>
+            {(cost?.lines ?? []).map((l) => (
+              <tr key={l.item}>
+                <td>{l.item}</td><td>{l.count}</td><td>{usd(l.unit_hourly, 4)}</td>
+                <td>{l.paid ? "already paid" : usd(l.hourly)}</td><td>{l.source}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {(plan.quota ?? []).map((q) => (
+          <Box key={q.instance_type} color={q.ok ? "text-body-secondary" : "text-status-error"}>
+            Quota {q.instance_type}: {q.requested} requested, {q.in_use} in use of {q.limit} {q.ok ? "(fits)" : "(exceeds the quota)"}
+          </Box>
+        ))}
+        <ExpandableSection headerText={`What will change (${changes.length})`}>
+          <ul data-testid="plan-change-list">
+            {changes.map((c, i) => <li key={i}>{c.action} {c.kind} <b>{c.name}</b>{c.step ? ` (step ${c.step})` : ""}</li>)}
+          </ul>
+        </ExpandableSection>
+      </SpaceBetween>
+    </Container>
+  );
+}
