@@ -454,6 +454,22 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodNodeActionsTracked",
+        actions=["sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes",
+                 "sagemaker:BatchDeleteClusterNodes"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why + "nodes are rebooted, replaced or deleted only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
+        sid="HyperPodNodeRead",
+        actions=["sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode"],
+        resources=[clusters],
+        reason=why + "node operations watch their nodes; read-only.",
+    )
+    grant(
+        role,
         sid="HyperPodDeleteManaged",
         actions=["sagemaker:DeleteCluster"],
         resources=[clusters],

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.nodes import AwsNodeReader
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -36,4 +37,5 @@ def services() -> Services:
         steps_for=dict(KINDS),
     )
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+                    nodes=AwsNodeReader(),
                     settings=s, guard=guard)

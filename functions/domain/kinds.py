@@ -11,6 +11,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.import": ("discover", "access", "activate", "inventory"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
+    "nodes.reboot": ("reboot", "ready"),
+    "nodes.replace": ("replace", "ready"),
+    "nodes.delete": ("delete", "gone"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -18,6 +21,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 REQUIRED_ROLE: dict[str, Role] = {
     "cluster.delete": Role.admin,
     "cluster.import": Role.admin,
+    "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
 }
 
 H = 3600.0
@@ -31,6 +35,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
+    "nodes.reboot": {"reboot": 0.25 * H, "ready": 1 * H},
+    "nodes.replace": {"replace": 0.25 * H, "ready": 1 * H},
+    "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

@@ -1,0 +1,110 @@
+"""Node reads for the API (NodeReader): HyperPod's node and event APIs, and the cluster's Kubernetes nodes
+and pods. One call per method; Kubernetes responses are read as JSON (no model deserialization: a page
+of 500 nodes stays cheap). The Kubernetes connection (endpoint, CA, token) is kept per cluster for ten
+minutes, so a page costs its two calls, not a DescribeCluster more."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from functions.adapters import aws
+
+CONNECTION_TTL_S = 600.0  # EKS tokens live 15 minutes
+
+
+@dataclass
+class AwsNodeReader:
+    client: Callable[[str, str | None], Any] = aws.client
+    _kube: dict[tuple[str, str], tuple[float, Any]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- HyperPod --------------------------------------------------------------------------------
+    def list_cluster_nodes(self, region: str, cluster: str, group: str | None, limit: int,
+                           token: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        params: dict[str, Any] = {"ClusterName": cluster, "MaxResults": limit, "SortBy": "Name",
+                                  "SortOrder": "Ascending"}
+        if group:
+            params["InstanceGroupNameContains"] = group
+        if token:
+            params["NextToken"] = token
+        out = self.client("sagemaker", region).list_cluster_nodes(**params)
+        return list(out.get("ClusterNodeSummaries", [])), out.get("NextToken")
+
+    def describe_cluster_node(self, region: str, cluster: str, node_id: str) -> dict[str, Any] | None:
+        try:
+            out = self.client("sagemaker", region).describe_cluster_node(ClusterName=cluster, NodeId=node_id)
+        except ClientError as err:
+            if err.response["Error"]["Code"] in ("ResourceNotFound", "ResourceNotFoundException",
+                                                 "ValidationException"):
+                return None
+            raise
+        return out.get("NodeDetails")  # type: ignore[no-any-return]
+
+    def cluster_events(self, region: str, cluster: str, *, node_id: str | None = None, group: str | None = None,
+                       since: datetime | None = None, limit: int = 50,
+                       token: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        params: dict[str, Any] = {"ClusterName": cluster, "MaxResults": limit, "SortOrder": "Descending"}
+        if node_id:
+            params["NodeId"] = node_id
+        if group:
+            params["InstanceGroupName"] = group
+        if since:
+            params["EventTimeAfter"] = since
+        if token:
+            params["NextToken"] = token
+        try:
+            out = self.client("sagemaker", region).list_cluster_events(**params)
+        except ClientError as err:
+            if err.response["Error"]["Code"] in ("ResourceNotFound", "ValidationException"):
+                return [], None
+            raise
+        return list(out.get("Events", [])), out.get("NextToken")
+
+    # -- Kubernetes ------------------------------------------------------------------------------
+    def _api(self, region: str, eks: str) -> Any:
+        from functions.adapters.kube import KubeCluster
+
+        key = (region, eks)
+        with self._lock:
+            made = self._kube.get(key)
+            if made is not None and time.monotonic() - made[0] < CONNECTION_TTL_S:
+                return made[1]
+        api = KubeCluster.for_eks(eks, region).api
+        with self._lock:
+            self._kube[key] = (time.monotonic(), api)
+        return api
+
+    def _get(self, region: str, eks: str, path: str, query: dict[str, Any]) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        api = self._api(region, eks)
+        try:
+            resp = api.call_api(path, "GET", query_params=[(k, v) for k, v in query.items() if v not in (None, "")],
+                                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
+                                _preload_content=False, _return_http_data_only=True)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        return json.loads(resp.data)  # type: ignore[no-any-return]
+
+    def kube_nodes(self, region: str, eks: str, selector: str, limit: int = 0,
+                   token: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        out = self._get(region, eks, "/api/v1/nodes",
+                        {"labelSelector": selector, "limit": limit or None, "continue": token}) or {}
+        return list(out.get("items") or []), (out.get("metadata") or {}).get("continue") or None
+
+    def kube_node(self, region: str, eks: str, name: str) -> dict[str, Any] | None:
+        return self._get(region, eks, f"/api/v1/nodes/{name}", {})
+
+    def kube_pods_on(self, region: str, eks: str, name: str) -> list[dict[str, Any]]:
+        out = self._get(region, eks, "/api/v1/pods", {"fieldSelector": f"spec.nodeName={name}"}) or {}
+        return list(out.get("items") or [])
