@@ -32,11 +32,11 @@ LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = a retry of this call (safe); omit for a new request"}
+    "type": "string", "description": "Same key = a retry of this call; omit for a new one"}
 DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
 GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
-TRACK = f" Watch the operation it returns with {STATUS_TOOL}."
+TRACK = f" Track it with {STATUS_TOOL}."
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,44 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
+    ("post", "/v1/clusters/{cluster}/reconcile"): Known(
+        "reconcile_cluster", "Re-install a cluster's base dependencies (EKS add-ons, health agent, NVIDIA/Neuron/EFA "
+        "plugins) and volumes; safe to repeat, works on imported clusters." + TRACK, idempotent=True),
+    ("get", "/v1/clusters/{cluster}/storage"): Known(
+        "list_storage", "A cluster's volumes (S3 mounts, FSx): status, PVC and namespace, bucket/prefix, FSx "
+        "lifecycle.", paged=False),
+    ("post", "/v1/clusters/{cluster}/storage"): Known(
+        "add_storage", "Mount an existing S3 bucket/prefix (kind s3) or create FSx for Lustre (kind fsx_lustre) "
+        "as a PVC in a namespace." + TRACK),
+    ("delete", "/v1/clusters/{cluster}/storage/{name}"): Known(
+        "remove_storage", "Remove a volume and what PodStart made for it; buckets are kept. FSx deletes its data: "
+        "ask the user; confirm repeats the name." + TRACK, destructive=True),
+    ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
+        "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/clusters/{cluster}/endpoints"): Known(
+        "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
+    ("post", "/v1/clusters/{cluster}/endpoints"): Known(
+        "deploy_endpoint", "Deploy a model: mode managed (inference operator; tiered_kv_cache, routing_strategy) "
+        "or self-managed (engine vllm|sglang, pinned image, gpus, service external|internal|model_pool, "
+        "router, autoscaling.keda). Check list_instance_groups first." + TRACK),
+    ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "get_endpoint", "One endpoint: live status and message, replicas ready, objects created.", small=True),
+    ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
+        idempotent=True),
+    ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
+        "invoke_endpoint", "Send a chat (messages) to a READY endpoint and get its answer. Test after deploy.",
+        idempotent=False),
+    ("get", "/v1/clusters/{cluster}/pools"): Known(
+        "list_pools", "Model pools: warm workers per model label.", paged=False),
+    ("post", "/v1/clusters/{cluster}/pools"): Known(
+        "create_pool", "Create a pool of warm GPU workers (engine, image, instance_type)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
+        "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
+        "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -137,6 +175,8 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "confirm": "Repeat the resource name to confirm",
     "active_cluster": "The cluster other calls default to: {name, region}, or null",
     "default_region": "Region the UI and agents start from",
+    "endpoint": "Endpoint name",
+    "pool": "Model pool name",
 }
 
 # Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
@@ -339,12 +379,14 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
     return _slim(copy.deepcopy(_inline(openapi, schema, depth=0)), keep_null)  # type: ignore[no-any-return]
 
 
-def _slim(schema: Any, keep_null: bool) -> Any:
+def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
     refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
-    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
+    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them, and
+    their defaults and descriptions go too: the argument's own description says what the object is, the names
+    and enums say the rest, the REST API applies the defaults, and its 422 names a wrong nested field."""
     if isinstance(schema, list):
-        return [_slim(s, keep_null=False) for s in schema]
+        return [_slim(s, keep_null=False, nested=nested) for s in schema]
     if isinstance(schema, float) and schema.is_integer():
         return int(schema)
     if not isinstance(schema, dict):
@@ -359,16 +401,16 @@ def _slim(schema: Any, keep_null: bool) -> Any:
             schema = {**schema, "anyOf": rest}
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in _SCHEMA_NOISE or (k == "default" and v is None):
+        if k in _SCHEMA_NOISE or (k == "default" and (v is None or nested)) or (k == "description" and nested):
             continue
         if k == "additionalProperties" and v is False:
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names
+            out[k] = {n: _slim(sub, keep_null=False, nested=True) for n, sub in v.items()}  # keys here are names
         elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
-            out[k] = [_slim(s, keep_null=True) for s in v]  # the null option was decided above
+            out[k] = [_slim(s, keep_null=True, nested=nested) for s in v]  # the null option was decided above
         else:
-            out[k] = _slim(v, keep_null=False)
+            out[k] = _slim(v, keep_null=False, nested=nested)
     return out
 
 

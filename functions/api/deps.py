@@ -36,6 +36,8 @@ def services() -> Services:
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
+    from functions.adapters.kube_http import connect
+
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
                     nodes=AwsNodeReader(),
-                    settings=s, guard=guard)
+                    kube=connect, settings=s, guard=guard)

@@ -123,6 +123,14 @@ class ClusterReader(Protocol):
 
     def file_system(self, region: str, file_system_id: str) -> dict[str, Any] | None: ...
 
+    def bucket_region(self, region: str, bucket: str) -> str | None:
+        """The region an S3 bucket of this account lives in; None when there is no such bucket (or no access)."""
+
+    def list_objects(self, region: str, bucket: str, prefix: str, limit: int,
+                     token: str | None) -> dict[str, Any]:
+        """One page of ListObjectsV2 with delimiter '/': {objects: [{key, size, last_modified}], prefixes,
+        truncated, next_token}."""
+
     def regions(self) -> list[str]:
         """HyperPod regions enabled in the account."""
 
@@ -151,3 +159,18 @@ class NodeReader(Protocol):
     def kube_node(self, region: str, eks: str, name: str) -> dict[str, Any] | None: ...
 
     def kube_pods_on(self, region: str, eks: str, name: str) -> list[dict[str, Any]]: ...
+
+
+class ClusterKube(Protocol):
+    """Read access to one cluster's Kubernetes API, and POST through the service proxy (the API's only door
+    to an endpoint: namespace, Service and port come from PodStart's record)."""
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any] | None: ...
+
+    def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
+
+    def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
+                   max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
+
+
+KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups, nodes
+from functions.workflows import cluster_create, cluster_delete, cluster_import, inference, instance_groups, nodes, storage
 from functions.workflows.context import Workflow
 
 
@@ -28,6 +28,16 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     cluster_import.WORKFLOW,
     instance_groups.ADD,
     instance_groups.SCALE,
+    storage.RECONCILE,
+    storage.ADD,
+    storage.REMOVE,
+    inference.DEPLOY,
+    inference.UPDATE,
+    inference.DELETE,
+    inference.POOL_CREATE,
+    inference.POOL_ASSIGN,
+    inference.POOL_RELEASE,
+    inference.DOWNLOAD,
     nodes.REBOOT,
     nodes.REPLACE,
     nodes.DELETE,

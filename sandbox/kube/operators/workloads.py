@@ -53,9 +53,37 @@ def reconcile_workloads(ctx: ReconcileContext) -> None:
             update_status(ctx, obj, status)
 
 
+def _expression_holds(labels: dict[str, str], e: dict[str, Any]) -> bool:
+    key, op, values = e.get("key", ""), e.get("operator", "In"), e.get("values") or []
+    if op == "In":
+        return labels.get(key) in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    return True
+
+
+def schedulable_on(pod_spec: dict[str, Any], node: Obj) -> bool:
+    """Does the pod template's nodeSelector and required node affinity admit this node (as the scheduler
+    decides where a DaemonSet runs)?"""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (pod_spec.get("nodeSelector") or {}).items()):
+        return False
+    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") or []
+    return not terms or any(all(_expression_holds(labels, e) for e in t.get("matchExpressions") or [])
+                            for t in terms)
+
+
 def reconcile_daemonsets(ctx: ReconcileContext) -> None:
-    nodes = ctx.store.count("v1", "Node")
+    all_nodes = ctx.store.list("v1", "Node")
     for obj in ctx.store.list("apps/v1", "DaemonSet"):
+        pod_spec = (((obj.get("spec") or {}).get("template") or {}).get("spec")) or {}
+        nodes = sum(1 for n in all_nodes if schedulable_on(pod_spec, n))
         ready = ctx.waited(obj, 10)
         n = nodes if ready else 0
         update_status(
@@ -166,6 +194,9 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if phase == "Pending" and has_nodes and not node_name:
             continue  # the scheduler has not placed it (yet)
+        if any((cs.get("state") or {}).get("waiting", {}).get("reason") == "ErrImagePull"
+               for cs in status.get("containerStatuses") or []):
+            continue  # an image that cannot be pulled keeps its pod Pending
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
             host_ip = (node_ip(ctx.store, node_name) if node_name else None) or "10.0.0.10"

@@ -139,6 +139,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A cluster's inference endpoints (both paths), status live */
+        get: operations["list_endpoints_v1_clusters__cluster__endpoints_get"];
+        put?: never;
+        /** Deploy an inference endpoint, managed or self-managed (operation endpoint.deploy) */
+        post: operations["deploy_endpoint_v1_clusters__cluster__endpoints_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/endpoints/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One endpoint: request, live status, objects */
+        get: operations["get_endpoint_v1_clusters__cluster__endpoints__endpoint__get"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and the objects it made (operation endpoint.delete) */
+        delete: operations["delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete"];
+        options?: never;
+        head?: never;
+        /** Scale an endpoint: replicas or autoscaling bounds; send only what changes */
+        patch: operations["update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch"];
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an OpenAI-compatible chat to the endpoint's own Service (operators; 64 KiB in, 1 MiB out) */
+        post: operations["invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/instance-groups": {
         parameters: {
             query?: never;
@@ -172,6 +226,127 @@ export interface paths {
         head?: never;
         /** Scale an instance group (send only instance_count); other fields are fixed */
         patch: operations["scale_instance_group_v1_clusters__cluster__instance_groups__group__patch"];
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Model pools: warm GPU workers by model label (live) */
+        get: operations["list_pools_v1_clusters__cluster__pools_get"];
+        put?: never;
+        /** Create a pool of warm GPU workers (operation pool.create) */
+        post: operations["create_pool_v1_clusters__cluster__pools_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools/{pool}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bind N pool workers to an endpoint by relabelling them (operation pool.assign) */
+        post: operations["assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools/{pool}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Return an endpoint's pool workers to the pool (operation pool.release) */
+        post: operations["release_pool_workers_v1_clusters__cluster__pools__pool__release_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-run the create's dependencies and storage steps (add-ons, health agent, NVIDIA/Neuron/EFA device plugins, volumes); idempotent, also for imported clusters (operation cluster.reconcile) */
+        post: operations["reconcile_cluster_v1_clusters__cluster__reconcile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A cluster's volumes: S3 mounts and FSx file systems, with their claims' phase and FSx lifecycle */
+        get: operations["list_storage_v1_clusters__cluster__storage_get"];
+        put?: never;
+        /** Mount an existing S3 bucket/prefix (role scoped to it) or create an FSx for Lustre file system, each with a PVC in the namespace you name (operation storage.add) */
+        post: operations["add_storage_v1_clusters__cluster__storage_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a volume and what PodStart made for it (a bucket is never deleted; an FSx file system only with confirm=<name>) (operation storage.remove) */
+        delete: operations["remove_storage_v1_clusters__cluster__storage__name__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage/{name}/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List objects under an S3 volume's prefix (one level, bounded) */
+        get: operations["list_storage_objects_v1_clusters__cluster__storage__name__objects_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/clusters/import": {
@@ -332,6 +507,21 @@ export interface components {
             /** Number */
             number: number;
             principal: components["schemas"]["Actor"];
+        };
+        /**
+         * Autoscaling
+         * @description Managed: min/max/trigger (autoScalingSpec). Self-managed SGLang with a router: keda.
+         */
+        Autoscaling: {
+            keda?: components["schemas"]["KedaSpec"] | null;
+            /** Max */
+            max?: number | null;
+            /** Min */
+            min?: number | null;
+            /** Target */
+            target?: number | null;
+            /** Trigger */
+            trigger?: ("cloudwatch" | "prometheus") | null;
         };
         /**
          * CapacityType
@@ -552,6 +742,206 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /**
+         * EndpointCreate
+         * @description POST /v1/clusters/{cluster}/endpoints.
+         */
+        EndpointCreate: {
+            autoscaling?: components["schemas"]["Autoscaling"] | null;
+            /**
+             * Engine
+             * @description self-managed: vllm or sglang
+             */
+            engine?: ("vllm" | "sglang") | null;
+            /**
+             * Engine Args
+             * @description Extra engine arguments, one list element per argument
+             */
+            engine_args?: string[];
+            /**
+             * Gpus
+             * @description GPUs per replica (self-managed: required; checked against engine_args)
+             */
+            gpus?: number | null;
+            /**
+             * Image
+             * @description Container image with a version tag or digest (`latest` refused)
+             */
+            image?: string | null;
+            /**
+             * Instance Type
+             * @description HyperPod instance type, e.g. ml.g5.12xlarge
+             */
+            instance_type: string;
+            /**
+             * Internet Facing
+             * @description service external: an internet-facing NLB
+             * @default false
+             */
+            internet_facing: boolean;
+            /**
+             * Mode
+             * @description managed: the HyperPod inference operator owns it; self-managed: a vLLM/SGLang Deployment
+             * @enum {string}
+             */
+            mode: "managed" | "self-managed";
+            model: components["schemas"]["ModelSource"];
+            /**
+             * Name
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            name: string;
+            /**
+             * Pool
+             * @description service model_pool: the pool whose workers serve
+             */
+            pool?: string | null;
+            /**
+             * Replicas
+             * @description Serving replicas (workers)
+             * @default 1
+             */
+            replicas: number;
+            /** @description sglang, replicas > 1: the SGLang router in front */
+            router?: components["schemas"]["RouterSpec"] | null;
+            /**
+             * Routing Strategy
+             * @description managed: intelligent routing
+             */
+            routing_strategy?: ("prefixaware" | "kvaware" | "session" | "roundrobin") | null;
+            /**
+             * Service
+             * @description self-managed: external (NLB), internal (ClusterIP) or model_pool (warm pool workers)
+             * @default internal
+             * @enum {string}
+             */
+            service: "external" | "internal" | "model_pool";
+            /**
+             * Source Ranges
+             * @description service external: CIDRs allowed to reach the NLB
+             */
+            source_ranges?: string[];
+            /** @description managed: KV cache offloading */
+            tiered_kv_cache?: components["schemas"]["TieredKvCache"] | null;
+        };
+        /** EndpointList */
+        EndpointList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["EndpointView"][];
+            /** Next Token */
+            next_token?: string | null;
+            /** Region */
+            region: string;
+        };
+        /**
+         * EndpointPatch
+         * @description PATCH .../endpoints/{endpoint}: send only what changes.
+         */
+        EndpointPatch: {
+            /**
+             * Autoscaling Max
+             * @description Autoscaling upper bound
+             */
+            autoscaling_max?: number | null;
+            /**
+             * Autoscaling Min
+             * @description Autoscaling lower bound
+             */
+            autoscaling_min?: number | null;
+            /**
+             * Replicas
+             * @description Serving replicas
+             */
+            replicas?: number | null;
+        };
+        /**
+         * EndpointView
+         * @description An inference endpoint: what was asked, and its live state from the cluster.
+         */
+        EndpointView: {
+            /** Autoscaling */
+            autoscaling?: {
+                [key: string]: unknown;
+            } | null;
+            /** Cluster */
+            cluster: string;
+            /** Created At */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Engine */
+            engine?: string | null;
+            /** Gpus */
+            gpus?: number | null;
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Live
+             * @description True when status was read from the cluster just now
+             * @default false
+             */
+            live: boolean;
+            /** Message */
+            message?: string | null;
+            /** Mode */
+            mode: string;
+            /**
+             * Model
+             * @description The served model name
+             */
+            model: string;
+            /** Model Source */
+            model_source: string;
+            /** Name */
+            name: string;
+            /** Objects */
+            objects?: components["schemas"]["ObjectRef"][];
+            /** Operation Id */
+            operation_id?: string | null;
+            /** Pool */
+            pool?: string | null;
+            /**
+             * Ready Replicas
+             * @description Live: replicas ready now (None: not read)
+             */
+            ready_replicas?: number | null;
+            /** Region */
+            region: string;
+            /**
+             * Replicas
+             * @description Replicas asked for
+             */
+            replicas: number;
+            /** Router */
+            router?: {
+                [key: string]: unknown;
+            } | null;
+            /** Routing Strategy */
+            routing_strategy?: string | null;
+            /**
+             * Service
+             * @description external, internal or model_pool
+             */
+            service: string;
+            /** Service Name */
+            service_name: string;
+            /**
+             * State
+             * @description Managed: the operator's status.state
+             */
+            state?: string | null;
+            /**
+             * Status
+             * @description DEPLOYING, READY, FAILED, UPDATING, DELETING (live where the cluster was read)
+             */
+            status: string;
+            /** Tiered Kv Cache */
+            tiered_kv_cache?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /** ErrorInfo */
         ErrorInfo: {
             /** Code */
@@ -575,7 +965,7 @@ export interface components {
         FsxLustreSpec: {
             /**
              * Storage Capacity Gib
-             * @description FSx for Lustre capacity, multiples of 1200 GiB
+             * @description FSx for Lustre capacity: 1200, 2400 or a multiple of 2400 GiB
              * @default 1200
              */
             storage_capacity_gib: number;
@@ -820,6 +1210,121 @@ export interface components {
             /** Vcpus */
             vcpus: number;
         };
+        /** InvokeMessage */
+        InvokeMessage: {
+            /** Content */
+            content: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "system" | "user" | "assistant";
+        };
+        /**
+         * InvokeRequest
+         * @description POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible chat body (the target is the endpoint's own).
+         */
+        InvokeRequest: {
+            /**
+             * Max Tokens
+             * @default 256
+             */
+            max_tokens: number;
+            /** Messages */
+            messages: components["schemas"]["InvokeMessage"][];
+            /**
+             * Stream
+             * @description Ask the engine to stream (the answer is relayed whole)
+             * @default false
+             */
+            stream: boolean;
+            /**
+             * Temperature
+             * @default 0.7
+             */
+            temperature: number;
+        };
+        /**
+         * InvokeResult
+         * @description The engine's OpenAI-compatible answer, relayed; `endpoint` says who answered.
+         */
+        InvokeResult: {
+            /**
+             * Content
+             * @description The first choice's message content
+             */
+            content?: string | null;
+            /** Endpoint */
+            endpoint: string;
+            /** Model */
+            model?: string | null;
+            /**
+             * Response
+             * @description The engine's JSON answer as is
+             */
+            response?: {
+                [key: string]: unknown;
+            };
+            /** Status */
+            status: number;
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated: boolean;
+        };
+        /** KedaSpec */
+        KedaSpec: {
+            /** Max */
+            max: number;
+            /**
+             * Metric
+             * @description The router's Prometheus metric to scale on
+             * @default queue_depth
+             * @enum {string}
+             */
+            metric: "queue_depth" | "qps";
+            /**
+             * Min
+             * @default 1
+             */
+            min: number;
+            /**
+             * Target
+             * @description Target value per replica
+             * @default 8
+             */
+            target: number;
+        };
+        /** ModelSource */
+        ModelSource: {
+            /**
+             * Accept Eula
+             * @description jumpstart: accept the model's end-user license
+             * @default false
+             */
+            accept_eula: boolean;
+            /**
+             * Model Id
+             * @description org/name, or a JumpStart model id
+             */
+            model_id?: string | null;
+            /** Revision */
+            revision?: string | null;
+            /**
+             * Source
+             * @description s3|fsx: uri; huggingface|jumpstart: model_id
+             * @enum {string}
+             */
+            source: "s3" | "fsx" | "huggingface" | "jumpstart";
+            /** Token Secret */
+            token_secret?: string | null;
+            /**
+             * Uri
+             * @description e.g. /data/models/org/name/main/
+             */
+            uri?: string | null;
+        };
         /**
          * NoChange
          * @description A PATCH equal to the live state: nothing starts.
@@ -831,6 +1336,7 @@ export interface components {
              * @constant
              */
             changed: false;
+            endpoint?: components["schemas"]["EndpointView"] | null;
             instance_group?: components["schemas"]["GroupView"] | null;
         };
         /**
@@ -838,6 +1344,55 @@ export interface components {
          * @enum {string}
          */
         NodeRecovery: "automatic" | "none";
+        /** ObjectEntry */
+        ObjectEntry: {
+            /** Key */
+            key: string;
+            /** Last Modified */
+            last_modified?: string | null;
+            /** Size */
+            size: number;
+        };
+        /** ObjectList */
+        ObjectList: {
+            /** Bucket */
+            bucket: string;
+            /** Next Token */
+            next_token?: string | null;
+            /** Objects */
+            objects: components["schemas"]["ObjectEntry"][];
+            /**
+             * Prefix
+             * @description The listed prefix (the volume's prefix plus the one asked for)
+             */
+            prefix: string;
+            /**
+             * Prefixes
+             * @description Sub-prefixes ('folders') at this level
+             */
+            prefixes?: string[];
+            /** Storage */
+            storage: string;
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated: boolean;
+        };
+        /** ObjectRef */
+        ObjectRef: {
+            /** Api Version */
+            api_version: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /**
+             * Namespace
+             * @default
+             */
+            namespace: string;
+        };
         /**
          * Offerings
          * @description Where one instance type can run in a region: the question agents and the wizard ask, in one answer.
@@ -934,6 +1489,113 @@ export interface components {
             /** Start Time */
             start_time: string | null;
         };
+        /** PoolAssign */
+        PoolAssign: {
+            /**
+             * Endpoint
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            endpoint: string;
+            model: components["schemas"]["ModelSource"];
+            /** Workers */
+            workers: number;
+        };
+        /**
+         * PoolCreate
+         * @description POST /v1/clusters/{cluster}/pools.
+         */
+        PoolCreate: {
+            /**
+             * Engine
+             * @enum {string}
+             */
+            engine: "vllm" | "sglang";
+            /** Gpus Per Worker */
+            gpus_per_worker: number;
+            /**
+             * Image
+             * @description Container image with a version tag or digest
+             */
+            image: string;
+            /**
+             * Instance Type
+             * @description HyperPod instance type, e.g. ml.g5.12xlarge
+             */
+            instance_type: string;
+            /**
+             * Name
+             * @description Model pool name: a DNS-1123 label, at most 24 characters
+             */
+            name: string;
+            /** Workers */
+            workers: number;
+        };
+        /** PoolList */
+        PoolList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["PoolView"][];
+            /** Region */
+            region: string;
+        };
+        /** PoolRelease */
+        PoolRelease: {
+            /**
+             * Endpoint
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            endpoint: string;
+            /**
+             * Workers
+             * @description How many (default: all of them)
+             */
+            workers?: number | null;
+        };
+        /** PoolView */
+        PoolView: {
+            /**
+             * By Model
+             * @description Workers per model label (live)
+             */
+            by_model?: {
+                [key: string]: number;
+            };
+            /** Cluster */
+            cluster: string;
+            /** Engine */
+            engine: string;
+            /** Gpus Per Worker */
+            gpus_per_worker: number;
+            /** Image */
+            image: string;
+            /** Instance Type */
+            instance_type: string;
+            /** Name */
+            name: string;
+            /** Operation Id */
+            operation_id?: string | null;
+            /** Pods */
+            pods?: components["schemas"]["PoolWorker"][];
+            /** Region */
+            region: string;
+            /** Workers */
+            workers: number;
+        };
+        /** PoolWorker */
+        PoolWorker: {
+            /**
+             * Model
+             * @description The endpoint it serves, or unassigned
+             */
+            model: string;
+            /** Node */
+            node?: string | null;
+            /** Pod */
+            pod: string;
+            /** Ready */
+            ready: boolean;
+        };
         /** Preferences */
         Preferences: {
             active_cluster?: components["schemas"]["ClusterRef"] | null;
@@ -977,6 +1639,22 @@ export interface components {
             /** Type */
             type: string;
         };
+        /** PvcState */
+        PvcState: {
+            /** As Of */
+            as_of?: string | null;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Phase
+             * @description Bound once pods can mount it; as of `as_of`
+             */
+            phase?: string | null;
+            /** Volume */
+            volume?: string | null;
+        };
         /** PvcView */
         PvcView: {
             /** As Of */
@@ -1006,6 +1684,20 @@ export interface components {
             /** Quota Name */
             quota_name: string;
         };
+        /** RouterSpec */
+        RouterSpec: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Policy
+             * @default cache_aware
+             * @enum {string}
+             */
+            policy: "cache_aware" | "round_robin" | "random" | "power_of_two";
+        };
         /** StepOut */
         StepOut: {
             /**
@@ -1033,6 +1725,127 @@ export interface components {
          * @enum {string}
          */
         StepStatus: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+        /**
+         * StorageAdd
+         * @description POST /v1/clusters/{cluster}/storage: mount an existing S3 bucket (`kind: s3`) or create an FSx for
+         *     Lustre file system (`kind: fsx_lustre`) with its PersistentVolumeClaim.
+         */
+        StorageAdd: {
+            /**
+             * Bucket
+             * @description s3: an existing bucket of this account
+             */
+            bucket?: string | null;
+            /**
+             * Kind
+             * @description s3: mount an existing bucket; fsx_lustre: new file system
+             * @enum {string}
+             */
+            kind: "s3" | "fsx_lustre";
+            /**
+             * Name
+             * @description Volume and claim name (default: s3-<bucket> or fsx-<capacity>)
+             */
+            name?: string | null;
+            /**
+             * Namespace
+             * @description Namespace of the PersistentVolumeClaim (made if missing)
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Prefix
+             * @description s3: mount only this key prefix ('' = bucket)
+             * @default
+             */
+            prefix: string;
+            /**
+             * Read Only
+             * @description s3: mount read-only (the role can only read)
+             * @default false
+             */
+            read_only: boolean;
+            /**
+             * Storage Capacity Gib
+             * @description fsx_lustre: 1200, 2400 or n x 2400
+             */
+            storage_capacity_gib?: number | null;
+            /**
+             * Throughput Mb Per Tib
+             * @description fsx_lustre: 125, 250, 500 or 1000
+             */
+            throughput_mb_per_tib?: number | null;
+        };
+        /** StorageItem */
+        StorageItem: {
+            /** Bucket */
+            bucket?: string | null;
+            /**
+             * Confirm Required
+             * @description DELETE needs ?confirm=<name> (it deletes data)
+             * @default false
+             */
+            confirm_required: boolean;
+            /** File System Id */
+            file_system_id?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "s3" | "fsx_lustre";
+            /**
+             * Lifecycle
+             * @description FSx lifecycle, read live
+             */
+            lifecycle?: string | null;
+            /** Message */
+            message?: string | null;
+            /** Name */
+            name: string;
+            /** Operation Id */
+            operation_id?: string | null;
+            /**
+             * Origin
+             * @description cluster: made by cluster create/reconcile
+             * @enum {string}
+             */
+            origin: "cluster" | "added";
+            /** Prefix */
+            prefix?: string | null;
+            pvc?: components["schemas"]["PvcState"] | null;
+            /** Read Only */
+            read_only?: boolean | null;
+            /**
+             * Removable
+             * @default true
+             */
+            removable: boolean;
+            /** Role Arn */
+            role_arn?: string | null;
+            /**
+             * Service Account
+             * @description s3: pods run as it to mount the bucket
+             */
+            service_account?: string | null;
+            /**
+             * Status
+             * @description CREATING, AVAILABLE, FAILED, DELETING, ...: from the FSx lifecycle and the claim's phase
+             */
+            status: string;
+            /** Storage Capacity Gib */
+            storage_capacity_gib?: number | null;
+            /** Throughput Mb Per Tib */
+            throughput_mb_per_tib?: number | null;
+        };
+        /** StorageList */
+        StorageList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["StorageItem"][];
+            /** Region */
+            region: string;
+        };
         /** StorageSpec */
         StorageSpec: {
             /** @description Also create an FSx for Lustre file system */
@@ -1074,6 +1887,20 @@ export interface components {
             region?: string | null;
             /** Resource */
             resource?: string | null;
+        };
+        /** TieredKvCache */
+        TieredKvCache: {
+            /**
+             * L1
+             * @description L1: offload KV cache to CPU memory
+             * @default true
+             */
+            l1: boolean;
+            /**
+             * L2 Backend
+             * @description L2 backend; omit: off
+             */
+            l2_backend?: ("tieredstorage" | "redis") | null;
         };
         /** ZoneOffering */
         ZoneOffering: {
@@ -1577,7 +2404,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -1753,7 +2580,7 @@ export interface operations {
     get_cluster_v1_clusters__cluster__get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -1835,7 +2662,7 @@ export interface operations {
             query: {
                 /** @description The cluster name again, to confirm */
                 confirm: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -1924,10 +2751,595 @@ export interface operations {
             };
         };
     };
+    list_endpoints_v1_clusters__cluster__endpoints_get: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deploy_endpoint_v1_clusters__cluster__endpoints_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_endpoint_v1_clusters__cluster__endpoints__endpoint__get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointView"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoChange"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvokeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvokeResult"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_instance_groups_v1_clusters__cluster__instance_groups_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2007,7 +3419,7 @@ export interface operations {
     add_instance_group_v1_clusters__cluster__instance_groups_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2112,7 +3524,7 @@ export interface operations {
     scale_instance_group_v1_clusters__cluster__instance_groups__group__patch: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2207,6 +3619,866 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_pools_v1_clusters__cluster__pools_get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_pool_v1_clusters__cluster__pools_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Pool name */
+                pool: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolAssign"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Pool name */
+                pool: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolRelease"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reconcile_cluster_v1_clusters__cluster__reconcile_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_storage_v1_clusters__cluster__storage_get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    add_storage_v1_clusters__cluster__storage_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorageAdd"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    remove_storage_v1_clusters__cluster__storage__name__delete: {
+        parameters: {
+            query?: {
+                /** @description The volume name again; required for FSx (deletes its data) */
+                confirm?: string | null;
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Volume name (its PersistentVolumeClaim's name) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_storage_objects_v1_clusters__cluster__storage__name__objects_get: {
+        parameters: {
+            query?: {
+                /** @description At most this many objects */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Under the volume's own prefix, e.g. 'datasets/' */
+                prefix?: string;
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Volume name (its PersistentVolumeClaim's name) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
