@@ -46,10 +46,6 @@ LAMBDAS: dict[str, LambdaSpec] = {
             handler="functions.api.handler.handler",
             description="PodStart REST API /v1 (validation, reads, operations)",
             timeout_s=29,
-            # kubernetes: node pages read the cluster's Nodes (imported only by those routes)
-            requirements=(
-                "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
-            ),
             env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET"),
         ),
         LambdaSpec(

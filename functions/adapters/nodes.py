@@ -1,11 +1,11 @@
 """Node reads for the API (NodeReader): HyperPod's node and event APIs, and the cluster's Kubernetes nodes
-and pods. One call per method; Kubernetes responses are read as JSON (no model deserialization: a page
-of 500 nodes stays cheap). The Kubernetes connection (endpoint, CA, token) is kept per cluster for ten
-minutes, so a page costs its two calls, not a DescribeCluster more."""
+and pods. One call per method. Kubernetes is read over plain HTTP as JSON (kube_http: no kubernetes
+package in the API's bundle, no model deserialization, so a page of 500 nodes stays cheap). The
+Kubernetes connection (endpoint, CA, token) is kept per cluster for ten minutes, so a page costs its
+two calls, not a DescribeCluster more."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters import aws
+from functions.adapters.kube_http import KubeHttp
 
 CONNECTION_TTL_S = 600.0  # EKS tokens live 15 minutes
 
@@ -69,32 +70,19 @@ class AwsNodeReader:
         return list(out.get("Events", [])), out.get("NextToken")
 
     # -- Kubernetes ------------------------------------------------------------------------------
-    def _api(self, region: str, eks: str) -> Any:
-        from functions.adapters.kube import KubeCluster
-
+    def _api(self, region: str, eks: str) -> KubeHttp:
         key = (region, eks)
         with self._lock:
             made = self._kube.get(key)
             if made is not None and time.monotonic() - made[0] < CONNECTION_TTL_S:
-                return made[1]
-        api = KubeCluster.for_eks(eks, region).api
+                return made[1]  # type: ignore[no-any-return]
+        api = KubeHttp.for_eks(eks, region)
         with self._lock:
             self._kube[key] = (time.monotonic(), api)
         return api
 
     def _get(self, region: str, eks: str, path: str, query: dict[str, Any]) -> dict[str, Any] | None:
-        from kubernetes.client.exceptions import ApiException
-
-        api = self._api(region, eks)
-        try:
-            resp = api.call_api(path, "GET", query_params=[(k, v) for k, v in query.items() if v not in (None, "")],
-                                header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-                                _preload_content=False, _return_http_data_only=True)
-        except ApiException as err:
-            if err.status == 404:
-                return None
-            raise
-        return json.loads(resp.data)  # type: ignore[no-any-return]
+        return self._api(region, eks).get(path, {k: str(v) for k, v in query.items() if v not in (None, "")})
 
     def kube_nodes(self, region: str, eks: str, selector: str, limit: int = 0,
                    token: str | None = None) -> tuple[list[dict[str, Any]], str | None]:

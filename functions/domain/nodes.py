@@ -39,7 +39,7 @@ class _NodeAction(BaseModel):
     model_config = {"extra": "forbid"}
 
     node_ids: list[str] = Field(min_length=1, max_length=MAX_IDS,
-                                description="HyperPod instance ids (i-...), as list_nodes shows them")
+                                description="Instance ids (i-...)")
 
     @field_validator("node_ids")
     @classmethod
@@ -55,21 +55,21 @@ class _NodeAction(BaseModel):
 class NodesReboot(_NodeAction):
     """Reboot nodes (operation nodes.reboot): BatchRebootClusterNodes in batches of 25, watched to Ready."""
 
-    reason: str = Field(min_length=1, max_length=500, description="Why: recorded on the operation")
+    reason: str = Field(min_length=1, max_length=500, description="Why (recorded)")
 
 
 class NodesReplace(_NodeAction):
     """Replace nodes (operation nodes.replace): new instances, instance storage wiped."""
 
-    reason: str = Field(min_length=1, max_length=500, description="Why: recorded on the operation")
-    confirm: Literal["replace"] = Field(description='Type "replace": replacement wipes the instance storage')
-    force: bool = Field(default=False, description="Skip the ladder (reboot first) check; needs a reason")
+    reason: str = Field(min_length=1, max_length=500, description="Why (recorded)")
+    confirm: Literal["replace"] = Field(description='Type "replace"')
+    force: bool = Field(default=False, description="Skip the reboot-first rule")
 
 
 class NodesDelete(_NodeAction):
     """Delete nodes (operation nodes.delete): BatchDeleteClusterNodes, their groups shrink."""
 
-    confirm: Literal["delete"] = Field(description='Type "delete": the instances are terminated')
+    confirm: Literal["delete"] = Field(description='Type "delete"')
 
 
 # -- the ladder -------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ HyperPod's Batch*ClusterNodes in batches of 25 and watches every node to the end
 
 from __future__ import annotations
 
-from functions.domain.errors import Conflict
+from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.nodes import (
     BATCH,
     HEALTH_LABEL,
@@ -19,6 +19,23 @@ from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
 from functions.logic.node_views import hyperpod_of, last_actions, record_actions
+
+
+def _health(deps: Deps, name: str, region: str | None, node_ids: list[str]) -> dict[str, str | None]:
+    """Each node's health label (one label-selected Kubernetes list); a node not in Kubernetes is asked of
+    HyperPod (DescribeClusterNode), and an id the cluster does not have is a 422 naming it (nothing sent)."""
+    rec, hp, reader = hyperpod_of(deps, name, region)
+    names = [kube_name(i) for i in node_ids]
+    nodes, _ = reader.kube_nodes(rec.region, rec.eks_cluster_name, f"kubernetes.io/hostname in ({','.join(names)})")
+    health: dict[str, str | None] = {
+        str(n["metadata"]["name"]).removeprefix("hyperpod-"): (n["metadata"].get("labels") or {}).get(HEALTH_LABEL)
+        for n in nodes}
+    missing = [i for i in node_ids if i not in health]
+    unknown = [i for i in missing[:25] if reader.describe_cluster_node(rec.region, hp, i) is None]
+    if unknown:
+        raise InvalidInput.of([{"loc": ["body", "node_ids", node_ids.index(i)], "msg": f"{rec.name} has no node {i}"}
+                               for i in unknown])
+    return {i: health.get(i) for i in node_ids}
 
 
 def _start(deps: Deps, kind: str, name: str, region: str | None, request: dict[str, object], node_ids: list[str],
@@ -37,6 +54,7 @@ def _start(deps: Deps, kind: str, name: str, region: str | None, request: dict[s
 
 def reboot_nodes(deps: Deps, name: str, region: str | None, body: NodesReboot, actor: Actor,
                  key: str | None) -> Operation:
+    _health(deps, name, region, body.node_ids)
     return _start(deps, "nodes.reboot", name, region, {"reason": body.reason}, body.node_ids, actor, key,
                   "reboot", body.reason)
 
@@ -45,15 +63,13 @@ def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace,
                   key: str | None) -> Operation:
     """The ladder: a node PodStart has not rebooted in 24 h and that HyperPod has not marked for
     replacement is refused (409 naming the rung) unless `force` (with the reason, recorded)."""
-    rec, _, reader = hyperpod_of(deps, name, region)
+    rec, _, _ = hyperpod_of(deps, name, region)
+    health = _health(deps, name, region, body.node_ids)
     if not body.force:
-        names = [kube_name(i) for i in body.node_ids]
-        nodes, _ = reader.kube_nodes(rec.region, rec.eks_cluster_name, f"kubernetes.io/hostname in ({','.join(names)})")
-        health = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(HEALTH_LABEL) for n in nodes}
         actions = last_actions(deps, rec)
         refused = []
         for node_id in body.node_ids:
-            h, last = health.get(kube_name(node_id)), actions.get(node_id)
+            h, last = health.get(node_id), actions.get(node_id)
             if not may_replace(h, last):
                 refused.append((node_id, ladder(h, last)))
         if refused:
@@ -73,4 +89,5 @@ def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace,
 
 def delete_nodes(deps: Deps, name: str, region: str | None, body: NodesDelete, actor: Actor,
                  key: str | None) -> Operation:
+    _health(deps, name, region, body.node_ids)
     return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None)

@@ -37,6 +37,7 @@ def _send(ctx: StepContext, operation: str, verb: str) -> Outcome:
     failed: dict[str, str] = dict(ctx.outputs.get("failed") or {})
     calls = int(ctx.outputs.get("calls") or 0)
     sm = ctx.aws("sagemaker")
+    sent_at = ctx.outputs.get("sent_at") or _now()  # before the first call: transitions after it are ours
     if operation != "BatchRebootClusterNodes" and "groups" not in ctx.outputs:
         ctx.record(groups=_groups(ctx, ids))
     for batch in batches([i for i in ids if i not in sent], int(req.get("batch_size") or BATCH)):
@@ -51,12 +52,12 @@ def _send(ctx: StepContext, operation: str, verb: str) -> Outcome:
         for f in out.get("Failed") or []:
             failed[f.get("NodeId", "?")] = f"{f.get('ErrorCode') or f.get('Code') or 'Failed'}: {f.get('Message', '')}"
         sent.update(batch)
-        ctx.record(sent=sorted(sent), failed=failed, calls=calls, sent_at=ctx.outputs.get("sent_at") or _now())
+        ctx.record(sent=sorted(sent), failed=failed, calls=calls, sent_at=sent_at)
     if failed:
         names = "; ".join(f"{k} ({v})" for k, v in sorted(failed.items())[:10])
         raise PermanentStepError("NodeActionRefused", f"HyperPod refused to {verb} {len(failed)} node(s): {names}")
     return Done(message=f"{verb} requested for {len(ids)} node(s) in {calls} {operation} call(s)",
-                outputs={"sent": sorted(sent), "calls": calls, "sent_at": ctx.outputs.get("sent_at") or _now()})
+                outputs={"sent": sorted(sent), "calls": calls, "sent_at": sent_at})
 
 
 def _now() -> str:
@@ -89,6 +90,16 @@ def _healthy(node: dict[str, Any] | None) -> bool:
     return ready and (node["metadata"].get("labels") or {}).get(HEALTH_LABEL, "Schedulable") == "Schedulable"
 
 
+def _ready_since(node: dict[str, Any] | None) -> datetime | None:
+    for c in ((node or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready" and c.get("status") == "True" and c.get("lastTransitionTime"):
+            try:
+                return datetime.fromisoformat(str(c["lastTransitionTime"]).replace("Z", "+00:00"))
+            except ValueError:
+                return None
+    return None
+
+
 def _kube_by_name(ctx: StepContext, ids: list[str]) -> dict[str, dict[str, Any]]:
     if not ids:
         return {}
@@ -116,11 +127,16 @@ def rebooted(ctx: StepContext) -> Outcome:
     pending = [i for i in ids if i not in back]
     kube = _kube_by_name(ctx, pending)
     long_after = elapsed(ctx.outputs.get("sent_at")) > ASSUME_SENT_SECONDS
+    sent = datetime.fromisoformat(str(ctx.outputs.get("sent_at") or _now()).replace("Z", "+00:00"))
+    sent = sent.replace(microsecond=0)  # Kubernetes times are whole seconds
     for node_id in pending:
-        if not _healthy(kube.get(kube_name(node_id))):
+        node = kube.get(kube_name(node_id))
+        if not _healthy(node):
             seen_down.add(node_id)
             continue
-        if node_id in seen_down or long_after:
+        ready_since = _ready_since(node)
+        came_back = ready_since is not None and ready_since >= sent  # went NotReady and back after our call
+        if node_id in seen_down or came_back or long_after:
             detail = reader.describe_cluster_node(ctx.region, req["hyperpod_cluster"], node_id)
             if detail is None:
                 raise PermanentStepError("NodeNotFound", f"node {node_id} is gone from {req['cluster']}")

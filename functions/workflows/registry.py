@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, inference, instance_groups, nodes, storage
+from functions.workflows import (
+    cluster_create,
+    cluster_delete,
+    cluster_import,
+    inference,
+    instance_groups,
+    nodes,
+    storage,
+)
 from functions.workflows.context import Workflow
 
 

@@ -28,7 +28,7 @@ GroupOpt = Annotated[str | None, Query(description="Only this instance group",
                                        pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
 NodePath = Annotated[str, Path(description="HyperPod instance id (i-...)", pattern=NODE_ID)]
 Health = Annotated[str | None, Query(
-    description="Only nodes with this sagemaker.amazonaws.com/node-health-status",
+    description="Only nodes with this health label",
     pattern=r"^(Schedulable|Unschedulable|UnschedulablePendingReboot|UnschedulablePendingReplacement)$")]
 Token = Annotated[str | None, Query(description="Token from the previous page", max_length=4096,
                                     pattern=r"^[ak]:[A-Za-z0-9+/=_.\-]{1,4000}$")]
