@@ -18,6 +18,13 @@ export type ClusterImport = Schemas["ClusterImport"];
 export type StorageAdd = Schemas["StorageAdd"];
 export type Volume = Schemas["StorageItem"];
 export type VolumeList = Schemas["StorageList"];
+export type NodeRow = Schemas["NodeRow"];
+export type NodeList = Schemas["NodeList"];
+export type NodeDetail = Schemas["NodeDetail"];
+export type NodesReboot = Schemas["NodesReboot"];
+export type NodesReplace = Schemas["NodesReplace"];
+export type ClusterEvent = Schemas["ClusterEventView"];
+export type EventList = Schemas["EventList"];
 
 export interface Page<T> {
   items: T[];

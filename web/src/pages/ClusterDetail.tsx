@@ -26,6 +26,7 @@ import {
   type GroupDraft,
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
+import { NodesPanel } from "../components/NodesPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
@@ -290,6 +291,11 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               { id: "status", header: "Status", cell: (d) => <Status value={d.status} /> },
             ]}
           />
+          {c.hyperpod?.name && (
+            <Container>
+              <NodesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
+            </Container>
+          )}
           <StoragePanel cluster={name} region={region} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
