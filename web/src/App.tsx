@@ -19,6 +19,7 @@ import Clusters from "./pages/Clusters";
 const CreateCluster = lazy(() => import("./pages/CreateCluster"));
 const ImportCluster = lazy(() => import("./pages/ImportCluster"));
 const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
+const Endpoints = lazy(() => import("./pages/Endpoints"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
 
@@ -41,6 +42,8 @@ function Page({ route }: { route: Route }) {
       return <ImportCluster key={`${route.region ?? ""}/${route.eks_cluster_name ?? ""}`} region={route.region} eksClusterName={route.eks_cluster_name} />;
     case "cluster":
       return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+    case "endpoints":
+      return <Endpoints key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "operations":
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
@@ -64,6 +67,8 @@ function titleOf(route: Route): string {
       return "Import cluster";
     case "cluster":
       return route.name;
+    case "endpoints":
+      return `Endpoints · ${route.name}`;
     case "operations":
       return "Operations";
     case "operation":

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "react";
 
 /**
- * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/import, #/operations,
+ * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/endpoints, #/import, #/operations,
  * #/operations/{id}.
  */
 export type Route =
@@ -9,6 +9,7 @@ export type Route =
   | { page: "create" }
   | { page: "import"; region?: string; eks_cluster_name?: string }
   | { page: "cluster"; region: string; name: string }
+  | { page: "endpoints"; region: string; name: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
   | { page: "notfound"; path: string };
@@ -23,6 +24,8 @@ export function parseRoute(hash: string): Route {
   if (parts.length === 0 || (parts[0] === "clusters" && parts.length === 1)) return { page: "clusters" };
   if (parts[0] === "clusters" && parts[1] === "new" && parts.length === 2) return { page: "create" };
   if (parts[0] === "clusters" && parts.length === 3) return { page: "cluster", region: parts[1], name: parts[2] };
+  if (parts[0] === "clusters" && parts.length === 4 && parts[3] === "endpoints")
+    return { page: "endpoints", region: parts[1], name: parts[2] };
   if (parts[0] === "import" && parts.length === 1)
     return { page: "import", region: q.get("region") ?? undefined, eks_cluster_name: q.get("eks_cluster_name") ?? undefined };
   if (parts[0] === "operations" && parts.length === 1)
@@ -50,6 +53,7 @@ export const href = {
     return `#/import${s ? `?${s}` : ""}`;
   },
   cluster: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}`,
+  endpoints: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/endpoints`,
   operations: (f: { cluster?: string; status?: string } = {}) => {
     const q = new URLSearchParams();
     if (f.cluster) q.set("cluster", f.cluster);
