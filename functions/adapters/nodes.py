@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 
 from functions.adapters import aws
 from functions.adapters.kube_http import KubeHttp
+from functions.domain.errors import BadRequest
 
 CONNECTION_TTL_S = 600.0  # EKS tokens live 15 minutes
 
@@ -36,7 +37,12 @@ class AwsNodeReader:
             params["InstanceGroupNameContains"] = group
         if token:
             params["NextToken"] = token
-        out = self.client("sagemaker", region).list_cluster_nodes(**params)
+        try:
+            out = self.client("sagemaker", region).list_cluster_nodes(**params)
+        except ClientError as err:
+            if token and err.response["Error"]["Code"] in ("ValidationException", "ValidationError"):
+                raise BadRequest("next_token: not a token this API issued") from None
+            raise
         return list(out.get("ClusterNodeSummaries", [])), out.get("NextToken")
 
     def describe_cluster_node(self, region: str, cluster: str, node_id: str) -> dict[str, Any] | None:
@@ -64,7 +70,10 @@ class AwsNodeReader:
         try:
             out = self.client("sagemaker", region).list_cluster_events(**params)
         except ClientError as err:
-            if err.response["Error"]["Code"] in ("ResourceNotFound", "ValidationException"):
+            code = err.response["Error"]["Code"]
+            if token and code in ("ValidationException", "ValidationError"):
+                raise BadRequest("next_token: not a token this API issued") from None
+            if code in ("ResourceNotFound", "ValidationException"):
                 return [], None
             raise
         return list(out.get("Events", [])), out.get("NextToken")

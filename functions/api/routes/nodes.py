@@ -3,7 +3,7 @@ delete as operations, and HyperPod's cluster events."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -13,11 +13,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import accepted, actor, model_response, principal, require, requires, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
+from functions.domain.errors import InvalidInput
 from functions.domain.kinds import required_role
 from functions.domain.nodes import NODE_ID, EventList, NodeDetail, NodeList, NodesDelete, NodesReboot, NodesReplace
 from functions.logic import node_actions, node_views
 
 router = Router()
+SINCE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$"
 
 
 def _ok(model: type) -> dict[int, Any]:
@@ -94,11 +96,18 @@ def list_events(
     region: RegionOpt = None,
     node_id: Annotated[str | None, Query(description="Only this node's events", pattern=NODE_ID)] = None,
     group: GroupOpt = None,
-    since: Annotated[datetime | None, Query(description="Only events after this time (ISO 8601)")] = None,
+    since: Annotated[str | None, Query(description="Only events after this ISO 8601 time",
+                                       pattern=SINCE)] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
     next_token: Annotated[str | None, Query(description="Token from the previous page", max_length=4096,
                                             pattern=r"^[A-Za-z0-9+/=_.\-]{1,4000}$")] = None,
 ) -> Response[str]:
     principal(router)
-    return model_response(node_views.list_events(services(), cluster, region, node_id, group, since, limit,
+    try:
+        after = datetime.fromisoformat(since.replace("Z", "+00:00")) if since else None
+    except ValueError:
+        raise InvalidInput.field(["query", "since"], "not an ISO 8601 time") from None
+    if after is not None and after.tzinfo is None:
+        after = after.replace(tzinfo=UTC)
+    return model_response(node_views.list_events(services(), cluster, region, node_id, group, after, limit,
                                                  next_token))

@@ -15,8 +15,8 @@ extended resources in Kubernetes). They never set `spec.nodeName` themselves. On
 scheduler, oldest pod first:
   - binds a pod to the first Node (by name) that is Ready, not cordoned, whose NoSchedule/NoExecute
     taints the pod tolerates (unhealthy HyperPod nodes carry one), whose labels satisfy the pod's
-    selector and required affinity, and whose allocatable covers the pod's requests plus what pods
-    already bound there (not Succeeded/Failed) request: it sets `spec.nodeName` and a
+    selector and required affinity, and whose allocatable covers the pod's requests (plus what pods
+    already bound there request, unless OVERCOMMIT, the sandbox's default): it sets `spec.nodeName` and a
     `PodScheduled=True` condition; `workloads.reconcile_pods` then runs the pod (Pending -> Running);
   - else leaves it Pending with `PodScheduled=False`, reason `Unschedulable`, and kube-scheduler's
     message, e.g. `0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match
@@ -38,6 +38,12 @@ from sandbox.kube.store import Obj
 
 EXTENDED = ("nvidia.com/gpu", "aws.amazon.com/neuroncore", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
+# The sandbox overcommits extended resources: a pod fits a node whose allocatable covers its own request,
+# whatever pods already bound there take. Rehearsal clusters are small (two 1-GPU instances) while the
+# inference tests deploy more GPU replicas than that; a pod that can never fit (8 GPUs on a CPU node)
+# still stays Pending with kube-scheduler's "Insufficient ..." message. Set False to count what bound
+# pods take, as kube-scheduler does.
+OVERCOMMIT = True
 
 
 def requests(pod: Obj) -> dict[str, int]:
@@ -134,7 +140,7 @@ def _reason(pod: Obj, node: Obj, used: dict[str, Counter[str]]) -> str | None:
     if taint is not None:
         return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
     allocatable = (node.get("status") or {}).get("allocatable") or {}
-    taken = used.get(node["metadata"]["name"], Counter())
+    taken = Counter() if OVERCOMMIT else used.get(node["metadata"]["name"], Counter())
     for name, want in requests(pod).items():
         try:
             have = int(str(allocatable.get(name, "0")))

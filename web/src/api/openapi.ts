@@ -3721,7 +3721,7 @@ export interface operations {
                 node_id?: string | null;
                 /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
-                /** @description Only events after this time (ISO 8601) */
+                /** @description Only events after this ISO 8601 time */
                 since?: string | null;
             };
             header?: never;
