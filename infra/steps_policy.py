@@ -457,11 +457,19 @@ def _sagemaker(role: iam.Role) -> None:
     grant(
         role,
         sid="HyperPodNodeActionsTracked",
-        actions=["sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes",
-                 "sagemaker:BatchDeleteClusterNodes"],
+        actions=["sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes"],
         resources=[clusters],
         conditions=_tagged(MANAGED, IMPORTED),
-        reason=why + "nodes are rebooted, replaced or deleted only on clusters PodStart created or imported.",
+        reason=why + "nodes are rebooted or replaced only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
+        sid="HyperPodNodeDeleteOwned",
+        actions=["sagemaker:BatchDeleteClusterNodes"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why + "nodes are deleted (terminated, the group shrinks) only on clusters PodStart created; "
+        "an imported cluster's instances are never deleted.",
     )
     grant(
         role,

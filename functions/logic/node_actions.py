@@ -89,5 +89,9 @@ def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace,
 
 def delete_nodes(deps: Deps, name: str, region: str | None, body: NodesDelete, actor: Actor,
                  key: str | None) -> Operation:
+    rec, _, _ = hyperpod_of(deps, name, region)
+    if rec.origin == "imported":
+        raise Conflict(f"{rec.name} is imported: PodStart never terminates its instances (reboot or replace "
+                       "them, or scale the group in its own tooling)")
     _health(deps, name, region, body.node_ids)
     return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None)
