@@ -3,6 +3,7 @@ start, retry or cancel it), and how long each step may take at real AWS speed.""
 
 from __future__ import annotations
 
+from functions.domain.features import STEPS as FEATURE_STEPS
 from functions.domain.principal import Role
 
 KINDS: dict[str, tuple[str, ...]] = {
@@ -11,6 +12,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.import": ("discover", "access", "activate", "inventory"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
+    # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
+    # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
+    "features.update": FEATURE_STEPS,
     "cluster.reconcile": ("dependencies", "storage"),
     "storage.add": ("backing", "volume"),
     "storage.remove": ("volume", "backing"),
@@ -45,6 +49,8 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
+    "features.update": {s: (1 * H if s.removeprefix("disable_") in ("tiered_checkpointing", "autoscaling")
+                            else 0.5 * H) for s in FEATURE_STEPS},
     "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
     "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
     "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},

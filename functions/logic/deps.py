@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from functions.domain.cluster_record import ClusterRecords
-from functions.domain.ports import ClusterKube, ClusterReader, KubeConnector, NodeReader, StateStore
+from functions.domain.ports import (
+    ClusterKube,
+    ClusterReader,
+    FeatureReader,
+    KubeConnector,
+    NodeReader,
+    StateStore,
+)
 from functions.domain.service import OperationService
 
 
@@ -14,6 +21,7 @@ class Deps:
     operations: OperationService
     state: StateStore
     reader: ClusterReader
+    features: FeatureReader | None = None
     kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
     nodes: NodeReader | None = None  # the API's node reads (None where a process reads no nodes)
 

@@ -27,6 +27,7 @@ import {
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
 import { NodesPanel } from "../components/NodesPanel";
+import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
@@ -298,6 +299,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
             </Container>
           )}
           <StoragePanel cluster={name} region={region} />
+          <FeaturesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
           </Container>
