@@ -62,7 +62,7 @@ test: lint web template-check chromium ## every layer: unit, functional, infra, 
 	cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
-	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py
+	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py tests/functional/test_node_actions.py
 
 test-fast: install ## unit tests and the in-process functional tests on fakes (seconds, no sandbox)
 	$(PY) -m pytest $(FAST_TESTS)

@@ -304,6 +304,14 @@ class FunctionsConstruct(Construct):
         )
         grant(
             role,
+            sid="ReadClusterNodes",
+            actions=["sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode", "sagemaker:ListClusterEvents"],
+            resources=[_arn("sagemaker", "cluster/*", region="*")],
+            reason="The nodes page, a node's detail and the events timeline read any HyperPod cluster of this "
+            "account, in any region; read-only.",
+        )
+        grant(
+            role,
             sid="DescribeFileSystems",
             actions=["fsx:DescribeFileSystems"],
             resources=[_arn("fsx", "file-system/*", region="*")],

@@ -457,6 +457,30 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodNodeActionsTracked",
+        actions=["sagemaker:BatchRebootClusterNodes", "sagemaker:BatchReplaceClusterNodes"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why + "nodes are rebooted or replaced only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
+        sid="HyperPodNodeDeleteOwned",
+        actions=["sagemaker:BatchDeleteClusterNodes"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why + "nodes are deleted (terminated, the group shrinks) only on clusters PodStart created; "
+        "an imported cluster's instances are never deleted.",
+    )
+    grant(
+        role,
+        sid="HyperPodNodeRead",
+        actions=["sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode"],
+        resources=[clusters],
+        reason=why + "node operations watch their nodes; read-only.",
+    )
+    grant(
+        role,
         sid="HyperPodDeleteManaged",
         actions=["sagemaker:DeleteCluster"],
         resources=[clusters],

@@ -122,6 +122,23 @@ KNOWN: dict[tuple[str, str], Known] = {
         "ask the user; confirm repeats the name." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/clusters/{cluster}/nodes"): Known(
+        "list_nodes", "A cluster's nodes (instance id, group, status, health label, Ready, GPUs, last action); "
+        "filter by group or health."),
+    ("get", "/v1/clusters/{cluster}/nodes/{node_id}"): Known(
+        "get_node", "One node: conditions, taints, pods, recent events, ladder rung (investigate/reboot/replace). "
+        "Read before any node action."),
+    ("post", "/v1/clusters/{cluster}/nodes/reboot"): Known(
+        "reboot_nodes", "Reboot nodes (batches of 25), watched back to Ready. Rung 2 of the ladder; ask the user."
+        + TRACK),
+    ("post", "/v1/clusters/{cluster}/nodes/replace"): Known(
+        "replace_nodes", "Replace nodes with new instances; wipes instance storage. Needs a reboot first (409) "
+        "unless force with a reason; ask the user." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/nodes/delete"): Known(
+        "delete_nodes", "Terminate specific nodes; their groups shrink. Ask the user; confirm is 'delete'." + TRACK,
+        destructive=True),
+    ("get", "/v1/clusters/{cluster}/events"): Known(
+        "list_cluster_events", "HyperPod cluster events, newest first; filter by node_id, group, since."),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(
         "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
     ("post", "/v1/clusters/{cluster}/endpoints"): Known(

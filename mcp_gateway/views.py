@@ -262,6 +262,40 @@ def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
                        "message": line(v.get("message"))})
 
 
+def _node_row(n: dict[str, Any]) -> dict[str, Any]:
+    last = _obj(n.get("last_action"))
+    return _drop_none({"node_id": n.get("node_id"), "group": n.get("group"), "type": n.get("instance_type"),
+                       "status": n.get("status"), "health": n.get("health"), "ready": n.get("ready"),
+                       "gpus": n.get("gpus_allocatable") or None,
+                       "last_action": f"{last.get('action')} {last.get('at')}" if last else None})
+
+
+def _event_row(e: dict[str, Any]) -> dict[str, Any]:
+    return _drop_none({"time": e.get("time"), "level": e.get("level"), "node_id": e.get("node_id"),
+                       "group": e.get("group"), "description": line(e.get("description"))})
+
+
+def node(n: dict[str, Any]) -> dict[str, Any]:
+    """A node's detail without its labels; conditions that are not what a healthy node shows first, pods
+    and events cut to what an agent reads."""
+    pods = [p for p in n.get("pods") or [] if isinstance(p, dict)]
+    events = [e for e in n.get("events") or [] if isinstance(e, dict)]
+    return _drop_none({
+        **{k: v for k, v in _node_row(n).items()}, "zone": n.get("zone"), "kubernetes_node": n.get("kubernetes_node"),
+        "status_message": line(n.get("status_message")), "private_ip": n.get("private_ip"),
+        "ladder": n.get("ladder"),
+        "conditions": [_drop_none({"type": c.get("type"), "status": c.get("status"), "reason": c.get("reason"),
+                                   "message": line(c.get("message"), 100)})
+                       for c in n.get("conditions") or [] if isinstance(c, dict)],
+        "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in n.get("taints") or []
+                   if isinstance(t, dict)] or None,
+        "gpus_allocated": n.get("gpus_allocated"),
+        "pods": [f"{p.get('namespace')}/{p.get('name')} {p.get('phase')}" for p in pods[:15]],
+        "pods_total": len(pods) if len(pods) > 15 else None,
+        "events": [_event_row(e) for e in events[:8]],
+    })
+
+
 def endpoint(e: dict[str, Any]) -> dict[str, Any]:
     """An endpoint: what serves, where, its live state, and what to call next; objects as `Kind/name`."""
     view = _drop_none({
@@ -308,6 +342,8 @@ def invoke(r: dict[str, Any]) -> dict[str, Any]:
 
 
 ROWS: dict[str, Row] = {
+    "list_nodes": _node_row,
+    "list_cluster_events": _event_row,
     "list_storage": _storage_row,
     "list_endpoints": _endpoint_row,
     "list_pools": _pool_row,
@@ -407,6 +443,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(plan(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
+    if tool == "get_node" and isinstance(data, dict):
+        return fit(node(data), budget)
     if tool == "get_endpoint" and isinstance(data, dict):
         return fit(endpoint(data), budget)
     if tool == "invoke_endpoint" and isinstance(data, dict):

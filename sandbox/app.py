@@ -378,6 +378,29 @@ class Sandbox:
         client = self.aws.client(change.service, change.region)
         return JSONResponse(await asyncio.to_thread(states.describe, change, client))
 
+    async def node_fault(self, request: Request) -> Response:
+        """Simulate a fault on a HyperPod instance: {"kind": "gpu_xid" | "efa_down" | "nccl_hang" | "unreachable"}."""
+        from sandbox.aws.runtime import ResourceMissing
+        from sandbox.aws.sagemaker import faults
+
+        if (denied := self._require(request, admin=True)) is not None:
+            return denied
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError as exc:
+            return _problem(422, "Invalid request", f"body: not JSON: {exc}", [{"loc": ["body"], "msg": "not JSON"}])
+        kind = body.get("kind") if isinstance(body, dict) else None
+        if kind not in faults.FAULTS:
+            msg = f"must be one of {', '.join(sorted(faults.FAULTS))}"
+            return _problem(422, "Invalid request", f"kind: {msg}", [{"loc": ["body", "kind"], "msg": msg}])
+        try:
+            result = await asyncio.to_thread(faults.inject, request.path_params["node_id"], kind)
+        except ResourceMissing as exc:
+            return _problem(404, "Not found", str(exc))
+        except faults.FaultRefused as exc:
+            return _problem(409, "Conflict", str(exc))
+        return JSONResponse(result, status_code=201)
+
     async def ws(self, websocket: WebSocket) -> None:
         """Live events. Authenticate with an Authorization header or a first message {"token": ...}."""
         await websocket.accept()
@@ -435,6 +458,7 @@ class Sandbox:
             Route("/v1/sandbox/calls", self.calls),
             Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
             Route("/v1/sandbox/states", self.states, methods=["GET", "POST", "DELETE"]),
+            Route("/v1/sandbox/nodes/{node_id}/fault", self.node_fault, methods=["POST"]),
             Route("/v1/{path:proxy}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             WebSocketRoute("/ws", self.ws),
         ]

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import edge, openapi, problems
 from functions.api.context import json_response
-from functions.api.routes import audit, catalog, clusters, features, inference, operations, preferences, storage
+from functions.api.routes import audit, catalog, clusters, features, inference, nodes, operations, preferences, storage
 from functions.domain.errors import Problem
 from functions.observability import logger, metrics, tracer
 
@@ -38,6 +38,7 @@ app.include_router(features.router)
 app.include_router(storage.router)
 app.include_router(inference.router)
 app.include_router(audit.router)
+app.include_router(nodes.router)
 
 
 @lru_cache(maxsize=1)

@@ -25,6 +25,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "pool.assign": ("labels",),
     "pool.release": ("labels",),
     "model.download": ("download",),
+    "nodes.reboot": ("reboot", "ready"),
+    "nodes.replace": ("replace", "ready"),
+    "nodes.delete": ("delete", "gone"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -32,6 +35,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 REQUIRED_ROLE: dict[str, Role] = {
     "cluster.delete": Role.admin,
     "cluster.import": Role.admin,
+    "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
 }
 
 H = 3600.0
@@ -57,6 +61,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "pool.assign": {"labels": 0.25 * H},
     "pool.release": {"labels": 0.25 * H},
     "model.download": {"download": 4 * H},
+    "nodes.reboot": {"reboot": 0.25 * H, "ready": 1 * H},
+    "nodes.replace": {"replace": 0.25 * H, "ready": 1 * H},
+    "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

@@ -159,6 +159,26 @@ class AuditLog(Protocol):
         """An audit.AuditQuery -> (records newest first, next page token)."""
 
 
+class NodeReader(Protocol):
+    """HyperPod nodes and events, and the cluster's Kubernetes nodes and pods: one call per method."""
+
+    def list_cluster_nodes(self, region: str, cluster: str, group: str | None, limit: int,
+                           token: str | None) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    def describe_cluster_node(self, region: str, cluster: str, node_id: str) -> dict[str, Any] | None: ...
+
+    def cluster_events(self, region: str, cluster: str, *, node_id: str | None = None, group: str | None = None,
+                       since: Any = None, limit: int = 50,
+                       token: str | None = None) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    def kube_nodes(self, region: str, eks: str, selector: str, limit: int = 0,
+                   token: str | None = None) -> tuple[list[dict[str, Any]], str | None]: ...
+
+    def kube_node(self, region: str, eks: str, name: str) -> dict[str, Any] | None: ...
+
+    def kube_pods_on(self, region: str, eks: str, name: str) -> list[dict[str, Any]]: ...
+
+
 class FeatureReader(Protocol):
     """The live state behind the features document (never mutates)."""
 

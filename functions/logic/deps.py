@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from functions.domain.cluster_record import ClusterRecords
-from functions.domain.ports import ClusterKube, ClusterReader, FeatureReader, KubeConnector, PriceBook, StateStore
+from functions.domain.ports import (
+    ClusterKube,
+    ClusterReader,
+    FeatureReader,
+    KubeConnector,
+    NodeReader,
+    PriceBook,
+    StateStore,
+)
 from functions.domain.service import OperationService
 
 
@@ -17,6 +25,7 @@ class Deps:
     features: FeatureReader | None = None
     kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
     prices: PriceBook | None = None
+    nodes: NodeReader | None = None  # the API's node reads (None where a process reads no nodes)
 
     @property
     def records(self) -> ClusterRecords:

@@ -16,6 +16,7 @@ from functions.workflows import (
     features,
     inference,
     instance_groups,
+    nodes,
     storage,
 )
 from functions.workflows.context import Workflow
@@ -47,4 +48,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     inference.POOL_RELEASE,
     inference.DOWNLOAD,
     features.WORKFLOW,
+    nodes.REBOOT,
+    nodes.REPLACE,
+    nodes.DELETE,
 )

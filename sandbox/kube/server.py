@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import queue
 import re
@@ -285,6 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
             store = self.server.api.store_or_none(segs[1])
             if store is None:
                 raise ApiError(404, "NotFound", f"cluster {segs[1]!r} not found")
+            self.server.api.requests.append((segs[1], method, parts.path))
             segs = segs[2:]
             if segs and segs[-1] in ("healthz", "livez", "readyz"):
                 self._send(200, b"ok", "text/plain")
@@ -561,6 +563,8 @@ class KubeApiServer:
         self.time_scale = time_scale
         self._lock = threading.Lock()
         self._stores: dict[str, ClusterStore] = {}
+        # (cluster, method, path) of recent requests: tests count the calls a page costs
+        self.requests: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
         self.reconcilers: list[Reconciler] = list(DEFAULT_RECONCILERS)
         self._controllers = ControllerLoop(self._all_stores, self.reconcilers, time_scale)
         self._httpd: _Server | None = None

@@ -155,6 +155,12 @@ class ClusterStore:
         rt = self.resolve(api_version, kind)
         return list(self.list_rt(rt, namespace, label_selector, field_selector)["items"])
 
+    def count(self, api_version: str, kind: str) -> int:
+        """How many objects of a kind (no copies: for controllers that run on every tick)."""
+        rt = self.resolve(api_version, kind)
+        with self._lock:
+            return len(self._bucket(rt))
+
     def create(self, obj: Obj, namespace: str | None = None) -> Obj:
         """Create as a client would, but keeping any status given (controllers seed status this way)."""
         rt = self.resolve(obj.get("apiVersion", ""), obj.get("kind", ""))
@@ -420,10 +426,19 @@ class ClusterStore:
             except (ValueError, TypeError) as err:
                 raise ApiError(410, "Expired", "the provided continue parameter is not valid") from err
         with self._lock:
-            keys = sorted(k for k in self._bucket(rt) if not (rt.namespaced and namespace) or k[0] == namespace)
-            items = [self._present(rt, self._bucket(rt)[k]) for k in keys if start is None or k > start]
+            bucket = self._bucket(rt)
+            keys = sorted(k for k in bucket if not (rt.namespaced and namespace) or k[0] == namespace)
+            # Match on the stored object (with its apiVersion and kind) before copying: a selected page
+            # of a 2,000-node cluster copies its page, not the cluster.
+            typed = {"apiVersion": rt.api_version, "kind": rt.kind}
+            items = [
+                self._present(rt, bucket[k])
+                for k in keys
+                if (start is None or k > start)
+                and lpred(bucket[k])
+                and (not field_selector or fpred({**bucket[k], **typed}))
+            ]
             rv = str(self._rv)
-        items = [o for o in items if lpred(o) and fpred(o)]
         meta: Obj = {"resourceVersion": rv}
         if limit and len(items) > limit:
             last = items[limit - 1]["metadata"]

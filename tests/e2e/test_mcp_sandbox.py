@@ -304,6 +304,7 @@ def test_scale_2_then_1_then_2_without_keys_ends_at_2(sandbox: Any, api: Any, aw
 
 def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[str, list[dict[str, Any]]]:
     """Realistic arguments for every tool: the seeded data of every region, a live cluster and operations."""
+    node_id = api.get(f"/v1/clusters/{cluster}/nodes", params={"region": "us-west-2"}).json()["items"][0]["node_id"]
     calls: dict[str, list[dict[str, Any]]] = {
         "list_regions": [{}], "get_identity": [{}], "get_preferences": [{}],
         "list_clusters": [{}], "list_operations": [{}, {"status": "SUCCEEDED"}, {"cluster": cluster}],
@@ -351,6 +352,15 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                  "workers": 1}],
         "release_pool_workers": [{"cluster": cluster, "region": "us-west-2", "pool": "no-such-pool",
                                   "endpoint": "chat"}],
+        "list_nodes": [{"cluster": cluster, "region": "us-west-2"}],
+        "get_node": [{"cluster": cluster, "region": "us-west-2", "node_id": node_id}],
+        "list_cluster_events": [{"cluster": cluster, "region": "us-west-2"}],
+        "reboot_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": ["i-0000000000000dead"],
+                          "reason": "budget"}],
+        "replace_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": [node_id], "reason": "budget",
+                           "confirm": "replace"}],
+        "delete_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": ["i-0000000000000dead"],
+                          "confirm": "delete"}],
         "get_features": [{"cluster": cluster, "region": "us-west-2"}],
         "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
                             {"cluster": cluster, "region": "us-west-2",

@@ -24,7 +24,7 @@ SKILL_FILES = sorted(SKILLS.glob("*/SKILL.md"))
 DOCS = [*SKILL_FILES, *sorted((SKILLS / "reference").glob("*.md")), SKILLS / "README.md",
         *sorted((AGENTS / "claude").glob("*.md"))]
 REQUIRED_SKILLS = {"podstart-workflow-rules", "create-cluster", "add-instance-group", "import-cluster",
-                   "delete-cluster", "diagnose-cluster-creation"}
+                   "delete-cluster", "diagnose-cluster-creation", "diagnose-node-health"}
 # A backticked snake_case identifier starting with one of these verbs is a tool reference (arguments like
 # `instance_count` or `idempotency_key` are not); extra verbs catch tools a skill might invent.
 EXTRA_VERBS = {"describe", "update", "reboot", "replace", "start", "stop", "remove", "run", "submit", "deploy"}
@@ -97,6 +97,34 @@ def test_a_skill_naming_a_nonexistent_tool_fails_the_check() -> None:
 
     assert named_tools(skill) == {"list_clusters", "reboot_cluster_nodes", "get_cluster_health"}
     assert unknown_tools(skill) == {"reboot_cluster_nodes", "get_cluster_health"}
+
+
+READ_ONLY_MARK = "Read-only: call only read tools"
+RAW_MUTATION = re.compile(r"aws sagemaker (batch|delete|update|create)|kubectl (delete|drain|cordon|apply|patch)")
+
+
+def _items(text: str) -> list[str]:
+    """A markdown text cut into its list items (numbered or bulleted), continuation lines included."""
+    return [b for b in re.split(r"\n(?=\s*(?:\d+\.|-) )", text) if b.strip()]
+
+
+def read_only_violations(text: str) -> list[str]:
+    """Items of a read-only skill that call a mutating tool (rather than suggest it) or show a raw aws/kubectl
+    mutation."""
+    return [i.strip()[:80] for i in _items(text)
+            if (named_tools(i) & mutating() and "suggest" not in i.lower()) or RAW_MUTATION.search(i)]
+
+
+@pytest.mark.parametrize("path", [p for p in SKILL_FILES if READ_ONLY_MARK in p.read_text()],
+                         ids=lambda p: p.parent.name)
+def test_a_read_only_skill_only_suggests_mutating_tools(path: Path) -> None:
+    assert not read_only_violations(path.read_text())
+
+
+def test_the_read_only_check_catches_a_call_and_a_raw_cli_mutation() -> None:
+    assert read_only_violations("1. Read `get_node`.\n2. Then call `reboot_nodes(cluster, node_ids)`.\n")
+    assert read_only_violations("- Suggest `aws sagemaker batch-reboot-cluster-nodes --node-ids i-1`\n")
+    assert not read_only_violations("- **Reboot**: suggest `reboot_nodes(cluster, node_ids)`.\n")
 
 
 def test_the_tools_reference_lists_every_tool() -> None:

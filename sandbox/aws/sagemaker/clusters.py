@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, ResourceMissing
+from sandbox.aws.sagemaker import kube_nodes
 from sandbox.aws.sagemaker.common import errors, limit_exceeded, paginate, validation
 from sandbox.aws.sagemaker.events import record_event, set_status
 from sandbox.aws.sagemaker.nodes import NODE_DELETE_S, add_nodes, remove_node, set_node_status
@@ -243,6 +244,7 @@ def delete_cluster(self: Any) -> Any:
             def gone() -> None:
                 if s.clusters.get(c.name) is c:
                     del s.clusters[c.name]
+                    kube_nodes.remove_all(c)
 
             RUNTIME.after(DELETE_S, gone)
         return ActionResult({"ClusterArn": c.arn})

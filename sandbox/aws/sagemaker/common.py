@@ -32,6 +32,8 @@ def conflict(message: str) -> Exception:
 
 
 def paginate(items: list[Any], max_results: Any, next_token: Any) -> tuple[list[Any], str | None]:
+    if next_token and not str(next_token).isdigit():
+        raise validation("Invalid pagination token")  # as SageMaker answers a token it did not issue
     start = int(next_token or 0)
     end = start + int(max_results or 100)
     return items[start:end], (str(end) if end < len(items) else None)

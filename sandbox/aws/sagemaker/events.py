@@ -12,7 +12,8 @@ from sandbox.aws.sagemaker.store import HyperPodCluster, store
 
 
 def record_event(
-    c: HyperPodCluster, resource: str, description: str, group: str | None = None, node: str | None = None
+    c: HyperPodCluster, resource: str, description: str, group: str | None = None, node: str | None = None,
+    level: str = "Info",
 ) -> None:
     event: dict[str, Any] = {
         "EventId": str(uuid.uuid4()),
@@ -21,6 +22,7 @@ def record_event(
         "ResourceType": resource,
         "EventTime": now(),
         "Description": description,
+        "EventLevel": level,
     }
     if group:
         event["InstanceGroupName"] = group

@@ -10,13 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, now
+from sandbox.aws.sagemaker import kube_nodes
 from sandbox.aws.sagemaker.common import not_found, paginate, ts
 from sandbox.aws.sagemaker.events import record_event
+from sandbox.aws.sagemaker.kube_nodes import PENDING_REBOOT, PENDING_REPLACEMENT, SCHEDULABLE, UNSCHEDULABLE
 from sandbox.aws.sagemaker.store import HyperPodCluster, require_in_service, store
 
 NODE_DELETE_S = 120.0
 REBOOT_S = 180.0
 REPLACE_S = 600.0
+NODE_HEALTH_EVENT = "SageMaker HyperPod Cluster Node Health Event"
 
 
 def set_node_status(c: HyperPodCluster, node_id: str, status: str, message: str = "") -> None:
@@ -25,8 +28,85 @@ def set_node_status(c: HyperPodCluster, node_id: str, status: str, message: str 
         return
     node["InstanceStatus"] = {"Status": status, "Message": message or status}
     record_event(
-        c, "Instance", f"Instance {node_id} status changed to {status}", node["InstanceGroupName"], node_id
+        c, "Instance", f"Instance {node_id} status changed to {status}", node["InstanceGroupName"], node_id,
+        level="Error" if status == "Failure" else "Info",
     )
+    announce(c, node_id)
+
+
+def _repair_action(health: str) -> str:
+    return {PENDING_REBOOT: "Reboot", PENDING_REPLACEMENT: "Replace"}.get(health, "None")
+
+
+def announce(c: HyperPodCluster, node_id: str) -> None:
+    """Bring the instance's Kubernetes Node up to date; when its health changed, say so as HyperPod does:
+    a cluster event and an EventBridge 'SageMaker HyperPod Cluster Node Health Event'."""
+    kube_nodes.sync(c, node_id)
+    node = c.nodes.get(node_id)
+    if node is None:
+        c.health.pop(node_id, None)
+        return
+    status = node["InstanceStatus"]["Status"]
+    health = kube_nodes.health_of(c, node)
+    prev = c.health.get(node_id)
+    if prev is None and status not in ("DeepHealthCheckInProgress", "Running"):
+        return  # not joined yet
+    if prev == health:
+        return
+    c.health[node_id] = health
+    if prev is None and health in (SCHEDULABLE, UNSCHEDULABLE):
+        return  # joining (healthy, or into deep health checks) is not news
+    fault = c.faults.get(node_id)
+    reason = str(fault["message"]) if fault and status == "Running" else node["InstanceStatus"].get("Message", status)
+    record_event(
+        c, "Instance", f"Instance {node_id} health status changed to {health}: {reason}",
+        node["InstanceGroupName"], node_id, level="Info" if health == SCHEDULABLE else "Warn",
+    )
+    RUNTIME.put_event(
+        c.region,
+        "aws.sagemaker",
+        NODE_HEALTH_EVENT,
+        {
+            "ClusterArn": c.arn,
+            "ClusterName": c.name,
+            "InstanceGroupName": node["InstanceGroupName"],
+            "InstanceId": node_id,
+            "NodeLogicalId": node["NodeLogicalId"],
+            "KubernetesNodeName": kube_nodes.node_name(node_id),
+            "HealthStatus": health,
+            "PreviousHealthStatus": prev,
+            "HealthStatusReason": reason,
+            "FaultType": fault["kind"] if fault and status == "Running" else None,
+            "RepairAction": _repair_action(health),
+            "NodeRecovery": c.spec.get("NodeRecovery", "Automatic"),
+            "InstanceStatus": status,
+        },
+        [c.arn],
+    )
+
+
+def reboot_node(c: HyperPodCluster, node_id: str, reason: str = "Rebooting") -> None:
+    """Pending (rebooting) now, Running after REBOOT_S; a reboot clears a fault the instance had."""
+    set_node_status(c, node_id, "Pending", reason)
+
+    def back() -> None:
+        node = c.nodes.get(node_id)
+        if node and node["InstanceStatus"]["Status"] == "Pending":
+            c.faults.pop(node_id, None)
+            set_node_status(c, node_id, "Running")
+
+    RUNTIME.after(REBOOT_S, back)
+
+
+def replace_node(c: HyperPodCluster, node_id: str) -> None:
+    """The instance shuts down (storage wiped) and a new one, with a new instance id, takes its place."""
+    node = c.nodes.get(node_id)
+    if node is None or node_id in c.replacing:
+        return
+    c.replacing.add(node_id)
+    group = c.groups[node["InstanceGroupName"]]
+    remove_node(c, node_id, NODE_DELETE_S)
+    add_nodes(c, group, 1, REPLACE_S)
 
 
 def _subnet_placement(region: str, subnets: list[str]) -> dict[str, str]:
@@ -99,8 +179,13 @@ def remove_node(c: HyperPodCluster, node_id: str, after_s: float) -> None:
     set_node_status(c, node_id, "ShuttingDown")
 
     def gone() -> None:
-        if c.nodes.pop(node_id, None) is not None:
-            record_event(c, "Instance", f"Instance {node_id} terminated", None, node_id)
+        node = c.nodes.pop(node_id, None)
+        c.replacing.discard(node_id)
+        c.faults.pop(node_id, None)
+        c.health.pop(node_id, None)
+        kube_nodes.remove(c, node_id)
+        if node is not None:
+            record_event(c, "Instance", f"Instance {node_id} terminated", node["InstanceGroupName"], node_id)
 
     RUNTIME.after(after_s, gone)
 
@@ -160,14 +245,10 @@ def _batch_node_action(self: Any, action: str) -> Any:
         require_in_service(c, action)
         found, missing, missing_logical = _resolve_nodes(c, params)
         for node_id in found:
-            node = c.nodes[node_id]
             if action == "BatchRebootClusterNodes":
-                set_node_status(c, node_id, "Pending", "Rebooting")
-                RUNTIME.after(REBOOT_S, node_transition(c, node_id, "Pending", "Running"))
+                reboot_node(c, node_id)
             else:
-                group = c.groups[node["InstanceGroupName"]]
-                remove_node(c, node_id, NODE_DELETE_S)
-                add_nodes(c, group, 1, REPLACE_S)
+                replace_node(c, node_id)
         return ActionResult(
             {
                 "Successful": [i for i in found if i in (params.get("NodeIds") or [])],

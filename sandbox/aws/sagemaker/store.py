@@ -23,6 +23,9 @@ class HyperPodCluster:
     creation_time: dt.datetime = field(default_factory=now)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
+    faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # instance id -> simulated fault
+    replacing: set[str] = field(default_factory=set)  # instance ids shutting down for a replacement
+    health: dict[str, str] = field(default_factory=dict)  # instance id -> last health status announced
 
     def describe(self) -> dict[str, Any]:
         groups = []
@@ -81,6 +84,11 @@ def store(region: str) -> HyperPodStore:
         if region not in _STORES:
             _STORES[region] = HyperPodStore(region)
         return _STORES[region]
+
+
+def all_stores() -> list[HyperPodStore]:
+    with RUNTIME.lock:
+        return list(_STORES.values())
 
 
 def require_in_service(c: HyperPodCluster, operation: str) -> None:

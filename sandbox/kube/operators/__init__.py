@@ -8,11 +8,12 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import garbage, inference, storage, workloads
+from sandbox.kube.operators import garbage, inference, scheduler, storage, workloads
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
 REGISTRY: dict[str, tuple[Reconciler, ...]] = {
+    "scheduler": scheduler.RECONCILERS,
     "workloads": workloads.RECONCILERS,
     "storage": storage.RECONCILERS,
     "garbage": garbage.RECONCILERS,

@@ -8,6 +8,7 @@ from typing import Any
 
 from sandbox.kube.errors import ApiError
 from sandbox.kube.operators.base import ReconcileContext, Reconciler, condition, update_status
+from sandbox.kube.operators.scheduler import node_ip
 from sandbox.kube.store import Obj, now_rfc3339, random_suffix
 
 
@@ -180,7 +181,9 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
 
 
 def reconcile_pods(ctx: ReconcileContext) -> None:
-    """Pending -> Running after ~5 s; pods owned by a Job -> Succeeded ~10 s later."""
+    """Pending -> Running ~5 s after the scheduler bound it to a Node (at once if the cluster has no
+    Nodes); pods owned by a Job -> Succeeded ~10 s later."""
+    has_nodes = ctx.store.count("v1", "Node") > 0
     for pod in ctx.store.list("v1", "Pod"):
         status = pod.get("status") or {}
         phase = status.get("phase", "Pending")
@@ -188,18 +191,22 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
         images = {c.get("name", ""): c.get("image", "") for c in pod.get("spec", {}).get("containers") or []}
         if pod["metadata"].get("deletionTimestamp"):
             continue
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if phase == "Pending" and has_nodes and not node_name:
+            continue  # the scheduler has not placed it (yet)
         if any((cs.get("state") or {}).get("waiting", {}).get("reason") == "ErrImagePull"
                for cs in status.get("containerStatuses") or []):
             continue  # an image that cannot be pulled keeps its pod Pending
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
+            host_ip = (node_ip(ctx.store, node_name) if node_name else None) or "10.0.0.10"
             update_status(
                 ctx,
                 pod,
                 {
                     **status,
                     "phase": "Running",
-                    "hostIP": "10.0.0.10",
+                    "hostIP": host_ip,
                     "podIP": _pod_ip(pod["metadata"]["uid"]),
                     "startTime": now,
                     "conditions": [

@@ -30,6 +30,11 @@ import type {
   StorageAdd,
   TrainingPlan,
   VolumeList,
+  NodeList,
+  NodeDetail,
+  NodesReboot,
+  NodesReplace,
+  EventList,
 } from "./types";
 import { getToken } from "../auth";
 
@@ -172,6 +177,24 @@ export const api = {
       `/v1/operations/${encodeURIComponent(id)}${wait ? qs({ wait: wait.seconds, version: wait.version }) : ""}`,
       signal,
     ),
+  nodes: (cluster: string, region: string, p: { group?: string; health?: string; limit?: number; next_token?: string | null } = {}) =>
+    get<NodeList>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes${qs({ region, ...p })}`),
+  node: (cluster: string, region: string, nodeId: string) =>
+    get<NodeDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/${encodeURIComponent(nodeId)}${qs({ region })}`),
+  clusterEvents: (cluster: string, region: string, p: { node_id?: string; group?: string; limit?: number } = {}) =>
+    get<EventList>(`/v1/clusters/${encodeURIComponent(cluster)}/events${qs({ region, ...p })}`),
+  rebootNodes: (cluster: string, region: string, body: NodesReboot, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/reboot${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  replaceNodes: (cluster: string, region: string, body: NodesReplace, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/replace${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
   volumes: (cluster: string, region: string) =>
     get<VolumeList>(`/v1/clusters/${encodeURIComponent(cluster)}/storage${qs({ region })}`),
   addStorage: (cluster: string, region: string, body: Partial<StorageAdd>, key: string) =>

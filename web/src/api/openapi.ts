@@ -210,6 +210,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** HyperPod cluster events, newest first (ListClusterEvents) */
+        get: operations["list_events_v1_clusters__cluster__events_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/features": {
         parameters: {
             query?: never;
@@ -261,6 +278,91 @@ export interface paths {
         head?: never;
         /** Scale an instance group (send only instance_count); other fields are fixed */
         patch: operations["scale_instance_group_v1_clusters__cluster__instance_groups__group__patch"];
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A page of a cluster's nodes: HyperPod status, Kubernetes health and readiness, GPUs, last action */
+        get: operations["list_nodes_v1_clusters__cluster__nodes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/nodes/{node_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A node: HyperPod detail, Kubernetes conditions, taints, pods, recent events, ladder position */
+        get: operations["get_node_v1_clusters__cluster__nodes__node_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/nodes/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete nodes (operation nodes.delete): instances terminated, their groups shrink */
+        post: operations["delete_nodes_v1_clusters__cluster__nodes_delete_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/nodes/reboot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reboot nodes (operation nodes.reboot): batches of 25, each node watched back to Ready */
+        post: operations["reboot_nodes_v1_clusters__cluster__nodes_reboot_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/nodes/replace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace nodes (operation nodes.replace; wipes instance storage): reboot first, or force + reason */
+        post: operations["replace_nodes_v1_clusters__cluster__nodes_replace_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/clusters/{cluster}/pools": {
@@ -806,6 +908,23 @@ export interface components {
             /** Vpc Cidr */
             vpc_cidr?: string | null;
         };
+        /** ClusterEventView */
+        ClusterEventView: {
+            /** Description */
+            description: string;
+            /** Event Id */
+            event_id: string;
+            /** Group */
+            group?: string | null;
+            /** Level */
+            level?: string | null;
+            /** Node Id */
+            node_id?: string | null;
+            /** Resource Type */
+            resource_type?: string | null;
+            /** Time */
+            time: string;
+        };
         /** ClusterImport */
         ClusterImport: {
             /**
@@ -1172,6 +1291,13 @@ export interface components {
             message: string;
             /** Retryable */
             retryable: boolean;
+        };
+        /** EventList */
+        EventList: {
+            /** Items */
+            items: components["schemas"]["ClusterEventView"][];
+            /** Next Token */
+            next_token?: string | null;
         };
         /**
          * Face
@@ -1639,6 +1765,36 @@ export interface components {
              */
             target: number;
         };
+        /**
+         * Ladder
+         * @description Where a node is on investigate -> reboot -> replace, and why.
+         */
+        Ladder: {
+            /** Reason */
+            reason: string;
+            /**
+             * Rebooted At
+             * @description When PodStart last rebooted it (24 h window)
+             */
+            rebooted_at?: string | null;
+            /**
+             * Rung
+             * @description The next rung for this node
+             * @enum {string}
+             */
+            rung: "investigate" | "reboot" | "replace";
+        };
+        /** LastAction */
+        LastAction: {
+            /** Action */
+            action: string;
+            /** At */
+            at: string;
+            /** Operation Id */
+            operation_id: string;
+            /** Reason */
+            reason?: string | null;
+        };
         /** ModelSource */
         ModelSource: {
             /**
@@ -1682,6 +1838,112 @@ export interface components {
             endpoint?: components["schemas"]["EndpointView"] | null;
             instance_group?: components["schemas"]["GroupView"] | null;
         };
+        /** NodeCondition */
+        NodeCondition: {
+            /** Message */
+            message?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Since */
+            since?: string | null;
+            /** Status */
+            status: string;
+            /** Type */
+            type: string;
+        };
+        /** NodeDetail */
+        NodeDetail: {
+            /** Capacity Type */
+            capacity_type?: string | null;
+            /** Conditions */
+            conditions?: components["schemas"]["NodeCondition"][];
+            /** Efa Allocatable */
+            efa_allocatable?: number | null;
+            /** Events */
+            events?: components["schemas"]["ClusterEventView"][];
+            /**
+             * Gpus Allocatable
+             * @description nvidia.com/gpu or aws.amazon.com/neuroncore
+             */
+            gpus_allocatable?: number | null;
+            /** Gpus Allocated */
+            gpus_allocated?: number | null;
+            /** Group */
+            group: string;
+            /**
+             * Health
+             * @description sagemaker.amazonaws.com/node-health-status label
+             */
+            health?: string | null;
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Kubernetes Node
+             * @description The Kubernetes node name (None: not joined)
+             */
+            kubernetes_node?: string | null;
+            /** Labels */
+            labels?: {
+                [key: string]: string;
+            };
+            ladder: components["schemas"]["Ladder"];
+            /** @description The last node action PodStart took */
+            last_action?: components["schemas"]["LastAction"] | null;
+            /** Launch Time */
+            launch_time?: string | null;
+            /**
+             * Node Id
+             * @description The HyperPod instance id
+             */
+            node_id: string;
+            /** Node Logical Id */
+            node_logical_id?: string | null;
+            /** Pods */
+            pods?: components["schemas"]["NodePod"][];
+            /** Private Dns */
+            private_dns?: string | null;
+            /** Private Ip */
+            private_ip?: string | null;
+            /**
+             * Ready
+             * @description The Kubernetes Ready condition
+             */
+            ready?: boolean | null;
+            /**
+             * Status
+             * @description HyperPod instance status: Running, Pending, ShuttingDown, Failure, ...
+             */
+            status: string;
+            /** Status Message */
+            status_message?: string | null;
+            /** Taints */
+            taints?: {
+                [key: string]: unknown;
+            }[];
+            /** Zone */
+            zone?: string | null;
+        };
+        /** NodeList */
+        NodeList: {
+            /** Items */
+            items: components["schemas"]["NodeRow"][];
+            /** Next Token */
+            next_token?: string | null;
+        };
+        /** NodePod */
+        NodePod: {
+            /**
+             * Gpus
+             * @default 0
+             */
+            gpus: number;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Phase */
+            phase?: string | null;
+        };
         /** NodePoolView */
         NodePoolView: {
             /** Cpu Limit */
@@ -1701,6 +1963,116 @@ export interface components {
          * @enum {string}
          */
         NodeRecovery: "automatic" | "none";
+        /** NodeRow */
+        NodeRow: {
+            /** Efa Allocatable */
+            efa_allocatable?: number | null;
+            /**
+             * Gpus Allocatable
+             * @description nvidia.com/gpu or aws.amazon.com/neuroncore
+             */
+            gpus_allocatable?: number | null;
+            /** Group */
+            group: string;
+            /**
+             * Health
+             * @description sagemaker.amazonaws.com/node-health-status label
+             */
+            health?: string | null;
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Kubernetes Node
+             * @description The Kubernetes node name (None: not joined)
+             */
+            kubernetes_node?: string | null;
+            /** @description The last node action PodStart took */
+            last_action?: components["schemas"]["LastAction"] | null;
+            /** Launch Time */
+            launch_time?: string | null;
+            /**
+             * Node Id
+             * @description The HyperPod instance id
+             */
+            node_id: string;
+            /** Node Logical Id */
+            node_logical_id?: string | null;
+            /**
+             * Ready
+             * @description The Kubernetes Ready condition
+             */
+            ready?: boolean | null;
+            /**
+             * Status
+             * @description HyperPod instance status: Running, Pending, ShuttingDown, Failure, ...
+             */
+            status: string;
+            /** Status Message */
+            status_message?: string | null;
+            /** Zone */
+            zone?: string | null;
+        };
+        /**
+         * NodesDelete
+         * @description Delete nodes (operation nodes.delete): BatchDeleteClusterNodes, their groups shrink.
+         */
+        NodesDelete: {
+            /**
+             * Confirm
+             * @description Type "delete"
+             * @constant
+             */
+            confirm: "delete";
+            /**
+             * Node Ids
+             * @description Instance ids (i-...)
+             */
+            node_ids: string[];
+        };
+        /**
+         * NodesReboot
+         * @description Reboot nodes (operation nodes.reboot): BatchRebootClusterNodes in batches of 25, watched to Ready.
+         */
+        NodesReboot: {
+            /**
+             * Node Ids
+             * @description Instance ids (i-...)
+             */
+            node_ids: string[];
+            /**
+             * Reason
+             * @description Why (recorded)
+             */
+            reason: string;
+        };
+        /**
+         * NodesReplace
+         * @description Replace nodes (operation nodes.replace): new instances, instance storage wiped.
+         */
+        NodesReplace: {
+            /**
+             * Confirm
+             * @description Type "replace"
+             * @constant
+             */
+            confirm: "replace";
+            /**
+             * Force
+             * @description Skip the reboot-first rule
+             * @default false
+             */
+            force: boolean;
+            /**
+             * Node Ids
+             * @description Instance ids (i-...)
+             */
+            node_ids: string[];
+            /**
+             * Reason
+             * @description Why (recorded)
+             */
+            reason: string;
+        };
         /** ObjectEntry */
         ObjectEntry: {
             /** Key */
@@ -3888,6 +4260,96 @@ export interface operations {
             };
         };
     };
+    list_events_v1_clusters__cluster__events_get: {
+        parameters: {
+            query?: {
+                /** @description Only this instance group */
+                group?: string | null;
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Only this node's events */
+                node_id?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+                /** @description Only events after this ISO 8601 time */
+                since?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_features_v1_clusters__cluster__features_get: {
         parameters: {
             query?: {
@@ -4311,6 +4773,518 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NoChange"] | components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_nodes_v1_clusters__cluster__nodes_get: {
+        parameters: {
+            query?: {
+                /** @description Only this instance group */
+                group?: string | null;
+                /** @description Only nodes with this health label */
+                health?: string | null;
+                /** @description Page size (100 by default) */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_node_v1_clusters__cluster__nodes__node_id__get: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description HyperPod instance id (i-...) */
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeDetail"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_nodes_v1_clusters__cluster__nodes_delete_post: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodesDelete"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reboot_nodes_v1_clusters__cluster__nodes_reboot_post: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodesReboot"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replace_nodes_v1_clusters__cluster__nodes_replace_post: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodesReplace"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
                 };
             };
             /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */

@@ -26,6 +26,7 @@ import {
   type GroupDraft,
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
+import { NodesPanel } from "../components/NodesPanel";
 import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
@@ -292,6 +293,11 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               { id: "status", header: "Status", cell: (d) => <Status value={d.status} /> },
             ]}
           />
+          {c.hyperpod?.name && (
+            <Container>
+              <NodesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
+            </Container>
+          )}
           <StoragePanel cluster={name} region={region} />
           <FeaturesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
           <Container header={<Header variant="h2">Operations</Header>}>

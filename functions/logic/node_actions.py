@@ -1,0 +1,97 @@
+"""Node actions: reboot, replace (on the escalation ladder) and delete, each an operation that calls
+HyperPod's Batch*ClusterNodes in batches of 25 and watches every node to the end."""
+
+from __future__ import annotations
+
+from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.nodes import (
+    BATCH,
+    HEALTH_LABEL,
+    LastAction,
+    NodesDelete,
+    NodesReboot,
+    NodesReplace,
+    kube_name,
+    ladder,
+    may_replace,
+)
+from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.logic.deps import Deps
+from functions.logic.group_add import require_active
+from functions.logic.node_views import hyperpod_of, last_actions, record_actions
+
+
+def _health(deps: Deps, name: str, region: str | None, node_ids: list[str]) -> dict[str, str | None]:
+    """Each node's health label (one label-selected Kubernetes list); a node not in Kubernetes is asked of
+    HyperPod (DescribeClusterNode), and an id the cluster does not have is a 422 naming it (nothing sent)."""
+    rec, hp, reader = hyperpod_of(deps, name, region)
+    names = [kube_name(i) for i in node_ids]
+    nodes, _ = reader.kube_nodes(rec.region, rec.eks_cluster_name, f"kubernetes.io/hostname in ({','.join(names)})")
+    health: dict[str, str | None] = {
+        str(n["metadata"]["name"]).removeprefix("hyperpod-"): (n["metadata"].get("labels") or {}).get(HEALTH_LABEL)
+        for n in nodes}
+    missing = [i for i in node_ids if i not in health]
+    unknown = [i for i in missing[:25] if reader.describe_cluster_node(rec.region, hp, i) is None]
+    if unknown:
+        raise InvalidInput.of([{"loc": ["body", "node_ids", node_ids.index(i)], "msg": f"{rec.name} has no node {i}"}
+                               for i in unknown])
+    return {i: health.get(i) for i in node_ids}
+
+
+def _start(deps: Deps, kind: str, name: str, region: str | None, request: dict[str, object], node_ids: list[str],
+           actor: Actor, key: str | None, action: str, reason: str | None) -> Operation:
+    rec, hp, _ = hyperpod_of(deps, name, region)
+    require_active(rec)
+    op, created = deps.operations.start(
+        kind=kind, target=Target(cluster=rec.name, region=rec.region, resource="nodes"),
+        request={"cluster": rec.name, "region": rec.region, "hyperpod_cluster": hp, "eks_cluster": rec.eks_cluster_name,
+                 "node_ids": node_ids, "batch_size": BATCH, **request},
+        principal=actor, idempotency_key=key)
+    if created:
+        record_actions(deps, rec, node_ids, LastAction(action=action, operation_id=op.id, at=now_iso(), reason=reason))
+    return op
+
+
+def reboot_nodes(deps: Deps, name: str, region: str | None, body: NodesReboot, actor: Actor,
+                 key: str | None) -> Operation:
+    _health(deps, name, region, body.node_ids)
+    return _start(deps, "nodes.reboot", name, region, {"reason": body.reason}, body.node_ids, actor, key,
+                  "reboot", body.reason)
+
+
+def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace, actor: Actor,
+                  key: str | None) -> Operation:
+    """The ladder: a node PodStart has not rebooted in 24 h and that HyperPod has not marked for
+    replacement is refused (409 naming the rung) unless `force` (with the reason, recorded)."""
+    rec, _, _ = hyperpod_of(deps, name, region)
+    health = _health(deps, name, region, body.node_ids)
+    if not body.force:
+        actions = last_actions(deps, rec)
+        refused = []
+        for node_id in body.node_ids:
+            h, last = health.get(node_id), actions.get(node_id)
+            if not may_replace(h, last):
+                refused.append((node_id, ladder(h, last)))
+        if refused:
+            first = refused[0][1]
+            detail = "; ".join(f"{i}: next rung is {lad.rung} ({lad.reason})" for i, lad in refused[:10])
+            raise Conflict(
+                f"escalation ladder: investigate -> reboot -> replace. {len(refused)} node(s) were not rebooted by "
+                f"PodStart in the last 24 hours and are not marked UnschedulablePendingReplacement; "
+                f"{first.rung} first, or send force: true with a reason. {detail}",
+                errors=[{"loc": ["body", "node_ids", body.node_ids.index(i)], "msg": f"{lad.rung} first: {lad.reason}"}
+                        for i, lad in refused[:50]],
+                ladder_rung=first.rung)
+    return _start(deps, "nodes.replace", name, region,
+                  {"reason": body.reason, "force": body.force, "storage_wiped": True}, body.node_ids, actor, key,
+                  "replace", body.reason)
+
+
+def delete_nodes(deps: Deps, name: str, region: str | None, body: NodesDelete, actor: Actor,
+                 key: str | None) -> Operation:
+    rec, _, _ = hyperpod_of(deps, name, region)
+    if rec.origin == "imported":
+        raise Conflict(f"{rec.name} is imported: PodStart never terminates its instances (reboot or replace "
+                       "them, or scale the group in its own tooling)")
+    _health(deps, name, region, body.node_ids)
+    return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None)
