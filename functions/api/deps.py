@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.kube_http import KubeHttp
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -35,5 +36,5 @@ def services() -> Services:
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
-    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(), kube=KubeHttp(),
                     settings=s, guard=guard)

@@ -131,3 +131,19 @@ class ClusterReader(Protocol):
 
     def offered(self, region: str, zone: str) -> dict[str, Any]:
         """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""
+
+
+class KubeAccess(Protocol):
+    """The API's Kubernetes reads (and write-only Secret apply) on a cluster's EKS API."""
+
+    def list(self, region: str, cluster: str, api_version: str, kind: str, namespace: str | None = None,
+             label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
+
+    def get(self, region: str, cluster: str, api_version: str, kind: str, name: str,
+            namespace: str | None = None) -> dict[str, Any] | None: ...
+
+    def apply(self, region: str, cluster: str, manifest: dict[str, Any]) -> None: ...
+
+    def logs(self, region: str, cluster: str, namespace: str, pod: str, container: str | None, tail: int,
+             since_seconds: int | None, limit_bytes: int) -> tuple[str, bool]:
+        """The newest bytes (at most limit_bytes) of the pod's last `tail` lines; (text, cut)."""

@@ -81,7 +81,8 @@ class ElasticSpec(BaseModel):
 class MlflowSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tracking_server_arn: str = Field(pattern=TRACKING_SERVER_ARN, description="SageMaker managed MLflow tracking server")
+    tracking_server_arn: str = Field(pattern=TRACKING_SERVER_ARN,
+                                     description="SageMaker managed MLflow tracking server")
     experiment: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,128}$",
                                    description="Experiment name (default: the job name)")
 
@@ -230,8 +231,8 @@ def gpu_refusal(job: JobSubmit, groups: list[GroupCapacity]) -> str | None:
     # Whole pods: each pod needs gpus_per_node on one instance.
     pods_fit = sum(_pods_on(g, job.gpus_per_node) for g in mine) + (reachable - instances) * (per // job.gpus_per_node)
     if need > free + growth or nodes > pods_fit:
-        return (f"needs {nodes} × {job.gpus_per_node} = {need} GPUs on {job.instance_type}; the cluster has "
-                f"{instances} instance{'s' if instances != 1 else ''} × {per} = {total} GPUs in {names}, "
+        return (f"needs {nodes} x {job.gpus_per_node} = {need} GPUs on {job.instance_type}; the cluster has "
+                f"{instances} instance{'s' if instances != 1 else ''} x {per} = {total} GPUs in {names}, "
                 f"{free} free" + (f", and can grow by {growth} with autoscaling" if growth else ""))
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups
+from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups, jobs
 from functions.workflows.context import Workflow
 
 
@@ -28,4 +28,6 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     cluster_import.WORKFLOW,
     instance_groups.ADD,
     instance_groups.SCALE,
+    jobs.SUBMIT,
+    jobs.DELETE,
 )

@@ -101,7 +101,7 @@ def test_recipe_parameters_out_of_range_name_the_parameter() -> None:
         recipes.parse_parameters("llama-factory", "1", {"learning_rate": 5, "lora_rank": "x"})
     locs = {tuple(e["loc"]) for e in err.value.errors}
     assert ("body", "parameters", "learning_rate") in locs and ("body", "parameters", "lora_rank") in locs
-    with pytest.raises(InvalidInput, match="'..' is not allowed"):
+    with pytest.raises(InvalidInput, match=r"'\.\.' is not allowed"):
         recipes.parse_parameters("pytorch", "1", {"script": "code/../../etc/passwd"})
     with pytest.raises(InvalidInput, match="no recipe"):
         recipes.parse_parameters("nope", "1", {})
@@ -134,8 +134,8 @@ def test_gpu_arithmetic_refuses_with_the_numbers() -> None:
     j = job(recipe="pytorch", nodes=2, gpus_per_node=8)
     assert training.gpu_refusal(j, [_g(2)]) is None
     msg = training.gpu_refusal(j, [_g(1)])
-    assert msg == ("needs 2 × 8 = 16 GPUs on ml.p5.48xlarge; the cluster has 1 instance × 8 = 8 GPUs in gpu, 8 free")
-    assert (training.gpu_refusal(j, [_g(2, free=8)]) or "").endswith("2 instances × 8 = 16 GPUs in gpu, 8 free")
+    assert msg == ("needs 2 x 8 = 16 GPUs on ml.p5.48xlarge; the cluster has 1 instance x 8 = 8 GPUs in gpu, 8 free")
+    assert (training.gpu_refusal(j, [_g(2, free=8)]) or "").endswith("2 instances x 8 = 16 GPUs in gpu, 8 free")
     assert training.gpu_refusal(j, [_g(1, autoscaling_max=2)]) is None
     assert "has 8 GPUs per instance" in (training.gpu_refusal(job(gpus_per_node=16), [_g(4)]) or "")
     assert "no ml.p5.48xlarge" in (training.gpu_refusal(j, []) or "")
