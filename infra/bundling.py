@@ -141,7 +141,8 @@ def build_bundle(spec: BundleSpec, *, force: bool = False) -> Path:
     if not force and hash_file.is_file() and hash_file.read_text() == wanted:
         return target
 
-    staging = target.with_name(f".{spec.name}.tmp")
+    # Per-process staging: two synths at once (parallel test workers, a watcher) never share a folder.
+    staging = target.with_name(f".{spec.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     files: list[tuple[Path, str]] = []
@@ -163,7 +164,12 @@ def build_bundle(spec: BundleSpec, *, force: bool = False) -> Path:
     )
     (staging / _HASH_FILE).write_text(wanted)
     shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    try:
+        staging.rename(target)
+    except OSError:  # another process renamed its identical build into place first
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (hash_file.is_file() and hash_file.read_text() == wanted):
+            raise
     return target
 
 

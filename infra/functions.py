@@ -302,6 +302,14 @@ class FunctionsConstruct(Construct):
             resources=[_arn("eks", "addon/*/*/*", region="*")],
             reason="Add-on status on a cluster's page; read-only.",
         )
+        grant(
+            role,
+            sid="ListMountedBuckets",
+            actions=["s3:ListBucket"],
+            resources=[f"arn:{cdk.Aws.PARTITION}:s3:::*"],
+            reason="Adding S3 storage checks the user-named bucket exists (HeadBucket) and the storage page lists "
+            "a mounted bucket's keys (ListObjectsV2); both are authorized as s3:ListBucket; read-only.",
+        )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
         """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events

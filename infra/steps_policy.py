@@ -220,8 +220,10 @@ def _eks(role: iam.Role) -> None:
         sid="EksExtendManagedClusters",
         actions=["eks:CreateAddon", "eks:CreatePodIdentityAssociation"],
         resources=[clusters],
-        conditions=_tagged(MANAGED),
-        reason=why_names + "add-ons and pod identities go only on clusters PodStart created.",
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why_names + "add-ons and pod identities go only on clusters PodStart created or imported "
+        "(cluster.reconcile installs the base dependencies on an imported cluster; storage.add binds a volume's "
+        "role to its service account).",
     )
     grant(
         role,

@@ -104,6 +104,20 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
+    ("post", "/v1/clusters/{cluster}/reconcile"): Known(
+        "reconcile_cluster", "Re-install a cluster's base dependencies (EKS add-ons, health agent, NVIDIA/Neuron/EFA "
+        "plugins) and volumes; safe to repeat, works on imported clusters." + TRACK, idempotent=True),
+    ("get", "/v1/clusters/{cluster}/storage"): Known(
+        "list_storage", "A cluster's volumes (S3 mounts, FSx): status, PVC and namespace, bucket/prefix, FSx "
+        "lifecycle.", paged=False),
+    ("post", "/v1/clusters/{cluster}/storage"): Known(
+        "add_storage", "Mount an existing S3 bucket/prefix (kind s3) or create FSx for Lustre (kind fsx_lustre) "
+        "as a PVC in a namespace." + TRACK),
+    ("delete", "/v1/clusters/{cluster}/storage/{name}"): Known(
+        "remove_storage", "Remove a volume and what PodStart made for it; buckets are kept. FSx deletes its data: "
+        "ask the user; confirm repeats the name." + TRACK, destructive=True),
+    ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
+        "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.

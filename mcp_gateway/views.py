@@ -215,7 +215,17 @@ def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
     })
 
 
+def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
+    pvc = _obj(v.get("pvc"))
+    return _drop_none({"name": v.get("name"), "kind": v.get("kind"), "status": v.get("status"),
+                       "bucket": v.get("bucket"), "prefix": v.get("prefix") or None,
+                       "file_system_id": v.get("file_system_id"), "namespace": pvc.get("namespace"),
+                       "pvc_phase": pvc.get("phase"), "service_account": v.get("service_account"),
+                       "message": line(v.get("message"))})
+
+
 ROWS: dict[str, Row] = {
+    "list_storage": _storage_row,
     "get_quotas": _quota,
     "list_instance_types": _instance_type,
     "list_training_plans": _training_plan,

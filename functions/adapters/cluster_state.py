@@ -129,6 +129,33 @@ class AwsClusterReader:
             raise
         return (found.get("FileSystems") or [None])[0]
 
+    def bucket_region(self, region: str, bucket: str) -> str | None:
+        try:
+            head = self.client("s3", region).head_bucket(Bucket=bucket)
+        except ClientError as err:
+            headers = (err.response.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+            code = str(err.response["Error"]["Code"])
+            if code == "301" or code == "PermanentRedirect":
+                return headers.get("x-amz-bucket-region")
+            if code in ("404", "NoSuchBucket", "403", "AccessDenied", "Forbidden"):
+                return None
+            raise
+        headers = (head.get("ResponseMetadata") or {}).get("HTTPHeaders") or {}
+        return str(head.get("BucketRegion") or headers.get("x-amz-bucket-region") or region)
+
+    def list_objects(self, region: str, bucket: str, prefix: str, limit: int, token: str | None) -> dict[str, Any]:
+        args: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/", "MaxKeys": limit}
+        if token:
+            args["ContinuationToken"] = token
+        page = self.client("s3", region).list_objects_v2(**args)
+        return {
+            "objects": [{"key": o["Key"], "size": int(o.get("Size", 0)),
+                         "last_modified": o["LastModified"].isoformat() if o.get("LastModified") else None}
+                        for o in page.get("Contents", [])],
+            "prefixes": [p["Prefix"] for p in page.get("CommonPrefixes", [])],
+            "truncated": bool(page.get("IsTruncated")), "next_token": page.get("NextContinuationToken"),
+        }
+
     def snapshot(self, region: str, groups: list[InstanceGroupSpec], records: list[ClusterRecord]) -> Snapshot:
         if region not in cat.HYPERPOD_REGIONS:
             return Snapshot(region_ok=False, zones={}, zone_ids={}, offered={}, quotas={}, training_plans={},

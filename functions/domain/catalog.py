@@ -13,6 +13,9 @@ HYPERPOD_REGIONS: tuple[str, ...] = (
     "ap-south-1", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-northeast-1",
 )
 
+# An AWS region name, bounded the way botocore accepts one (us-east-1, us-gov-west-1, ap-southeast-3).
+REGION_PATTERN = r"^[a-z]{2}(-[a-z]{1,12}){1,2}-\d{1,2}$"
+
 ML_PREFIX = "ml."
 
 

@@ -72,9 +72,18 @@ class InstanceGroupSpec(BaseModel):
 class FsxLustreSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    storage_capacity_gib: int = Field(default=1200, ge=1200, le=409600, multiple_of=1200,
-                                      description="FSx for Lustre capacity, multiples of 1200 GiB")
+    storage_capacity_gib: int = Field(default=1200, ge=1200, le=100800,
+                                      description="FSx for Lustre capacity: 1200, 2400 or a multiple of 2400 GiB")
     throughput_mb_per_tib: Literal[125, 250, 500, 1000] = Field(default=250, description="PERSISTENT_2 throughput")
+
+    @field_validator("storage_capacity_gib")
+    @classmethod
+    def _capacity(cls, v: int) -> int:
+        from functions.domain.storage import fsx_capacity_problem
+
+        if why := fsx_capacity_problem(v):
+            raise ValueError(why)
+        return v
 
 
 class StorageSpec(BaseModel):

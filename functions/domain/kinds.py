@@ -15,6 +15,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # other one is skipped (one state machine for both kinds).
     "job.submit": ("training_operator", "kuberay_operator", "validate", "submit", "watch"),
     "job.delete": ("delete",),
+    "cluster.reconcile": ("dependencies", "storage"),
+    "storage.add": ("backing", "volume"),
+    "storage.remove": ("volume", "backing"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -39,6 +42,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "validate": 0.25 * H,
                    "submit": 0.25 * H, "watch": 2 * H},
     "job.delete": {"delete": 0.5 * H},
+    "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
+    "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
+    "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

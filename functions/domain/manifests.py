@@ -14,6 +14,16 @@ MANAGED_LABELS = {"app.kubernetes.io/managed-by": "podstart"}
 HEALTH_AGENT_IMAGE = "905418368575.dkr.ecr.{region}.amazonaws.com/hyperpod-health-monitoring-agent:1.0.819.0_1.0.267.0"
 NVIDIA_DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
 EFA_DEVICE_PLUGIN_IMAGE = "602401143452.dkr.ecr.{region}.amazonaws.com/eks/aws-efa-k8s-device-plugin:v0.5.6"
+NEURON_DEVICE_PLUGIN_IMAGE = "public.ecr.aws/neuron/neuron-device-plugin:2.24.23.0"
+NEURON_SA = "neuron-device-plugin"
+# HyperPod instance types with Neuron devices (Trainium, Inferentia): the Neuron plugin runs only there.
+NEURON_INSTANCE_TYPES = ("ml.trn1.2xlarge", "ml.trn1.32xlarge", "ml.trn1n.32xlarge", "ml.trn2.3xlarge",
+                         "ml.trn2.48xlarge", "ml.inf2.xlarge", "ml.inf2.8xlarge", "ml.inf2.24xlarge",
+                         "ml.inf2.48xlarge")
+NEURON_NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+    {"matchExpressions": [{"key": "sagemaker.amazonaws.com/compute-type", "operator": "In", "values": ["hyperpod"]},
+                          {"key": "node.kubernetes.io/instance-type", "operator": "In",
+                           "values": list(NEURON_INSTANCE_TYPES)}]}]}}}
 
 HYPERPOD_NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "sagemaker.amazonaws.com/compute-type", "operator": "In",
@@ -38,9 +48,10 @@ def _meta(name: str, namespace: str | None = None, **labels: str) -> dict[str, A
 
 
 def _daemonset(name: str, namespace: str, image: str, *, sa: str | None = None, tolerations: list[dict[str, Any]],
-               container: dict[str, Any], volumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+               container: dict[str, Any], volumes: list[dict[str, Any]] | None = None,
+               affinity: dict[str, Any] | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "affinity": HYPERPOD_NODE_AFFINITY,
+        "affinity": affinity or HYPERPOD_NODE_AFFINITY,
         "tolerations": tolerations,
         "priorityClassName": "system-node-critical",
         "containers": [{"name": name, "image": image, **container}],
@@ -60,7 +71,8 @@ def _daemonset(name: str, namespace: str, image: str, *, sa: str | None = None, 
 
 
 def dependency_components(region: str) -> list[dict[str, Any]]:
-    """HyperPod's dependency components: namespace, health-monitoring agent with its RBAC, device plugins."""
+    """HyperPod's dependency components: namespace, health-monitoring agent with its RBAC, device plugins
+    (NVIDIA GPUs, Neuron for Trainium/Inferentia, EFA)."""
     tolerate_all = [{"operator": "Exists"}]
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(HYPERPOD_NAMESPACE)},
@@ -99,6 +111,35 @@ def dependency_components(region: str) -> list[dict[str, Any]]:
                                            "capabilities": {"drop": ["ALL"]}},
                        "volumeMounts": [{"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"}]},
             volumes=[{"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}}],
+        ),
+        # Trainium/Inferentia: advertises aws.amazon.com/neuron(core) and annotates pods with their devices.
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NEURON_SA, "kube-system")},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": _meta("podstart-" + NEURON_SA),
+         "rules": [
+             {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch", "update"]},
+             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+             {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "update", "patch"]},
+         ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": _meta("podstart-" + NEURON_SA),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "podstart-" + NEURON_SA},
+         "subjects": [{"kind": "ServiceAccount", "name": NEURON_SA, "namespace": "kube-system"}]},
+        _daemonset(
+            "neuron-device-plugin-daemonset", "kube-system", NEURON_DEVICE_PLUGIN_IMAGE, sa=NEURON_SA,
+            affinity=NEURON_NODE_AFFINITY,
+            tolerations=[{"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"},
+                         {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                         {"key": "sagemaker.amazonaws.com/node-health-status", "operator": "Exists"}],
+            container={"env": [{"name": "KUBECONFIG", "value": "/etc/kubernetes/kubelet.conf"},
+                               {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+                       "securityContext": {"allowPrivilegeEscalation": False,
+                                           "capabilities": {"drop": ["ALL"]}},
+                       "volumeMounts": [{"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+                                        {"name": "infa-map", "mountPath": "/run"}]},
+            volumes=[{"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+                     {"name": "infa-map", "hostPath": {"path": "/run"}}],
         ),
         _daemonset(
             "aws-efa-k8s-device-plugin-daemonset", "kube-system", EFA_DEVICE_PLUGIN_IMAGE.format(region=region),

@@ -123,6 +123,14 @@ class ClusterReader(Protocol):
 
     def file_system(self, region: str, file_system_id: str) -> dict[str, Any] | None: ...
 
+    def bucket_region(self, region: str, bucket: str) -> str | None:
+        """The region an S3 bucket of this account lives in; None when there is no such bucket (or no access)."""
+
+    def list_objects(self, region: str, bucket: str, prefix: str, limit: int,
+                     token: str | None) -> dict[str, Any]:
+        """One page of ListObjectsV2 with delimiter '/': {objects: [{key, size, last_modified}], prefixes,
+        truncated, next_token}."""
+
     def regions(self) -> list[str]:
         """HyperPod regions enabled in the account."""
 

@@ -6,11 +6,13 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions.domain.catalog import REGION_PATTERN
+
 ClusterName = Annotated[str, Field(
     pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$", max_length=32,
     description="Cluster name: a DNS-1123 label, lowercase, at most 32 characters",
 )]
-RegionName = Annotated[str, Field(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$", description="AWS region, e.g. us-west-2")]
+RegionName = Annotated[str, Field(pattern=REGION_PATTERN, description="AWS region, e.g. us-west-2")]
 
 
 class ClusterRef(BaseModel):

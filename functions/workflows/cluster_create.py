@@ -16,6 +16,7 @@ from functions.domain.network import plan_base_subnets
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
+from functions.domain.storage import STORAGE_TAG
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access, hyperpod
@@ -36,6 +37,12 @@ def _eks_health(cluster: dict[str, Any]) -> str:
 
 def _names(ctx: StepContext) -> tuple[str, str]:
     return ctx.request["name"], ctx.request["region"]
+
+
+def _eks_name(ctx: StepContext) -> str:
+    """The EKS cluster's name: PodStart's name for clusters it created; an imported cluster's own name
+    (cluster.reconcile runs the dependencies and storage steps on imported clusters too)."""
+    return str(ctx.request.get("eks_cluster_name") or ctx.request["name"])
 
 
 def base_zones(ctx: StepContext) -> list[str]:
@@ -140,22 +147,23 @@ def activate(ctx: StepContext) -> Outcome:
 
 def _addons_wanted(ctx: StepContext) -> list[str]:
     names = list(manifests.ADDONS)
-    if (ctx.request.get("storage") or {}).get("fsx_lustre"):
+    if (ctx.request.get("storage") or {}).get("fsx_lustre") or ctx.request.get("fsx_csi"):
         names.append(manifests.FSX_ADDON)
     return names
 
 
 def dependencies(ctx: StepContext) -> Outcome:
     name, region = _names(ctx)
+    eks_name = _eks_name(ctx)
     eks = ctx.aws("eks")
     pending: list[str] = []
     for addon in _addons_wanted(ctx):
         try:
-            a = eks.describe_addon(clusterName=name, addonName=addon)["addon"]
+            a = eks.describe_addon(clusterName=eks_name, addonName=addon)["addon"]
         except ClientError as err:
             if ens.error_code(err) != "ResourceNotFoundException":
                 raise
-            a = eks.create_addon(clusterName=name, addonName=addon, resolveConflicts="OVERWRITE",
+            a = eks.create_addon(clusterName=eks_name, addonName=addon, resolveConflicts="OVERWRITE",
                                  tags={ens.CLUSTER_TAG: name, ens.MANAGED_TAG: "true"})["addon"]
         if a["status"] in ADDON_FAILED:
             issues = "; ".join(i.get("message", "") for i in (a.get("health") or {}).get("issues", []))
@@ -163,7 +171,7 @@ def dependencies(ctx: StepContext) -> Outcome:
         if a["status"] != "ACTIVE":
             pending.append(addon)
     ctx.record(addons=_addons_wanted(ctx))
-    kube = KubeCluster.for_eks(name, region)
+    kube = KubeCluster.for_eks(eks_name, region)
     components = manifests.dependency_components(region)
     if not ctx.outputs.get("components_applied"):
         for m in components:
@@ -228,7 +236,8 @@ def storage(ctx: StepContext) -> Outcome:
     spec = ctx.request.get("storage") or {}
     if not spec.get("s3", True) and not spec.get("fsx_lustre"):
         return Skip(message="no storage requested")
-    kube = KubeCluster.for_eks(name, region)
+    eks_name = _eks_name(ctx)
+    kube = KubeCluster.for_eks(eks_name, region)
     waiting: list[str] = []
     if spec.get("s3", True):
         bucket = ctx.settings.data_bucket
@@ -240,10 +249,10 @@ def storage(ctx: StepContext) -> Outcome:
             ctx.record(s3_csi_role_arn=role_arn, data_bucket=bucket)
             eks = ctx.aws("eks")
             ns, sa = S3_CSI_SA
-            assoc = eks.list_pod_identity_associations(clusterName=name, namespace=ns,
+            assoc = eks.list_pod_identity_associations(clusterName=eks_name, namespace=ns,
                                                        serviceAccount=sa)["associations"]
             if not assoc:
-                eks.create_pod_identity_association(clusterName=name, namespace=ns, serviceAccount=sa,
+                eks.create_pod_identity_association(clusterName=eks_name, namespace=ns, serviceAccount=sa,
                                                     roleArn=role_arn, tags=eks_access.managed_tags(name))
             for m in manifests.s3_volume(bucket, region):
                 kube.apply(m)
@@ -259,8 +268,8 @@ def storage(ctx: StepContext) -> Outcome:
         if fs is None:
             fs = fsx.create_file_system(
                 FileSystemType="LUSTRE", StorageCapacity=fsx_spec["storage_capacity_gib"],
-                SubnetIds=[next(iter(ctx.outputs["compute_subnets"].values()))],
-                SecurityGroupIds=[ctx.outputs["security_group_id"]],
+                SubnetIds=[next(iter((ctx.outputs.get("compute_subnets") or ctx.request["compute_subnets"]).values()))],
+                SecurityGroupIds=[ctx.outputs.get("security_group_id") or ctx.request["security_group_id"]],
                 LustreConfiguration={"DeploymentType": "PERSISTENT_2",
                                      "PerUnitStorageThroughput": fsx_spec["throughput_mb_per_tib"]},
                 Tags=ens.tags(name), ClientRequestToken=ctx.operation.id[:63],
@@ -298,6 +307,8 @@ def _pvc_phase(kube: KubeCluster, name: str) -> str:
 def _find_fsx(fsx: Any, name: str) -> dict[str, Any] | None:
     for fs in fsx.describe_file_systems().get("FileSystems", []):
         t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}
+        if STORAGE_TAG in t:
+            continue  # a file system added after create (storage.add): not the create's
         if t.get(ens.CLUSTER_TAG) == name and fs.get("Lifecycle") != "DELETING":
             return fs  # type: ignore[no-any-return]
     return None

@@ -21,6 +21,7 @@ from functions.domain.ports import StateStore
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import hyperpod
+from functions.workflows import storage as added  # volumes added after create (storage.add)
 from functions.workflows.context import StepContext, Workflow
 
 DELETE_SECONDS = {"hyperpod": 300.0, "eks": 300.0, "addon": 60.0, "nat": 60.0, "fsx": 300.0}
@@ -43,6 +44,9 @@ def _eks(ctx: StepContext, name: str) -> dict[str, Any] | None:
 
 def storage(ctx: StepContext) -> Outcome:
     name, region, managed = _target(ctx)
+    waiting = added.release_added(ctx, name, region, ctx.request.get("eks_cluster_name") or name)
+    if waiting:
+        return Wait(message=f"deleting {waiting}", expected_seconds=DELETE_SECONDS["fsx"])
     if not managed:
         return Skip(message="imported cluster: its storage was not made by PodStart")
     eks, iam = ctx.aws("eks"), ctx.aws("iam")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups, jobs
+from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups, jobs, storage
 from functions.workflows.context import Workflow
 
 
@@ -30,4 +30,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     instance_groups.SCALE,
     jobs.SUBMIT,
     jobs.DELETE,
+    storage.RECONCILE,
+    storage.ADD,
+    storage.REMOVE,
 )

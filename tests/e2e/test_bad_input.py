@@ -168,6 +168,14 @@ def test_the_clusters_page_token_never_500s(viewer: Any, token: str) -> None:
         _problem(r, 422)
 
 
+@pytest.mark.parametrize("region", ["la-" + "abc-" * 20 + "9", "us-west-2x", "US-WEST-2", "us-west-", "us--west-2"])
+def test_a_region_botocore_would_refuse_is_a_422_naming_region(viewer: Any, region: str) -> None:
+    for path in ("/v1/clusters", "/v1/clusters/some-cluster"):
+        r = viewer.get(path, params={"region": region})
+        assert r.status_code == 422, (path, r.text)
+        assert any(e["loc"][-1] == "region" for e in r.json()["errors"]), r.text
+
+
 # -- every /v1 path reaches the API, whatever its characters ---------------------------------------------------------
 @pytest.mark.parametrize("path", ["/v1/clusters/a%0Ab", "/v1/operations/op-a%0A/retry", "/v1/%0A"])
 def test_a_path_with_an_encoded_newline_is_still_the_apis_to_answer(anonymous: httpx.Client, viewer: Any,

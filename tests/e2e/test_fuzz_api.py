@@ -67,7 +67,8 @@ class Run:
     operations: set[str] = field(default_factory=set)
 
 
-def fuzz(sandbox: Sandbox, token: str | None, negative_only: list[dict[str, Any]]) -> Run:
+def fuzz(sandbox: Sandbox, token: str | None, negative_only: list[dict[str, Any]],
+         skip: tuple[dict[str, Any], ...] = ()) -> Run:
     doc = httpx.get(f"{sandbox.base_url}/v1/openapi.json", headers={"Authorization": f"Bearer {sandbox.tokens.admin}"},
                     timeout=30).json()
     config = schemathesis.Config.from_dict({
@@ -77,7 +78,8 @@ def fuzz(sandbox: Sandbox, token: str | None, negative_only: list[dict[str, Any]
         "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "mode": "all", "database": "none"},
         "phases": {"stateful": {"enabled": False}},
         "checks": CHECKS,
-        "operations": [{**selector, "generation": {"mode": "negative"}} for selector in negative_only],
+        "operations": [{**selector, "generation": {"mode": "negative"}} for selector in negative_only]
+        + [{**selector, "enabled": False} for selector in skip],
     })
     schema = schemathesis.openapi.from_dict(doc, config=config)
     run = Run()
@@ -114,7 +116,11 @@ def test_a_viewer_never_gets_a_server_error(sandbox: Sandbox) -> None:
 
 def test_an_admin_never_gets_a_server_error_and_the_fuzzer_starts_nothing(sandbox: Sandbox, api: Any) -> None:
     before = {o["id"] for o in api.get("/v1/operations", params={"limit": 100}).json()["items"]}
-    run = fuzz(sandbox, sandbox.tokens.admin, [{"include-method-regex": MUTATING}])
+    # POST .../reconcile has no body and no required query: observed, the admin's negative run still sent it a
+    # request the API accepts, on a cluster another test file had made in the shared session, and a reconcile
+    # started. Its validation and authorization are fuzzed in the viewer's run (403 after validation).
+    run = fuzz(sandbox, sandbox.tokens.admin, [{"include-method-regex": MUTATING}],
+               skip=({"include-method": "POST", "include-path": "/v1/clusters/{cluster}/reconcile"},))
     assert not run.failures, "\n".join(run.failures)
     assert {o["id"] for o in api.get("/v1/operations", params={"limit": 100}).json()["items"]} == before
     assert 422 in run.statuses and 200 in run.statuses, run.statuses

@@ -321,6 +321,12 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "scale_instance_group": [{"cluster": cluster, "region": "us-west-2", "group": "accel", "instance_count": 1}],
         "set_preferences": [{"default_region": "us-west-2"}],
         "set_active_cluster": [{"active_cluster": {"name": cluster, "region": "us-west-2"}}],
+        "list_storage": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_storage_objects": [{"cluster": cluster, "region": "us-west-2", "name": "podstart-data"},
+                                 {"cluster": cluster, "region": "us-west-2", "name": "no-such-volume"}],
+        "add_storage": [{"cluster": cluster, "region": "us-west-2", "kind": "s3", "bucket": "no-such-bucket-here"}],
+        "remove_storage": [{"cluster": cluster, "region": "us-west-2", "name": "no-such-volume"}],
+        "reconcile_cluster": [{"cluster": cluster, "region": "us-west-2"}],
     }
     for region in SEEDED_REGIONS:
         listed = api.get("/v1/catalog/availability-zones", params={"region": region}).json()["items"]

@@ -212,6 +212,8 @@ class FakeClusterReader:
         self.vpc_cidrs: list[str] = []
         self.networks: dict[str, VpcView] = {}  # first subnet id -> view
         self.file_systems: dict[str, dict[str, Any]] = {}
+        self.buckets: dict[str, str] = {}  # bucket -> region
+        self.objects: dict[str, dict[str, int]] = {}  # bucket -> key -> size
         self.calls: list[str] = []
 
     def _zones(self) -> dict[str, str]:
@@ -254,6 +256,17 @@ class FakeClusterReader:
 
     def file_system(self, region: str, file_system_id: str) -> dict[str, Any] | None:
         return self.file_systems.get(file_system_id)
+
+    def bucket_region(self, region: str, bucket: str) -> str | None:
+        return self.buckets.get(bucket)
+
+    def list_objects(self, region: str, bucket: str, prefix: str, limit: int, token: str | None) -> dict[str, Any]:
+        keys = sorted(k for k in self.objects.get(bucket, {}) if k.startswith(prefix))
+        start = int(token or 0)
+        page = keys[start:start + limit]
+        more = start + limit < len(keys)
+        return {"objects": [{"key": k, "size": self.objects[bucket][k], "last_modified": None} for k in page],
+                "prefixes": [], "truncated": more, "next_token": str(start + limit) if more else None}
 
     def regions(self) -> list[str]:
         return [self.region]

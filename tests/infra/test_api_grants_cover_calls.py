@@ -37,11 +37,15 @@ IGNORED = {
     "transact_write_items",  # authorized per item as dynamodb:PutItem (granted), not as an action of its own
 }
 IGNORED_FOR: dict[str, set[str]] = {
-    "api": {"list_groups"},  # PodStart's cluster_views.list_groups
+    "api": {"list_groups",  # PodStart's cluster_views.list_groups
+            "list_objects",  # PodStart's logic.storage.list_objects (the reader's call is list_objects_v2)
+            # S3 HeadBucket and ListObjectsV2 are authorized as s3:ListBucket (granted), not actions of their own
+            "head_bucket", "list_objects_v2"},
     "steps": {"head_object"},  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
     # find (describe_execution, granted): the catalog reads and execution starts are the API's.
-    "events": {"describe_addon", "describe_availability_zones", "describe_file_systems",
+    "events": {"describe_addon", "describe_availability_zones", "describe_file_systems", "head_bucket",
+               "list_objects", "list_objects_v2",
                "describe_instance_type_offerings", "describe_instance_types", "describe_nat_gateways",
                "describe_regions", "describe_spot_price_history", "describe_subnets", "describe_vpcs", "list_addons",
                "list_clusters", "list_service_quotas", "list_training_plans", "start_execution", "stop_execution"},

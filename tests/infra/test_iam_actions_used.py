@@ -77,8 +77,9 @@ INDIRECT: dict[str, Indirect] = {
         "service-linked role on the caller's behalf.",
         calls=("create_cluster", "create_file_system"), roles=("steps",)),
     # S3 actions whose names differ from the API operations that need them
-    "s3:ListBucket": Indirect("HeadObject on a missing key answers 404 (not 403) only with s3:ListBucket.",
-                              calls=("head_object",), roles=("steps",)),
+    "s3:ListBucket": Indirect("HeadObject on a missing key answers 404 (not 403) only with s3:ListBucket; "
+                              "HeadBucket and ListObjectsV2 are authorized as s3:ListBucket.",
+                              calls=("head_object", "head_bucket", "list_objects_v2"), roles=("steps", "api")),
     "s3:GetObject": Indirect("HeadObject is authorized as s3:GetObject.", calls=("head_object", "get_object")),
     # Powertools' idempotency layer (adapters/idempotency.py) calls these on the api role's idempotency table
     "dynamodb:UpdateItem": Indirect("Powertools DynamoDBPersistenceLayer updates idempotency records.",

@@ -5,11 +5,15 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from functions.domain import manifests
+from functions.domain import manifests, storage
 
 K8S_VERSION = "1.33"
 OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("bucket", "us-west-2"),
-           *manifests.fsx_volume("fs-1", "fs-1.fsx.us-west-2.amazonaws.com", "abcd", 1200)]
+           *manifests.fsx_volume("fs-1", "fs-1.fsx.us-west-2.amazonaws.com", "abcd", 1200),
+           # storage.add: a volume added after create, in the namespace the user names
+           storage.namespace_object("ml"), storage.s3_service_account("train", "ml"),
+           *storage.s3_volume("c1", "train", "ml", "datasets", "train/", "us-west-2", read_only=True),
+           *storage.fsx_volume("c1", "scratch", "ml", "fs-2", "fs-2.fsx.us-west-2.amazonaws.com", "efgh", 2400)]
 
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['kind']}/{o['metadata']['name']}" for o in OBJECTS])

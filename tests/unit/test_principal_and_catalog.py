@@ -58,3 +58,16 @@ def test_quotas_subtract_what_is_in_use() -> None:
                          {"QuotaName": "Maximum number of clusters", "QuotaCode": "L-2", "Value": 5}],
                         {"ml.p5.48xlarge": 3})
     assert [(x.instance_type, x.limit, x.in_use, x.available) for x in q] == [("ml.p5.48xlarge", 4, 3, 1)]
+
+
+def test_the_region_pattern_takes_every_hyperpod_region_and_nothing_botocore_refuses() -> None:
+    import re
+
+    from botocore.utils import validate_region_name
+
+    from functions.domain.catalog import HYPERPOD_REGIONS, REGION_PATTERN
+    for ok in (*HYPERPOD_REGIONS, "us-gov-west-1", "il-central-1", "ap-southeast-7"):
+        assert re.match(REGION_PATTERN, ok), ok
+        validate_region_name(ok)
+    for bad in ("la-" + "abc-" * 20 + "9", "us-west-2x", "US-WEST-2", "us--west-2", "us-west-"):
+        assert not re.match(REGION_PATTERN, bad), bad

@@ -10,11 +10,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from functions.adapters import catalog_aws as catalog
 from functions.api.context import json_response, principal
-from functions.domain.catalog import Offerings
+from functions.domain.catalog import REGION_PATTERN, Offerings
 
 router = Router()
 
-RegionQ = Annotated[str, Query(description="AWS region, e.g. us-west-2", pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")]
+RegionQ = Annotated[str, Query(description="AWS region, e.g. us-west-2", pattern=REGION_PATTERN)]
 TypeQ = Annotated[str | None, Query(description="Only this instance type, e.g. ml.p5.48xlarge", max_length=40,
                                     pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")]
 ZoneQ = Annotated[str | None, Query(description="Zone name (us-west-2a) or id (usw2-az1); omit for the whole region",

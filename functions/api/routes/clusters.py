@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 
 from functions.api.context import accepted, actor, model_response, principal, require, requires, services
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
+from functions.domain.catalog import REGION_PATTERN
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role
 from functions.logic import cluster_create, cluster_delete, cluster_import, cluster_views, group_add, group_scale
@@ -26,7 +27,7 @@ IdempotencyKey = Annotated[str | None, Header(
     description="Same key + same body returns the same operation; retries never repeat the mutation")]
 ClusterPath = Annotated[str, Path(description="Cluster name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
 RegionOpt = Annotated[str | None, Query(description="Region of the cluster (needed if the name is in several)",
-                                        pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")]
+                                        pattern=REGION_PATTERN)]
 
 
 @router.post("/v1/clusters", summary="Create a HyperPod cluster on a new EKS cluster (operation cluster.create)",

@@ -52,9 +52,37 @@ def reconcile_workloads(ctx: ReconcileContext) -> None:
             update_status(ctx, obj, status)
 
 
+def _expression_holds(labels: dict[str, str], e: dict[str, Any]) -> bool:
+    key, op, values = e.get("key", ""), e.get("operator", "In"), e.get("values") or []
+    if op == "In":
+        return labels.get(key) in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    return True
+
+
+def schedulable_on(pod_spec: dict[str, Any], node: Obj) -> bool:
+    """Does the pod template's nodeSelector and required node affinity admit this node (as the scheduler
+    decides where a DaemonSet runs)?"""
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (pod_spec.get("nodeSelector") or {}).items()):
+        return False
+    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") or []
+    return not terms or any(all(_expression_holds(labels, e) for e in t.get("matchExpressions") or [])
+                            for t in terms)
+
+
 def reconcile_daemonsets(ctx: ReconcileContext) -> None:
-    nodes = len(ctx.store.list("v1", "Node"))
+    all_nodes = ctx.store.list("v1", "Node")
     for obj in ctx.store.list("apps/v1", "DaemonSet"):
+        pod_spec = (((obj.get("spec") or {}).get("template") or {}).get("spec")) or {}
+        nodes = sum(1 for n in all_nodes if schedulable_on(pod_spec, n))
         ready = ctx.waited(obj, 10)
         n = nodes if ready else 0
         update_status(

@@ -13,7 +13,9 @@ import type {
   Preferences,
   Quota,
   Region,
+  StorageAdd,
   TrainingPlan,
+  VolumeList,
 } from "./types";
 import { getToken } from "../auth";
 
@@ -148,6 +150,24 @@ export const api = {
       `/v1/operations/${encodeURIComponent(id)}${wait ? qs({ wait: wait.seconds, version: wait.version }) : ""}`,
       signal,
     ),
+  volumes: (cluster: string, region: string) =>
+    get<VolumeList>(`/v1/clusters/${encodeURIComponent(cluster)}/storage${qs({ region })}`),
+  addStorage: (cluster: string, region: string, body: Partial<StorageAdd>, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/storage${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  removeStorage: (cluster: string, region: string, name: string, confirm: string | undefined, key: string) =>
+    request<Operation>(
+      `/v1/clusters/${encodeURIComponent(cluster)}/storage/${encodeURIComponent(name)}${qs({ region, confirm })}`,
+      { method: "DELETE", idempotencyKey: key },
+    ),
+  reconcile: (cluster: string, region: string, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/reconcile${qs({ region })}`, {
+      method: "POST",
+      idempotencyKey: key,
+    }),
   retry: (id: string, key: string) =>
     request<Operation>(`/v1/operations/${encodeURIComponent(id)}/retry`, { method: "POST", idempotencyKey: key }),
   cancel: (id: string, key: string) =>

@@ -174,6 +174,75 @@ export interface paths {
         patch: operations["scale_instance_group_v1_clusters__cluster__instance_groups__group__patch"];
         trace?: never;
     };
+    "/v1/clusters/{cluster}/reconcile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-run the create's dependencies and storage steps (add-ons, health agent, NVIDIA/Neuron/EFA device plugins, volumes); idempotent, also for imported clusters (operation cluster.reconcile) */
+        post: operations["reconcile_cluster_v1_clusters__cluster__reconcile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A cluster's volumes: S3 mounts and FSx file systems, with their claims' phase and FSx lifecycle */
+        get: operations["list_storage_v1_clusters__cluster__storage_get"];
+        put?: never;
+        /** Mount an existing S3 bucket/prefix (role scoped to it) or create an FSx for Lustre file system, each with a PVC in the namespace you name (operation storage.add) */
+        post: operations["add_storage_v1_clusters__cluster__storage_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a volume and what PodStart made for it (a bucket is never deleted; an FSx file system only with confirm=<name>) (operation storage.remove) */
+        delete: operations["remove_storage_v1_clusters__cluster__storage__name__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/storage/{name}/objects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List objects under an S3 volume's prefix (one level, bounded) */
+        get: operations["list_storage_objects_v1_clusters__cluster__storage__name__objects_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/import": {
         parameters: {
             query?: never;
@@ -575,7 +644,7 @@ export interface components {
         FsxLustreSpec: {
             /**
              * Storage Capacity Gib
-             * @description FSx for Lustre capacity, multiples of 1200 GiB
+             * @description FSx for Lustre capacity: 1200, 2400 or a multiple of 2400 GiB
              * @default 1200
              */
             storage_capacity_gib: number;
@@ -838,6 +907,41 @@ export interface components {
          * @enum {string}
          */
         NodeRecovery: "automatic" | "none";
+        /** ObjectEntry */
+        ObjectEntry: {
+            /** Key */
+            key: string;
+            /** Last Modified */
+            last_modified?: string | null;
+            /** Size */
+            size: number;
+        };
+        /** ObjectList */
+        ObjectList: {
+            /** Bucket */
+            bucket: string;
+            /** Next Token */
+            next_token?: string | null;
+            /** Objects */
+            objects: components["schemas"]["ObjectEntry"][];
+            /**
+             * Prefix
+             * @description The listed prefix (the volume's prefix plus the one asked for)
+             */
+            prefix: string;
+            /**
+             * Prefixes
+             * @description Sub-prefixes ('folders') at this level
+             */
+            prefixes?: string[];
+            /** Storage */
+            storage: string;
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated: boolean;
+        };
         /**
          * Offerings
          * @description Where one instance type can run in a region: the question agents and the wizard ask, in one answer.
@@ -977,6 +1081,22 @@ export interface components {
             /** Type */
             type: string;
         };
+        /** PvcState */
+        PvcState: {
+            /** As Of */
+            as_of?: string | null;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Phase
+             * @description Bound once pods can mount it; as of `as_of`
+             */
+            phase?: string | null;
+            /** Volume */
+            volume?: string | null;
+        };
         /** PvcView */
         PvcView: {
             /** As Of */
@@ -1033,6 +1153,127 @@ export interface components {
          * @enum {string}
          */
         StepStatus: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "SKIPPED";
+        /**
+         * StorageAdd
+         * @description POST /v1/clusters/{cluster}/storage: mount an existing S3 bucket (`kind: s3`) or create an FSx for
+         *     Lustre file system (`kind: fsx_lustre`) with its PersistentVolumeClaim.
+         */
+        StorageAdd: {
+            /**
+             * Bucket
+             * @description s3: an existing bucket of this account
+             */
+            bucket?: string | null;
+            /**
+             * Kind
+             * @description s3: mount an existing bucket; fsx_lustre: new file system
+             * @enum {string}
+             */
+            kind: "s3" | "fsx_lustre";
+            /**
+             * Name
+             * @description Volume and claim name (default: s3-<bucket> or fsx-<capacity>)
+             */
+            name?: string | null;
+            /**
+             * Namespace
+             * @description Namespace of the PersistentVolumeClaim (made if missing)
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Prefix
+             * @description s3: mount only this key prefix ('' = bucket)
+             * @default
+             */
+            prefix: string;
+            /**
+             * Read Only
+             * @description s3: mount read-only (the role can only read)
+             * @default false
+             */
+            read_only: boolean;
+            /**
+             * Storage Capacity Gib
+             * @description fsx_lustre: 1200, 2400 or n x 2400
+             */
+            storage_capacity_gib?: number | null;
+            /**
+             * Throughput Mb Per Tib
+             * @description fsx_lustre: 125, 250, 500 or 1000
+             */
+            throughput_mb_per_tib?: number | null;
+        };
+        /** StorageItem */
+        StorageItem: {
+            /** Bucket */
+            bucket?: string | null;
+            /**
+             * Confirm Required
+             * @description DELETE needs ?confirm=<name> (it deletes data)
+             * @default false
+             */
+            confirm_required: boolean;
+            /** File System Id */
+            file_system_id?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "s3" | "fsx_lustre";
+            /**
+             * Lifecycle
+             * @description FSx lifecycle, read live
+             */
+            lifecycle?: string | null;
+            /** Message */
+            message?: string | null;
+            /** Name */
+            name: string;
+            /** Operation Id */
+            operation_id?: string | null;
+            /**
+             * Origin
+             * @description cluster: made by cluster create/reconcile
+             * @enum {string}
+             */
+            origin: "cluster" | "added";
+            /** Prefix */
+            prefix?: string | null;
+            pvc?: components["schemas"]["PvcState"] | null;
+            /** Read Only */
+            read_only?: boolean | null;
+            /**
+             * Removable
+             * @default true
+             */
+            removable: boolean;
+            /** Role Arn */
+            role_arn?: string | null;
+            /**
+             * Service Account
+             * @description s3: pods run as it to mount the bucket
+             */
+            service_account?: string | null;
+            /**
+             * Status
+             * @description CREATING, AVAILABLE, FAILED, DELETING, ...: from the FSx lifecycle and the claim's phase
+             */
+            status: string;
+            /** Storage Capacity Gib */
+            storage_capacity_gib?: number | null;
+            /** Throughput Mb Per Tib */
+            throughput_mb_per_tib?: number | null;
+        };
+        /** StorageList */
+        StorageList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["StorageItem"][];
+            /** Region */
+            region: string;
+        };
         /** StorageSpec */
         StorageSpec: {
             /** @description Also create an FSx for Lustre file system */
@@ -2207,6 +2448,467 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reconcile_cluster_v1_clusters__cluster__reconcile_post: {
+        parameters: {
+            query?: {
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_storage_v1_clusters__cluster__storage_get: {
+        parameters: {
+            query?: {
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    add_storage_v1_clusters__cluster__storage_post: {
+        parameters: {
+            query?: {
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorageAdd"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    remove_storage_v1_clusters__cluster__storage__name__delete: {
+        parameters: {
+            query?: {
+                /** @description The volume name again; required for FSx (deletes its data) */
+                confirm?: string | null;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Volume name (its PersistentVolumeClaim's name) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_storage_objects_v1_clusters__cluster__storage__name__objects_get: {
+        parameters: {
+            query?: {
+                /** @description At most this many objects */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Under the volume's own prefix, e.g. 'datasets/' */
+                prefix?: string;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Volume name (its PersistentVolumeClaim's name) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ObjectList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

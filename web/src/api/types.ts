@@ -15,6 +15,9 @@ export type StepError = Schemas["ErrorInfo"];
 export type Step = Schemas["StepOut"];
 export type Operation = Schemas["OperationOut"];
 export type ClusterImport = Schemas["ClusterImport"];
+export type StorageAdd = Schemas["StorageAdd"];
+export type Volume = Schemas["StorageItem"];
+export type VolumeList = Schemas["StorageList"];
 
 export interface Page<T> {
   items: T[];

@@ -26,6 +26,7 @@ import {
   type GroupDraft,
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
+import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
 import { DASH, asOf, countsLong, targetOf, text } from "../lib/format";
@@ -289,7 +290,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               { id: "status", header: "Status", cell: (d) => <Status value={d.status} /> },
             ]}
           />
-          <StorageTable items={c.storage ?? []} />
+          <StoragePanel cluster={name} region={region} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
           </Container>
