@@ -118,6 +118,9 @@ KNOWN: dict[tuple[str, str], Known] = {
         "ask the user; confirm repeats the name." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/recipes"): Known(
+        "list_recipes", "Training recipes (PyTorch, LLaMA-Factory, MS-Swift, VERL): kind, typed parameters with "
+        "defaults and bounds, the /data contract. Choose one before submitting a job.", paged=False),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.

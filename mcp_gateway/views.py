@@ -224,7 +224,30 @@ def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
                        "message": line(v.get("message"))})
 
 
+def _param(spec: dict[str, Any]) -> str:
+    """One recipe parameter in a few words: type, default, bounds or choices."""
+    kind = spec.get("type") or "|".join(str(a.get("type")) for a in spec.get("anyOf") or [] if a.get("type"))
+    out = [str(kind or "any")]
+    if "enum" in spec:
+        out = ["|".join(str(v) for v in spec["enum"])]
+    if "default" in spec:
+        out.append(f"={dumps(spec['default'])}")
+    lo = spec.get("minimum", spec.get("exclusiveMinimum"))
+    hi = spec.get("maximum", spec.get("exclusiveMaximum"))
+    if lo is not None or hi is not None:
+        out.append(f" [{'' if lo is None else lo}..{'' if hi is None else hi}]")
+    return "".join(out)
+
+
+def _recipe_row(r: dict[str, Any]) -> dict[str, Any]:
+    params = _obj(_obj(r.get("parameters")).get("properties"))
+    return _drop_none({"name": r.get("name"), "version": r.get("version"), "kind": r.get("kind"),
+                       "example_image": r.get("example_image"),
+                       "parameters": {k: _param(_obj(v)) for k, v in params.items()}})
+
+
 ROWS: dict[str, Row] = {
+    "list_recipes": _recipe_row,
     "list_storage": _storage_row,
     "get_quotas": _quota,
     "list_instance_types": _instance_type,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.adapters import aws
-from functions.adapters.kube import FIELD_MANAGER, _ca_file, eks_token
+from functions.adapters.eks_auth import FIELD_MANAGER, _ca_file, eks_token
 from functions.domain.errors import NotFound, Problem
 
 TOKEN_TTL_S = 600.0  # EKS tokens live 15 min; renew well before

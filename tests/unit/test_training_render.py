@@ -162,3 +162,15 @@ def test_log_bounds_keep_the_newest_whole_lines() -> None:
     assert out.lines[0] == "line 800" and out.lines[-1] == "line 999" and out.truncated
     out = training.bound_lines(text, 1000, 100, False)
     assert out.lines[-1] == "line 999" and sum(len(x) + 1 for x in out.lines) <= 100 and out.truncated
+
+
+def test_list_recipes_tool_shows_every_recipe_with_bounds_within_the_mcp_budget() -> None:
+    from mcp_gateway import views
+
+    data = recipes.list_recipes().model_dump(mode="json")
+    out = views.compact("list_recipes", data)
+    assert views.result_bytes(out) <= views.BUDGET
+    rows = {r["name"]: r for r in out["items"]}
+    assert set(rows) == {"pytorch", "llama-factory", "ms-swift", "verl"} and "more" not in out
+    assert rows["llama-factory"]["parameters"]["lora_rank"] == "integer=8 [1..512]"
+    assert rows["verl"]["parameters"]["algorithm"] == 'grpo|ppo="grpo"'

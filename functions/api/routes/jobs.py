@@ -1,4 +1,4 @@
-"""/v1/recipes and /v1/clusters/{cluster}/jobs|secrets: training jobs, bounded logs, write-only secrets."""
+"""/v1/clusters/{cluster}/jobs|secrets: training jobs, bounded logs, write-only secrets."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import accepted, actor, model_response, principal, require, requires, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
-from functions.domain import recipes, training
+from functions.domain import training
 from functions.domain.kinds import required_role
 from functions.logic import jobs
 
@@ -24,13 +24,6 @@ def _ok(model: type, status: int = 200) -> dict[int, Any]:
 
 JobPath = Annotated[str, Path(description="Job name", pattern=training.NAME)]
 NamespaceQ = Annotated[str, Query(description="Kubernetes namespace of the job", pattern=training.NAMESPACE)]
-
-
-@router.get("/v1/recipes", summary="Training recipes: versioned templates with typed parameters on one data contract",
-            tags=["jobs"], responses=_ok(recipes.RecipeList))
-def list_recipes() -> Response[str]:
-    principal(router)
-    return model_response(recipes.list_recipes())
 
 
 @router.post("/v1/clusters/<cluster>/jobs",

@@ -363,6 +363,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Training recipes: versioned templates with typed parameters on one data contract */
+        get: operations["list_recipes_v1_recipes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -593,6 +610,26 @@ export interface components {
              * @description PodStart's status (CREATING, ACTIVE, ...); for external clusters HyperPod's
              */
             status: string;
+        };
+        /**
+         * DataPaths
+         * @description Where a job's data lives, in pods and in the bucket (the same keys).
+         */
+        DataPaths: {
+            /** Checkpoints */
+            checkpoints: string;
+            /**
+             * Datasets
+             * @default /data/datasets/
+             */
+            datasets: string;
+            /**
+             * Mount
+             * @default /data
+             */
+            mount: string;
+            /** Outputs */
+            outputs: string;
         };
         /** DependencyView */
         DependencyView: {
@@ -1125,6 +1162,38 @@ export interface components {
             quota_code: string;
             /** Quota Name */
             quota_name: string;
+        };
+        /** RecipeList */
+        RecipeList: {
+            /** Items */
+            items: components["schemas"]["RecipeOut"][];
+        };
+        /**
+         * RecipeOut
+         * @description One recipe as GET /v1/recipes lists it: its parameters as a JSON Schema (defaults, bounds, descriptions).
+         */
+        RecipeOut: {
+            /** @description The data contract, for a job named {job} */
+            data: components["schemas"]["DataPaths"];
+            /** Description */
+            description: string;
+            /** Example Image */
+            example_image: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Parameters */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** Title */
+            title: string;
+            /** Version */
+            version: string;
         };
         /** StepOut */
         StepOut: {
@@ -3589,6 +3658,80 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_recipes_v1_recipes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

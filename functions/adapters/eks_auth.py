@@ -1,0 +1,44 @@
+"""EKS authentication without the kubernetes package: the IAM-signed token and the CA file. Shared by the
+steps' kubernetes-client adapter and the API's urllib adapter (the API bundle has no kubernetes package)."""
+
+from __future__ import annotations
+
+import base64
+import tempfile
+import threading
+from typing import Any
+
+FIELD_MANAGER = "podstart"
+_ca_files: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def eks_token(cluster_name: str, region: str) -> str:
+    """The token `aws eks get-token` makes: a presigned sts:GetCallerIdentity URL naming the cluster."""
+    import boto3
+    from botocore.config import Config
+
+    sts = boto3.session.Session().client("sts", region_name=region, config=Config(signature_version="v4"))
+
+    def inject(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["x-k8s-aws-id"] = params.pop("x-k8s-aws-id")
+
+    def header(request: Any, **_: Any) -> None:
+        request.headers["x-k8s-aws-id"] = request.context["x-k8s-aws-id"]
+
+    sts.meta.events.register("provide-client-params.sts.GetCallerIdentity", inject)
+    sts.meta.events.register("before-sign.sts.GetCallerIdentity", header)
+    url = sts.generate_presigned_url("get_caller_identity", Params={"x-k8s-aws-id": cluster_name},
+                                     ExpiresIn=60, HttpMethod="GET")
+    return "k8s-aws-v1." + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+
+
+def _ca_file(ca_b64: str) -> str:
+    with _lock:
+        path = _ca_files.get(ca_b64)
+        if path is None:
+            f = tempfile.NamedTemporaryFile(prefix="podstart-ca-", suffix=".pem", delete=False)  # noqa: SIM115
+            f.write(base64.b64decode(ca_b64))
+            f.close()
+            path = _ca_files[ca_b64] = f.name
+        return path
