@@ -119,8 +119,21 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
     ("get", "/v1/recipes"): Known(
-        "list_recipes", "Training recipes (PyTorch, LLaMA-Factory, MS-Swift, VERL): kind, typed parameters with "
-        "defaults and bounds, the /data contract. Choose one before submitting a job.", paged=False),
+        "list_recipes", "Training recipes: kind, parameters (type, default, bounds). Pick one to submit_job.",
+        paged=False),
+    ("post", "/v1/clusters/{cluster}/jobs"): Known(
+        "submit_job", "Submit a training job from a recipe; refused with the numbers if nodes/GPUs don't fit; "
+        "ends when Running." + TRACK),
+    ("get", "/v1/clusters/{cluster}/jobs"): Known(
+        "list_jobs", "A cluster's training jobs: status, recovery budget used."),
+    ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
+        "get_job", "One job: status, pods (node, phase, restarts), budget used, stuck detections, data paths."),
+    ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
+        "get_job_logs", "A job pod's newest log lines (bounded).", small=True),
+    ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
+        "delete_job", "Delete a job and its pods; /data stays." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/secrets"): Known(
+        "create_secret", "Write a Secret jobs use by name (secrets); values are never returned.", idempotent=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -358,7 +371,8 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
 
 def _slim(schema: Any, keep_null: bool) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
-    refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
+    refuses unknown fields by name anyway), and so does `true` (the default; a map's value schema stays);
+    `anyOf [X, null]` becomes X unless `null` means something
     (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
     if isinstance(schema, list):
         return [_slim(s, keep_null=False) for s in schema]
@@ -378,7 +392,7 @@ def _slim(schema: Any, keep_null: bool) -> Any:
     for k, v in schema.items():
         if k in _SCHEMA_NOISE or (k == "default" and v is None):
             continue
-        if k == "additionalProperties" and v is False:
+        if k == "additionalProperties" and isinstance(v, bool):  # false: see above; true: the default
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
             out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names

@@ -342,6 +342,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(operation(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
+    if tool == "get_job_logs" and isinstance(data, dict) and isinstance(data.get("lines"), list):
+        return log_tail(data, budget)
     if isinstance(data, dict):
         key = list_key(data)
         if key is not None:
@@ -349,6 +351,17 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
             return fit({**data, "instance_group": group(data["instance_group"])}, budget)
     return fit(data, budget)
+
+
+def log_tail(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:
+    """A log answer within the budget: the newest lines are the ones kept (long lines cut), and `truncated`
+    says older ones were left out (`tail` and `limit_bytes` ask the REST API for fewer)."""
+    lines = [line(x, 400) or "" for x in data["lines"]]
+    view = {**data, "lines": lines}
+    while lines and result_bytes(view) > budget:
+        lines.pop(0)
+        view = {**data, "lines": lines, "truncated": True}
+    return view
 
 
 def fit(data: Any, budget: int = BUDGET) -> Any:

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import edge, openapi, problems
 from functions.api.context import json_response
-from functions.api.routes import catalog, clusters, operations, preferences, recipes, storage
+from functions.api.routes import catalog, clusters, jobs, operations, preferences, recipes, storage
 from functions.domain.errors import Problem
 from functions.observability import logger, metrics, tracer
 
@@ -35,6 +35,7 @@ app.include_router(catalog.router)
 app.include_router(preferences.router)
 app.include_router(clusters.router)
 app.include_router(recipes.router)
+app.include_router(jobs.router)
 app.include_router(storage.router)
 
 

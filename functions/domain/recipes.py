@@ -208,7 +208,7 @@ def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int
                 *(["--lora_rank", str(p.lora_rank)] if p.finetuning_type == "lora" else []),
                 "--learning_rate", repr(p.learning_rate), "--num_train_epochs", repr(p.num_train_epochs),
                 "--per_device_train_batch_size", str(p.per_device_train_batch_size), "--cutoff_len", str(p.cutoff_len),
-                "--output_dir", paths.checkpoints, "--logging_dir", paths.outputs, "--report_to", "mlflow"]
+                "--output_dir", paths.checkpoints, "--logging_dir", paths.outputs, "--report_to", "none"]
     if isinstance(params, MsSwiftParams):
         p2 = params
         return ["swift", "sft", "--model", _model(p2.model), "--dataset", f"{DATASETS_DIR}/{p2.dataset}",
@@ -216,7 +216,7 @@ def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int
                 "--num_train_epochs", repr(p2.num_train_epochs),
                 "--per_device_train_batch_size", str(p2.per_device_train_batch_size),
                 "--max_length", str(p2.max_length), "--output_dir", paths.checkpoints,
-                "--logging_dir", paths.outputs, "--report_to", "mlflow"]
+                "--logging_dir", paths.outputs, "--report_to", "none"]
     raise ValueError(f"recipe {name} does not render a container command")
 
 
@@ -231,5 +231,5 @@ def ray_entrypoint(params: _Params, job: str, nodes: int, gpus_per_node: int) ->
             f"actor_rollout_ref.actor.optim.lr={p.learning_rate!r}", f"actor_rollout_ref.rollout.n={p.rollout_n}",
             f"trainer.total_epochs={p.total_epochs}", f"trainer.nnodes={nodes}",
             f"trainer.n_gpus_per_node={gpus_per_node}", f"trainer.default_local_dir={paths.checkpoints}",
-            f"trainer.experiment_name={job}", "trainer.logger=[console,mlflow]"]
+            f"trainer.experiment_name={job}", "trainer.logger=[console]"]
     return shlex.join(args)

@@ -23,7 +23,6 @@ SECRET_LIKE_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|
 IMAGE = re.compile(
     r"^(?P<repo>[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+|[a-z0-9]+(?:[._-][a-z0-9]+)*)"
     r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}))?$")
-TRACKING_SERVER_ARN = r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:mlflow-tracking-server/[A-Za-z0-9-]{1,256}$"
 
 API_VERSIONS = {"pytorch": ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob"), "ray": ("ray.io/v1", "RayJob")}
 LABEL_JOB = "podstart.dev/job"
@@ -49,11 +48,11 @@ class LogMonitoringRule(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][-a-z0-9]{0,62}$", description="Rule name, e.g. hang")
     log_pattern: str = Field(min_length=1, max_length=256,
-                             description="Regex a healthy job's log matches regularly (one optional capture group)")
+                             description="Regex a healthy log matches regularly")
     expected_recurring_frequency_s: int | None = Field(
-        None, ge=10, le=86400, description="A gap longer than this between matches means HANGING")
+        None, ge=10, le=86400, description="Longer gap between matches: HANGING")
     expected_start_cutoff_s: int | None = Field(
-        None, ge=10, le=86400, description="No first match within this many seconds means HANGING")
+        None, ge=10, le=86400, description="No first match by then: HANGING")
 
     @field_validator("log_pattern")
     @classmethod
@@ -68,8 +67,8 @@ class LogMonitoringRule(BaseModel):
 class ElasticSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    min_nodes: int = Field(ge=1, le=256, description="Fewest nodes the job keeps running with")
-    max_nodes: int = Field(ge=1, le=256, description="Most nodes the job grows to")
+    min_nodes: int = Field(ge=1, le=256, description="Fewest nodes")
+    max_nodes: int = Field(ge=1, le=256, description="Most nodes")
 
     @model_validator(mode="after")
     def _order(self) -> ElasticSpec:
@@ -78,41 +77,31 @@ class ElasticSpec(BaseModel):
         return self
 
 
-class MlflowSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tracking_server_arn: str = Field(pattern=TRACKING_SERVER_ARN,
-                                     description="SageMaker managed MLflow tracking server")
-    experiment: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]{1,128}$",
-                                   description="Experiment name (default: the job name)")
-
-
 class JobSubmit(BaseModel):
     """POST /v1/clusters/{cluster}/jobs: a training job from a recipe."""
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=NAME, description="Job name (lowercase, digits, '-'), unique in its namespace")
+    name: str = Field(pattern=NAME, description="Job name, unique in its namespace")
     namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
     kind: Literal["pytorch", "ray"] | None = Field(
-        None, description="pytorch renders a HyperPodPyTorchJob, ray a KubeRay RayJob (default: the recipe's)")
-    recipe: str = Field(pattern=r"^[a-z][-a-z0-9]{0,31}$", description="Recipe name from GET /v1/recipes")
+        None, description="Default: the recipe's")
+    recipe: str = Field(pattern=r"^[a-z][-a-z0-9]{0,31}$", description="Recipe name (GET /v1/recipes)")
     recipe_version: str = Field("1", pattern=r"^[0-9]{1,4}$", description="Recipe version")
-    parameters: dict[str, Any] = Field(default_factory=dict, description="The recipe's typed parameters")
-    image: str = Field(max_length=512, description="Container image pinned by tag or digest (never :latest)")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="The recipe's parameters")
+    image: str = Field(max_length=512, description="Image pinned by tag or digest (not :latest)")
     instance_type: str = Field(pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$", max_length=40,
-                               description="Instance type of the cluster's group to run on")
-    nodes: int = Field(1, ge=1, le=256, description="Nodes (pods), one per instance")
-    gpus_per_node: int = Field(0, ge=0, le=16, description="GPUs each pod takes (0: CPU only)")
-    max_retries: int = Field(3, ge=0, le=100, description="Recovery budget: runPolicy.jobMaxRetryCount")
+                               description="Instance type of a group to run on")
+    nodes: int = Field(1, ge=1, le=256, description="Pods, one per node")
+    gpus_per_node: int = Field(0, ge=0, le=16, description="GPUs per pod (0: CPU only)")
+    max_retries: int = Field(3, ge=0, le=100, description="Recovery budget (restarts)")
     log_monitoring: list[LogMonitoringRule] = Field(default_factory=list, max_length=8,
-                                                    description="Stuck-job detection rules")
-    elastic: ElasticSpec | None = Field(None, description="Elastic training bounds (pytorch only)")
+                                                    description="Stuck-job rules")
+    elastic: ElasticSpec | None = Field(None, description="Elastic bounds (pytorch)")
     env: dict[str, str] = Field(default_factory=dict, max_length=64,
-                                description="Plain environment variables (credentials go in secrets)")
+                                description="Plain env vars (credentials: secrets)")
     secrets: list[str] = Field(default_factory=list, max_length=16,
-                               description="Kubernetes Secrets (by name) whose keys become environment variables")
-    mlflow: MlflowSpec | None = Field(None, description="Report to a SageMaker managed MLflow tracking server")
+                               description="Secret names; their keys become env vars")
 
     @field_validator("image")
     @classmethod
@@ -148,10 +137,10 @@ class SecretCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=SECRET_NAME, max_length=253, description="Secret name, referenced by jobs' secrets")
+    name: str = Field(pattern=SECRET_NAME, max_length=253, description="Secret name")
     namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
     data: dict[str, str] = Field(min_length=1, max_length=16,
-                                 description="Keys (environment variable names) and values; never returned")
+                                 description="Env var names and values; never returned")
 
     @field_validator("data")
     @classmethod
@@ -255,9 +244,6 @@ def _env(job: JobSubmit, kind: str) -> list[dict[str, Any]]:
     paths = recipes.data_paths(job.name)
     out = [{"name": "PODSTART_JOB", "value": job.name}, {"name": "DATA_DIR", "value": recipes.DATASETS_DIR},
            {"name": "OUTPUT_DIR", "value": paths.outputs}, {"name": "CHECKPOINT_DIR", "value": paths.checkpoints}]
-    if job.mlflow:
-        out += [{"name": "MLFLOW_TRACKING_URI", "value": job.mlflow.tracking_server_arn},
-                {"name": "MLFLOW_EXPERIMENT_NAME", "value": job.mlflow.experiment or job.name}]
     if kind == "pytorch" and job.recipe == "llama-factory":
         out.append({"name": "FORCE_TORCHRUN", "value": "1"})
     out += [{"name": k, "value": v} for k, v in sorted(job.env.items())]
@@ -290,11 +276,6 @@ def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account:
     return spec
 
 
-def service_account(job: JobSubmit) -> str | None:
-    """Jobs reporting to MLflow run as their own service account (its role may reach that server only)."""
-    return f"{job.name}-mlflow" if job.mlflow else None
-
-
 def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
     nodes = job.elastic.max_nodes if job.elastic else job.nodes
     cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node)
@@ -320,7 +301,7 @@ def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
             **({"maxReplicas": job.elastic.max_nodes} if job.elastic else {}),
             "template": {"metadata": {"labels": meta_labels},
                          "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node,
-                                                            command=cmd)], service_account(job))},
+                                                            command=cmd)], None)},
         }],
         "runPolicy": run_policy,
     }
@@ -357,13 +338,13 @@ def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
                 "headGroupSpec": {
                     "rayStartParams": {"dashboard-host": "0.0.0.0"},
                     "template": {"metadata": {"labels": meta_labels},
-                                 "spec": {**_pod_spec(job, [head], service_account(job)), "nodeSelector": {}}},
+                                 "spec": {**_pod_spec(job, [head], None), "nodeSelector": {}}},
                 },
                 "workerGroupSpecs": [{
                     "groupName": "workers", "replicas": job.nodes, "minReplicas": job.nodes,
                     "maxReplicas": job.nodes, "rayStartParams": {},
                     "template": {"metadata": {"labels": meta_labels},
-                                 "spec": _pod_spec(job, [worker], service_account(job))},
+                                 "spec": _pod_spec(job, [worker], None)},
                 }],
             },
         },
@@ -372,8 +353,7 @@ def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
 
 def _annotations(job: JobSubmit) -> dict[str, str]:
     return {"podstart.dev/recipe-version": job.recipe_version, "podstart.dev/instance-type": job.instance_type,
-            "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node),
-            **({"podstart.dev/mlflow-tracking-server": job.mlflow.tracking_server_arn} if job.mlflow else {})}
+            "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node)}
 
 
 def render(job: JobSubmit, params: Any) -> dict[str, Any]:
@@ -447,8 +427,6 @@ class JobDetail(JobSummary):
     ended_at: str | None = None
     image: str | None = None
     data: recipes.DataPaths
-    mlflow_tracking_server_arn: str | None = None
-    mlflow_url: str | None = Field(None, description="Presigned MLflow UI link (short-lived)")
 
 
 class JobLogs(BaseModel):
@@ -520,7 +498,7 @@ def pod_view(pod: dict[str, Any]) -> PodView:
                    reason=reason)
 
 
-def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]], mlflow_url: str | None = None) -> JobDetail:
+def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDetail:
     s = summary(kind, obj)
     st = obj.get("status") or {}
     conds = _conditions(obj)
@@ -532,11 +510,9 @@ def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]], mlflow_ur
         head = ((((obj.get("spec") or {}).get("rayClusterSpec") or {}).get("headGroupSpec") or {})
                 .get("template") or {}).get("spec") or {}
         containers = head.get("containers") or []
-    ann = (obj.get("metadata") or {}).get("annotations") or {}
     return JobDetail(**s.model_dump(), conditions=conds, pods=[pod_view(p) for p in pods], detections=detections,
                      started_at=st.get("startTime"), ended_at=st.get("completionTime") or st.get("endTime"),
-                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name),
-                     mlflow_tracking_server_arn=ann.get("podstart.dev/mlflow-tracking-server"), mlflow_url=mlflow_url)
+                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name))
 
 
 MAX_LOG_BYTES = 64 * 1024

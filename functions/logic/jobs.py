@@ -69,8 +69,14 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
                                f"delete it first or choose another name")
             return request
 
+        def claim(self, op: Operation) -> None:
+            """Nothing to reserve: the job's name is taken on the cluster when the submit step applies it."""
+
+        def unclaim(self, op: Operation) -> None:
+            """Nothing was reserved."""
+
     op, _ = deps.operations.start(kind="job.submit", target=target, request=request, principal=actor,
-                                  idempotency_key=key, admission=_Admission())  # type: ignore[arg-type]
+                                  idempotency_key=key, admission=_Admission())
     return op
 
 
@@ -93,7 +99,7 @@ def _managed(obj: dict[str, Any]) -> bool:
     return (obj.get("metadata", {}).get("labels") or {}).get(training.LABEL_JOB) is not None
 
 
-def list_jobs(deps: Deps, cluster: str, region: str | None, status: str | None, limit: int,
+def jobs_page(deps: Deps, cluster: str, region: str | None, status: str | None, limit: int,
               token: str | None) -> training.JobList:
     rec = find_record(deps, cluster, region)
     kube = _kube(deps)
@@ -119,12 +125,10 @@ def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[d
 def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> training.JobDetail:
     rec = find_record(deps, cluster, region)
     kind, obj = _find(deps, rec, name, namespace)
-    mlflow = ((obj.get("metadata") or {}).get("annotations") or {}).get("podstart.dev/mlflow-tracking-server")
-    url = deps.reader.mlflow_url(rec.region, mlflow) if mlflow and hasattr(deps.reader, "mlflow_url") else None
-    return training.detail(kind, obj, pods_of(deps, rec, name, namespace), url)
+    return training.detail(kind, obj, pods_of(deps, rec, name, namespace))
 
 
-def delete_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
+def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
                key: str | None) -> Operation:
     rec = find_record(deps, cluster, region)
     kind, _ = _find(deps, rec, name, namespace)

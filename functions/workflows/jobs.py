@@ -11,7 +11,6 @@ from functions.domain.errors import PermanentStepError
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows.context import StepContext, Workflow
 
-OPERATOR_SECONDS = 300.0
 START_SECONDS = 120.0  # image pull and rendezvous, at real speed
 CRDS = {
     "pytorch": ("sagemaker.amazonaws.com", "v1", "HyperPodPyTorchJob", "hyperpodpytorchjobs"),
@@ -28,34 +27,23 @@ def _job(ctx: StepContext) -> tuple[training.JobSubmit, Any]:
     return job, recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
 
 
-def _crd(kind: str) -> dict[str, Any]:
-    """The served kind, for clusters whose operator add-on has not registered it yet (schema checks stay with
-    the operator's own admission webhook)."""
-    group, version, k8s_kind, plural = CRDS[kind]
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}", "labels": dict(manifests.MANAGED_LABELS)},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"kind": k8s_kind, "plural": plural, "singular": k8s_kind.lower(),
-                           "listKind": k8s_kind + "List"},
-                 "versions": [{"name": version, "served": True, "storage": True, "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                                              "x-kubernetes-preserve-unknown-fields": True}}}]},
-    }
+# What serves each kind, and how a user turns it on (the features workflow enables these; this step checks).
+OPERATORS = {
+    "pytorch": "the HyperPod training operator (EKS add-on amazon-sagemaker-hyperpod-training-operator)",
+    "ray": "the KubeRay operator (Helm chart kuberay-operator v1.x)",
+}
 
 
 def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
+    """The job's operator must serve its kind; a cluster without it fails here, saying what to enable (nothing was
+    submitted, so a retry after enabling it continues from this step)."""
     if ctx.request["kind"] != kind:
         return Skip(message=f"a {ctx.request['kind']} job does not need the {label}")
     group, version, k8s_kind, _ = CRDS[kind]
-    kube = _kube(ctx)
-    if kube.has_kind(f"{group}/{version}", k8s_kind):
+    if _kube(ctx).has_kind(f"{group}/{version}", k8s_kind):
         return Done(message=f"{label} serves {k8s_kind}")
-    if ctx.outputs.get(f"{kind}_crd_applied"):
-        return Wait(message=f"waiting for the {label} to serve {k8s_kind}", expected_seconds=OPERATOR_SECONDS)
-    kube.apply(_crd(kind))
-    ctx.record(**{f"{kind}_crd_applied": True})
-    return Wait(message=f"enabling the {label}", expected_seconds=OPERATOR_SECONDS)
+    raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: enable "
+                             f"{OPERATORS[kind]} on the cluster, then retry this operation")
 
 
 def training_operator(ctx: StepContext) -> Outcome:
@@ -139,11 +127,6 @@ def submit(ctx: StepContext) -> Outcome:
             kube.apply({"apiVersion": "v1", "kind": "Namespace",
                         "metadata": {"name": job.namespace, "labels": dict(manifests.MANAGED_LABELS)}})
         _data_volume(ctx, kube, job.namespace)
-        sa = training.service_account(job)
-        if sa:
-            kube.apply({"apiVersion": "v1", "kind": "ServiceAccount",
-                        "metadata": {"name": sa, "namespace": job.namespace,
-                                     "labels": training.labels(job.name, job.recipe)}})
         existing = kube.apply(manifest)
     ctx.record(job_uid=existing["metadata"]["uid"], job_kind=manifest["kind"])
     return Done(message=f"applied {manifest['kind']} {job.namespace}/{job.name} (field manager podstart)",

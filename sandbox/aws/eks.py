@@ -292,8 +292,23 @@ def create_addon(self: Any) -> Any:
         region = cluster.arn.split(":")[3]
         armed = RUNTIME.take_armed("eks", "addon", region, "next_create", cluster=cluster.name, addon=name)
     settle = _settle_failed(addon, "CREATING", armed) if armed else _settle(addon, "CREATING", "ACTIVE")
-    RUNTIME.after(ADDON_S, settle)
+    RUNTIME.after(ADDON_S, settle if armed else _then_install(settle, cluster.name, name))
     return ActionResult({"addon": addon})
+
+
+def _then_install(settle: Callable[[], None], cluster: str, addon: str) -> Callable[[], None]:
+    """An add-on that serves Kubernetes kinds registers its CRDs as it becomes ACTIVE (the training operator's
+    HyperPodPyTorchJob, which the simulated operator in sandbox/kube/operators/training.py then runs)."""
+
+    def run() -> None:
+        settle()
+        store = RUNTIME.kube.store_or_none(cluster) if RUNTIME.kube is not None else None
+        if store is not None and addon == "amazon-sagemaker-hyperpod-training-operator":
+            from sandbox.kube.operators.training import install_crd
+
+            install_crd(store)
+
+    return run
 
 
 def _settle(addon: dict[str, Any], from_status: str, to_status: str) -> Callable[[], None]:

@@ -23,6 +23,8 @@ class KubeRegistry(Protocol):
 
     def remove_cluster(self, name: str) -> None: ...
 
+    def store_or_none(self, name: str) -> Any: ...
+
 
 class ResourceMissing(LookupError):
     """A sandbox control named an AWS resource that does not exist."""

@@ -327,6 +327,14 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "add_storage": [{"cluster": cluster, "region": "us-west-2", "kind": "s3", "bucket": "no-such-bucket-here"}],
         "remove_storage": [{"cluster": cluster, "region": "us-west-2", "name": "no-such-volume"}],
         "reconcile_cluster": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_recipes": [{}],
+        "submit_job": [{"cluster": cluster, "region": "us-west-2", "name": "bud", "recipe": "pytorch",
+                        "image": "repo/train:1.0", "instance_type": "ml.g5.8xlarge", "nodes": 9}],
+        "list_jobs": [{"cluster": cluster, "region": "us-west-2"}],
+        "get_job": [{"cluster": cluster, "region": "us-west-2", "job": "no-such-job"}],
+        "get_job_logs": [{"cluster": cluster, "region": "us-west-2", "job": "no-such-job"}],
+        "delete_job": [{"cluster": cluster, "region": "us-west-2", "job": "no-such-job"}],
+        "create_secret": [{"cluster": cluster, "region": "us-west-2", "name": "bud", "data": {"TOKEN": "x"}}],
     }
     for region in SEEDED_REGIONS:
         listed = api.get("/v1/catalog/availability-zones", params={"region": region}).json()["items"]

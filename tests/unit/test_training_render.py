@@ -33,9 +33,7 @@ def job(**over: Any) -> training.JobSubmit:
                             "instance_type": "ml.p5.48xlarge", "nodes": 2, "gpus_per_node": 8,
                             "secrets": ["hf-token"], "env": {"NCCL_DEBUG": "INFO"},
                             "log_monitoring": [{"name": "hang", "log_pattern": r".*step (\d+).*",
-                                                "expected_recurring_frequency_s": 600}],
-                            "mlflow": {"tracking_server_arn":
-                                       "arn:aws:sagemaker:us-west-2:123456789012:mlflow-tracking-server/mine"}}
+                                                "expected_recurring_frequency_s": 600}]}
     return training.JobSubmit(**{**base, **over})
 
 
@@ -174,3 +172,13 @@ def test_list_recipes_tool_shows_every_recipe_with_bounds_within_the_mcp_budget(
     assert set(rows) == {"pytorch", "llama-factory", "ms-swift", "verl"} and "more" not in out
     assert rows["llama-factory"]["parameters"]["lora_rank"] == "integer=8 [1..512]"
     assert rows["verl"]["parameters"]["algorithm"] == 'grpo|ppo="grpo"'
+
+
+def test_get_job_logs_tool_keeps_the_newest_lines_within_the_mcp_budget() -> None:
+    from mcp_gateway import views
+
+    data = {"pod": "p-0", "container": None, "truncated": False,
+            "lines": [f"2026-12-04T05:00:00Z [rank 0] step {i} loss 1.0 throughput 40.0 samples/s" for i in range(900)]}
+    out = views.compact("get_job_logs", data)
+    assert views.result_bytes(out) <= views.BUDGET and out["truncated"]
+    assert out["lines"][-1].endswith("step 899 loss 1.0 throughput 40.0 samples/s") and len(out["lines"]) > 10

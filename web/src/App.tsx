@@ -21,6 +21,7 @@ const ImportCluster = lazy(() => import("./pages/ImportCluster"));
 const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
+const JobDetail = lazy(() => import("./pages/JobDetail"));
 
 function LiveBadge() {
   const { state } = useLive();
@@ -41,6 +42,8 @@ function Page({ route }: { route: Route }) {
       return <ImportCluster key={`${route.region ?? ""}/${route.eks_cluster_name ?? ""}`} region={route.region} eksClusterName={route.eks_cluster_name} />;
     case "cluster":
       return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+    case "job":
+      return <JobDetail key={`${route.region}/${route.name}/${route.namespace}/${route.job}`} region={route.region} name={route.name} job={route.job} namespace={route.namespace} />;
     case "operations":
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
@@ -64,6 +67,8 @@ function titleOf(route: Route): string {
       return "Import cluster";
     case "cluster":
       return route.name;
+    case "job":
+      return `Job ${route.job}`;
     case "operations":
       return "Operations";
     case "operation":

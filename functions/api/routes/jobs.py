@@ -23,7 +23,7 @@ def _ok(model: type, status: int = 200) -> dict[int, Any]:
 
 
 JobPath = Annotated[str, Path(description="Job name", pattern=training.NAME)]
-NamespaceQ = Annotated[str, Query(description="Kubernetes namespace of the job", pattern=training.NAMESPACE)]
+NamespaceQ = Annotated[str, Query(description="Namespace", pattern=training.NAMESPACE)]
 
 
 @router.post("/v1/clusters/<cluster>/jobs",
@@ -47,7 +47,7 @@ def list_jobs(
     next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
 ) -> Response[str]:
     principal(router)
-    return model_response(jobs.list_jobs(services(), cluster, region, status, limit, next_token))
+    return model_response(jobs.jobs_page(services(), cluster, region, status, limit, next_token))
 
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>",
@@ -65,7 +65,7 @@ def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default
 def delete_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default", region: RegionOpt = None,
                idempotency_key: IdempotencyKey = None) -> Response[str]:
     p = require(router, required_role("job.delete"))
-    return accepted(jobs.delete_job(services(), cluster, region, job, namespace, actor(p), idempotency_key))
+    return accepted(jobs.remove_job(services(), cluster, region, job, namespace, actor(p), idempotency_key))
 
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>/logs",
@@ -76,13 +76,13 @@ def get_job_logs(
     job: JobPath,
     namespace: NamespaceQ = "default",
     region: RegionOpt = None,
-    pod: Annotated[str | None, Query(description="Pod name (default: the job's first pod)",
+    pod: Annotated[str | None, Query(description="Pod (default: the first)",
                                      pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")] = None,
-    container: Annotated[str | None, Query(description="Container name",
+    container: Annotated[str | None, Query(description="Container",
                                            pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")] = None,
-    tail: Annotated[int, Query(ge=1, le=training.MAX_TAIL, description="Lines from the end")] = 200,
-    since_seconds: Annotated[int | None, Query(ge=1, le=7 * 86400, description="Only lines this recent")] = None,
-    limit_bytes: Annotated[int, Query(ge=1024, le=training.MAX_LOG_BYTES, description="At most this many bytes")]
+    tail: Annotated[int, Query(ge=1, le=training.MAX_TAIL, description="Newest lines")] = 200,
+    since_seconds: Annotated[int | None, Query(ge=1, le=7 * 86400, description="Only this recent")] = None,
+    limit_bytes: Annotated[int, Query(ge=1024, le=training.MAX_LOG_BYTES, description="Byte bound")]
     = training.MAX_LOG_BYTES,
 ) -> Response[str]:
     principal(router)

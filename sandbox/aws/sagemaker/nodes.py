@@ -24,9 +24,51 @@ def set_node_status(c: HyperPodCluster, node_id: str, status: str, message: str 
     if node is None:
         return
     node["InstanceStatus"] = {"Status": status, "Message": message or status}
+    mirror_node(c, node)
     record_event(
         c, "Instance", f"Instance {node_id} status changed to {status}", node["InstanceGroupName"], node_id
     )
+
+
+def _kube_store(c: HyperPodCluster) -> Any:
+    arn = (((c.spec.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn")) or ""
+    return RUNTIME.kube.store_or_none(arn.rsplit("/", 1)[-1]) if RUNTIME.kube is not None and arn else None
+
+
+def mirror_node(c: HyperPodCluster, node: dict[str, Any], gone: bool = False) -> None:
+    """A Running HyperPod instance is a Ready Kubernetes Node of its EKS cluster (labels as HyperPod sets them,
+    GPUs allocatable as the NVIDIA device plugin reports them); a terminated one leaves the cluster."""
+    store = _kube_store(c)
+    if store is None:
+        return
+    name = node["PrivateDnsHostname"]
+    if gone or node["InstanceStatus"]["Status"] not in ("Running",):
+        if store.get("v1", "Node", name) is not None and (gone or node["InstanceStatus"]["Status"] in (
+                "ShuttingDown", "Failure")):
+            store.delete("v1", "Node", name)
+        return
+    from moto.ec2.models.instance_types import INSTANCE_TYPES
+
+    info = INSTANCE_TYPES.get(node["InstanceType"].removeprefix("ml."), {})
+    gpus = sum(int(g.get("Count") or 0) for g in (info.get("GpuInfo") or {}).get("Gpus") or [])
+    cpus = int((info.get("VCpuInfo") or {}).get("DefaultVCpus") or 2)
+    mem = int((info.get("MemoryInfo") or {}).get("SizeInMiB") or 4096)
+    capacity = {"cpu": str(cpus), "memory": f"{mem}Mi", "pods": "110",
+                **({"nvidia.com/gpu": str(gpus)} if gpus else {})}
+    zone = node["Placement"]["AvailabilityZone"]
+    store.put({"apiVersion": "v1", "kind": "Node",
+               "metadata": {"name": name, "labels": {
+                   "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                   "node.kubernetes.io/instance-type": node["InstanceType"],
+                   "topology.kubernetes.io/zone": zone,
+                   "sagemaker.amazonaws.com/instance-group-name": node["InstanceGroupName"],
+                   "sagemaker.amazonaws.com/node-health-status": "Schedulable",
+                   "sagemaker.amazonaws.com/compute-type": "hyperpod"}},
+               "spec": {"providerID": f"aws:///{zone}/{node['InstanceId']}"},
+               "status": {"capacity": capacity, "allocatable": capacity,
+                          "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                          "message": "kubelet is posting ready status"}],
+                          "addresses": [{"type": "InternalIP", "address": node["PrivatePrimaryIp"]}]}})
 
 
 def _subnet_placement(region: str, subnets: list[str]) -> dict[str, str]:
@@ -99,7 +141,8 @@ def remove_node(c: HyperPodCluster, node_id: str, after_s: float) -> None:
     set_node_status(c, node_id, "ShuttingDown")
 
     def gone() -> None:
-        if c.nodes.pop(node_id, None) is not None:
+        if (node := c.nodes.pop(node_id, None)) is not None:
+            mirror_node(c, node, gone=True)
             record_event(c, "Instance", f"Instance {node_id} terminated", None, node_id)
 
     RUNTIME.after(after_s, gone)

@@ -8,13 +8,14 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import garbage, storage, workloads
+from sandbox.kube.operators import garbage, storage, training, workloads
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
 REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "workloads": workloads.RECONCILERS,
     "storage": storage.RECONCILERS,
+    "training": training.RECONCILERS,
     "garbage": garbage.RECONCILERS,
 }
 DEFAULT_RECONCILERS: tuple[Reconciler, ...] = tuple(r for family in REGISTRY.values() for r in family)

@@ -188,6 +188,8 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
         images = {c.get("name", ""): c.get("image", "") for c in pod.get("spec", {}).get("containers") or []}
         if pod["metadata"].get("deletionTimestamp"):
             continue
+        if any(c.get("type") == "PodScheduled" and c.get("status") == "False" for c in status.get("conditions") or []):
+            continue  # unschedulable: whoever placed it (the training operator) retries with a nodeName
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
             update_status(

@@ -7,11 +7,16 @@ import type {
   ClusterSummary,
   InstanceGroupSpec,
   InstanceType,
+  JobDetail,
+  JobList,
+  JobLogs,
+  JobSubmit,
   Me,
   Operation,
   Page,
   Preferences,
   Quota,
+  RecipeList,
   Region,
   StorageAdd,
   TrainingPlan,
@@ -166,6 +171,24 @@ export const api = {
   reconcile: (cluster: string, region: string, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/reconcile${qs({ region })}`, {
       method: "POST",
+      idempotencyKey: key,
+    }),
+  recipes: () => get<RecipeList>("/v1/recipes"),
+  jobs: (cluster: string, region: string) =>
+    get<JobList>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`),
+  job: (cluster: string, region: string, job: string, namespace: string) =>
+    get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`),
+  jobLogs: (cluster: string, region: string, job: string, p: { namespace: string; pod?: string; tail?: number }) =>
+    get<JobLogs>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}/logs${qs({ region, ...p })}`),
+  submitJob: (cluster: string, region: string, body: Partial<JobSubmit>, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  deleteJob: (cluster: string, region: string, job: string, namespace: string, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`, {
+      method: "DELETE",
       idempotencyKey: key,
     }),
   retry: (id: string, key: string) =>

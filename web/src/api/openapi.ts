@@ -174,6 +174,59 @@ export interface paths {
         patch: operations["scale_instance_group_v1_clusters__cluster__instance_groups__group__patch"];
         trace?: never;
     };
+    "/v1/clusters/{cluster}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Training jobs PodStart submitted, newest first */
+        get: operations["list_jobs_v1_clusters__cluster__jobs_get"];
+        put?: never;
+        /** Submit a training job from a recipe (operation job.submit: operator, dry-run, apply, watch to Running) */
+        post: operations["submit_job_v1_clusters__cluster__jobs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/jobs/{job}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths */
+        get: operations["get_job_v1_clusters__cluster__jobs__job__get"];
+        put?: never;
+        post?: never;
+        /** Delete a job and its pods (operation job.delete) */
+        delete: operations["delete_job_v1_clusters__cluster__jobs__job__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/jobs/{job}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job pod's log, bounded: the last `tail` lines within `limit_bytes` (default 200, ≤ 64 KiB) */
+        get: operations["get_job_logs_v1_clusters__cluster__jobs__job__logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/reconcile": {
         parameters: {
             query?: never;
@@ -185,6 +238,23 @@ export interface paths {
         put?: never;
         /** Re-run the create's dependencies and storage steps (add-ons, health agent, NVIDIA/Neuron/EFA device plugins, volumes); idempotent, also for imported clusters (operation cluster.reconcile) */
         post: operations["reconcile_cluster_v1_clusters__cluster__reconcile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write a Kubernetes Secret for jobs to reference by name (write-only: values never returned) */
+        post: operations["create_secret_v1_clusters__cluster__secrets_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -419,6 +489,21 @@ export interface components {
             number: number;
             principal: components["schemas"]["Actor"];
         };
+        /** Budget */
+        Budget: {
+            /** Exhausted */
+            exhausted: boolean;
+            /**
+             * Max
+             * @description runPolicy.jobMaxRetryCount (RayJob: backoffLimit)
+             */
+            max: number;
+            /**
+             * Used
+             * @description Recoveries used (restarts the operator made)
+             */
+            used: number;
+        };
         /**
          * CapacityType
          * @enum {string}
@@ -611,6 +696,19 @@ export interface components {
              */
             status: string;
         };
+        /** Condition */
+        Condition: {
+            /** At */
+            at?: string | null;
+            /** Message */
+            message?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Status */
+            status: string;
+            /** Type */
+            type: string;
+        };
         /**
          * DataPaths
          * @description Where a job's data lives, in pods and in the bucket (the same keys).
@@ -645,6 +743,20 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /**
+         * Detection
+         * @description A stuck/anomaly detection the operator reported (log monitoring: HANGING, SLOW).
+         */
+        Detection: {
+            /** At */
+            at?: string | null;
+            /** Message */
+            message: string;
+            /** Rule */
+            rule?: string | null;
+            /** Type */
+            type: string;
+        };
         /** EksView */
         EksView: {
             /** Arn */
@@ -657,6 +769,19 @@ export interface components {
             status?: string | null;
             /** Version */
             version?: string | null;
+        };
+        /** ElasticSpec */
+        ElasticSpec: {
+            /**
+             * Max Nodes
+             * @description Most nodes
+             */
+            max_nodes: number;
+            /**
+             * Min Nodes
+             * @description Fewest nodes
+             */
+            min_nodes: number;
         };
         /** ErrorInfo */
         ErrorInfo: {
@@ -926,6 +1051,206 @@ export interface components {
             /** Vcpus */
             vcpus: number;
         };
+        /** JobDetail */
+        JobDetail: {
+            budget: components["schemas"]["Budget"];
+            /** Conditions */
+            conditions: components["schemas"]["Condition"][];
+            /** Created At */
+            created_at?: string | null;
+            data: components["schemas"]["DataPaths"];
+            /** Detections */
+            detections: components["schemas"]["Detection"][];
+            /** Ended At */
+            ended_at?: string | null;
+            /** Gpus Per Node */
+            gpus_per_node?: number | null;
+            /** Image */
+            image?: string | null;
+            /** Instance Type */
+            instance_type?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Nodes */
+            nodes?: number | null;
+            /** Pods */
+            pods: components["schemas"]["PodView"][];
+            /** Recipe */
+            recipe?: string | null;
+            /** Started At */
+            started_at?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+        };
+        /** JobList */
+        JobList: {
+            /** Items */
+            items: components["schemas"]["JobSummary"][];
+            /** Next Token */
+            next_token?: string | null;
+        };
+        /** JobLogs */
+        JobLogs: {
+            /** Container */
+            container?: string | null;
+            /** Lines */
+            lines: string[];
+            /** Pod */
+            pod: string;
+            /**
+             * Truncated
+             * @description True when older lines or bytes were cut to stay within the bounds
+             */
+            truncated: boolean;
+        };
+        /**
+         * JobSubmit
+         * @description POST /v1/clusters/{cluster}/jobs: a training job from a recipe.
+         */
+        JobSubmit: {
+            /** @description Elastic bounds (pytorch) */
+            elastic?: components["schemas"]["ElasticSpec"] | null;
+            /**
+             * Env
+             * @description Plain env vars (credentials: secrets)
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Gpus Per Node
+             * @description GPUs per pod (0: CPU only)
+             * @default 0
+             */
+            gpus_per_node: number;
+            /**
+             * Image
+             * @description Image pinned by tag or digest (not :latest)
+             */
+            image: string;
+            /**
+             * Instance Type
+             * @description Instance type of a group to run on
+             */
+            instance_type: string;
+            /**
+             * Kind
+             * @description Default: the recipe's
+             */
+            kind?: ("pytorch" | "ray") | null;
+            /**
+             * Log Monitoring
+             * @description Stuck-job rules
+             */
+            log_monitoring?: components["schemas"]["LogMonitoringRule"][];
+            /**
+             * Max Retries
+             * @description Recovery budget (restarts)
+             * @default 3
+             */
+            max_retries: number;
+            /**
+             * Name
+             * @description Job name, unique in its namespace
+             */
+            name: string;
+            /**
+             * Namespace
+             * @description Kubernetes namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Nodes
+             * @description Pods, one per node
+             * @default 1
+             */
+            nodes: number;
+            /**
+             * Parameters
+             * @description The recipe's parameters
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Recipe
+             * @description Recipe name (GET /v1/recipes)
+             */
+            recipe: string;
+            /**
+             * Recipe Version
+             * @description Recipe version
+             * @default 1
+             */
+            recipe_version: string;
+            /**
+             * Secrets
+             * @description Secret names; their keys become env vars
+             */
+            secrets?: string[];
+        };
+        /** JobSummary */
+        JobSummary: {
+            budget: components["schemas"]["Budget"];
+            /** Created At */
+            created_at?: string | null;
+            /** Gpus Per Node */
+            gpus_per_node?: number | null;
+            /** Instance Type */
+            instance_type?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Nodes */
+            nodes?: number | null;
+            /** Recipe */
+            recipe?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+        };
+        /** LogMonitoringRule */
+        LogMonitoringRule: {
+            /**
+             * Expected Recurring Frequency S
+             * @description Longer gap between matches: HANGING
+             */
+            expected_recurring_frequency_s?: number | null;
+            /**
+             * Expected Start Cutoff S
+             * @description No first match by then: HANGING
+             */
+            expected_start_cutoff_s?: number | null;
+            /**
+             * Log Pattern
+             * @description Regex a healthy log matches regularly
+             */
+            log_pattern: string;
+            /**
+             * Name
+             * @description Rule name, e.g. hang
+             */
+            name: string;
+        };
         /**
          * NoChange
          * @description A PATCH equal to the live state: nothing starts.
@@ -1075,6 +1400,22 @@ export interface components {
             /** Start Time */
             start_time: string | null;
         };
+        /** PodView */
+        PodView: {
+            /** Name */
+            name: string;
+            /** Node */
+            node?: string | null;
+            /** Phase */
+            phase: string;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * Restarts
+             * @default 0
+             */
+            restarts: number;
+        };
         /** Preferences */
         Preferences: {
             active_cluster?: components["schemas"]["ClusterRef"] | null;
@@ -1194,6 +1535,42 @@ export interface components {
             title: string;
             /** Version */
             version: string;
+        };
+        /**
+         * SecretCreate
+         * @description POST /v1/clusters/{cluster}/secrets: write-only; values are never returned or logged.
+         */
+        SecretCreate: {
+            /**
+             * Data
+             * @description Env var names and values; never returned
+             */
+            data: {
+                [key: string]: string;
+            };
+            /**
+             * Name
+             * @description Secret name
+             */
+            name: string;
+            /**
+             * Namespace
+             * @description Kubernetes namespace
+             * @default default
+             */
+            namespace: string;
+        };
+        /** SecretWritten */
+        SecretWritten: {
+            /**
+             * Keys
+             * @description The keys written (values are never returned)
+             */
+            keys: string[];
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
         };
         /** StepOut */
         StepOut: {
@@ -2535,6 +2912,471 @@ export interface operations {
             };
         };
     };
+    list_jobs_v1_clusters__cluster__jobs_get: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+                /** @description Only jobs in this status */
+                status?: ("Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed") | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submit_job_v1_clusters__cluster__jobs_post: {
+        parameters: {
+            query?: {
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobSubmit"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_job_v1_clusters__cluster__jobs__job__get: {
+        parameters: {
+            query?: {
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_job_v1_clusters__cluster__jobs__job__delete: {
+        parameters: {
+            query?: {
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_job_logs_v1_clusters__cluster__jobs__job__logs_get: {
+        parameters: {
+            query?: {
+                /** @description Container */
+                container?: string | null;
+                /** @description Byte bound */
+                limit_bytes?: number;
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Pod (default: the first) */
+                pod?: string | null;
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+                /** @description Only this recent */
+                since_seconds?: number | null;
+                /** @description Newest lines */
+                tail?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobLogs"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     reconcile_cluster_v1_clusters__cluster__reconcile_post: {
         parameters: {
             query?: {
@@ -2609,6 +3451,108 @@ export interface operations {
             };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_secret_v1_clusters__cluster__secrets_post: {
+        parameters: {
+            query?: {
+                /** @description Region of the cluster (needed if the name is in several) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretWritten"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

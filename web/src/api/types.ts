@@ -18,6 +18,13 @@ export type ClusterImport = Schemas["ClusterImport"];
 export type StorageAdd = Schemas["StorageAdd"];
 export type Volume = Schemas["StorageItem"];
 export type VolumeList = Schemas["StorageList"];
+export type Recipe = Schemas["RecipeOut"];
+export type RecipeList = Schemas["RecipeList"];
+export type JobSubmit = Schemas["JobSubmit"];
+export type JobSummary = Schemas["JobSummary"];
+export type JobList = Schemas["JobList"];
+export type JobDetail = Schemas["JobDetail"];
+export type JobLogs = Schemas["JobLogs"];
 
 export interface Page<T> {
   items: T[];

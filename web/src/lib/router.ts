@@ -1,14 +1,15 @@
 import { useEffect, useState } from "react";
 
 /**
- * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/import, #/operations,
- * #/operations/{id}.
+ * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/jobs/{job},
+ * #/import, #/operations, #/operations/{id}.
  */
 export type Route =
   | { page: "clusters" }
   | { page: "create" }
   | { page: "import"; region?: string; eks_cluster_name?: string }
   | { page: "cluster"; region: string; name: string }
+  | { page: "job"; region: string; name: string; job: string; namespace: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
   | { page: "notfound"; path: string };
@@ -23,6 +24,8 @@ export function parseRoute(hash: string): Route {
   if (parts.length === 0 || (parts[0] === "clusters" && parts.length === 1)) return { page: "clusters" };
   if (parts[0] === "clusters" && parts[1] === "new" && parts.length === 2) return { page: "create" };
   if (parts[0] === "clusters" && parts.length === 3) return { page: "cluster", region: parts[1], name: parts[2] };
+  if (parts[0] === "clusters" && parts.length === 5 && parts[3] === "jobs")
+    return { page: "job", region: parts[1], name: parts[2], job: parts[4], namespace: q.get("namespace") ?? "default" };
   if (parts[0] === "import" && parts.length === 1)
     return { page: "import", region: q.get("region") ?? undefined, eks_cluster_name: q.get("eks_cluster_name") ?? undefined };
   if (parts[0] === "operations" && parts.length === 1)
@@ -58,6 +61,9 @@ export const href = {
     return `#/operations${s ? `?${s}` : ""}`;
   },
   operation: (id: string) => `#/operations/${encodeURIComponent(id)}`,
+  job: (region: string, name: string, job: string, namespace = "default") =>
+    `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/jobs/${encodeURIComponent(job)}` +
+    (namespace === "default" ? "" : `?namespace=${encodeURIComponent(namespace)}`),
 };
 
 export function navigate(to: string): void {

@@ -26,6 +26,7 @@ import {
   type GroupDraft,
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
+import { JobsPanel } from "../components/JobsPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
@@ -291,6 +292,9 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
             ]}
           />
           <StoragePanel cluster={name} region={region} />
+          {c.status === "ACTIVE" && (
+            <JobsPanel cluster={name} region={region} instanceTypes={[...new Set((c.instance_groups ?? []).map((g) => g.instance_type).filter((t): t is string => !!t))]} />
+          )}
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />
           </Container>
