@@ -32,11 +32,11 @@ LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = a retry of this call (safe); omit for a new request"}
+    "type": "string", "description": "Same key = a retry of this call; omit for a new one"}
 DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
 GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
-TRACK = f" Watch the operation it returns with {STATUS_TOOL}."
+TRACK = f" Track it with {STATUS_TOOL}."
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class Known:
     only_body: tuple[str, ...] = ()  # expose just these body fields (and require them)
     small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
     paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
+    hidden: tuple[str, ...] = ()  # optional query parameters the tool leaves out (the gateway's view covers them)
 
 
 # (method, path) -> tool. Descriptions say what the tool does and when to use it.
@@ -119,21 +120,45 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
     ("get", "/v1/recipes"): Known(
-        "list_recipes", "Training recipes: kind, parameters (type, default, bounds). Pick one to submit_job.",
+        "list_recipes", "Training recipes and their parameters, for submit_job.",
         paged=False),
     ("post", "/v1/clusters/{cluster}/jobs"): Known(
-        "submit_job", "Submit a training job from a recipe; refused with the numbers if nodes/GPUs don't fit; "
-        "ends when Running." + TRACK),
+        "submit_job", "Submit a training job from a recipe; ends when it runs." + TRACK),
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
-        "list_jobs", "A cluster's training jobs: status, recovery budget used."),
+        "list_jobs", "Training jobs: status, budget used."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "get_job", "One job: status, pods (node, phase, restarts), budget used, stuck detections, data paths."),
+        "get_job", "One job: status, pods, recovery budget used, detections."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
-        "get_job_logs", "A job pod's newest log lines (bounded).", small=True),
+        "get_job_logs", "A job pod's newest log lines.", small=True,
+        hidden=("container", "since_seconds", "limit_bytes")),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
         "delete_job", "Delete a job and its pods; /data stays." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/secrets"): Known(
-        "create_secret", "Write a Secret jobs use by name (secrets); values are never returned.", idempotent=True),
+        "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
+    ("get", "/v1/clusters/{cluster}/endpoints"): Known(
+        "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
+    ("post", "/v1/clusters/{cluster}/endpoints"): Known(
+        "deploy_endpoint", "Deploy a model: mode managed (inference operator; tiered_kv_cache, routing_strategy) "
+        "or self-managed (engine vllm|sglang, pinned image, gpus, service external|internal|model_pool, "
+        "router, autoscaling.keda). Check list_instance_groups first." + TRACK),
+    ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "get_endpoint", "One endpoint: live status and message, replicas ready, objects created.", small=True),
+    ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
+        idempotent=True),
+    ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
+        "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
+        "invoke_endpoint", "Send a chat (messages) to a READY endpoint and get its answer. Test after deploy.",
+        idempotent=False),
+    ("get", "/v1/clusters/{cluster}/pools"): Known(
+        "list_pools", "Model pools: warm workers per model label.", paged=False),
+    ("post", "/v1/clusters/{cluster}/pools"): Known(
+        "create_pool", "Create a pool of warm GPU workers (engine, image, instance_type)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
+        "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
+    ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
+        "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -167,12 +192,14 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "confirm": "Repeat the resource name to confirm",
     "active_cluster": "The cluster other calls default to: {name, region}, or null",
     "default_region": "Region the UI and agents start from",
+    "endpoint": "Endpoint name",
+    "pool": "Model pool name",
 }
 
-# Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
-# words, and the REST API still checks them: its 422 names the field and the rule, and the tool error says it.
+# Titles repeat the name. Patterns (30-60 bytes each), string lengths and item counts: the descriptions say the
+# format in words, and the REST API still checks them: its 422 names the field and the rule, and the tool error says it.
 # Numeric bounds and enums stay: they are what an agent chooses from.
-_SCHEMA_NOISE = ("title", "pattern", "maxLength", "minLength")
+_SCHEMA_NOISE = ("title", "pattern", "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")
 
 
 @dataclass(frozen=True)
@@ -245,6 +272,8 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         if loc not in ("path", "query"):
             continue  # headers and cookies are the gateway's business, not the agent's
         wire = p["name"]
+        if known and wire in known.hidden and not p.get("required"):
+            continue
         arg = RENAMES.get((name, wire), wire)
         is_required = bool(p.get("required")) or loc == "path"
         schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
@@ -369,13 +398,15 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
     return _slim(copy.deepcopy(_inline(openapi, schema, depth=0)), keep_null)  # type: ignore[no-any-return]
 
 
-def _slim(schema: Any, keep_null: bool) -> Any:
+def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
-    refuses unknown fields by name anyway), and so does `true` (the default; a map's value schema stays);
-    `anyOf [X, null]` becomes X unless `null` means something
-    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them."""
+    refuses unknown fields by name anyway), and `true` too (the default); `anyOf [X, null]` becomes X unless
+    `null` means something
+    (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them, and
+    their defaults and descriptions go too: the argument's own description says what the object is, the names
+    and enums say the rest, the REST API applies the defaults, and its 422 names a wrong nested field."""
     if isinstance(schema, list):
-        return [_slim(s, keep_null=False) for s in schema]
+        return [_slim(s, keep_null=False, nested=nested) for s in schema]
     if isinstance(schema, float) and schema.is_integer():
         return int(schema)
     if not isinstance(schema, dict):
@@ -390,16 +421,16 @@ def _slim(schema: Any, keep_null: bool) -> Any:
             schema = {**schema, "anyOf": rest}
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k in _SCHEMA_NOISE or (k == "default" and v is None):
+        if k in _SCHEMA_NOISE or (k == "default" and (v is None or nested)) or (k == "description" and nested):
             continue
         if k == "additionalProperties" and isinstance(v, bool):  # false: see above; true: the default
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
-            out[k] = {n: _slim(sub, keep_null=False) for n, sub in v.items()}  # keys here are names
+            out[k] = {n: _slim(sub, keep_null=False, nested=True) for n, sub in v.items()}  # keys here are names
         elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
-            out[k] = [_slim(s, keep_null=True) for s in v]  # the null option was decided above
+            out[k] = [_slim(s, keep_null=True, nested=nested) for s in v]  # the null option was decided above
         else:
-            out[k] = _slim(v, keep_null=False)
+            out[k] = _slim(v, keep_null=False, nested=nested)
     return out
 
 

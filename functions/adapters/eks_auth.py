@@ -1,5 +1,4 @@
-"""EKS authentication without the kubernetes package: the IAM-signed token and the CA file. Shared by the
-steps' kubernetes-client adapter and the API's urllib adapter (the API bundle has no kubernetes package)."""
+"""EKS authentication without the kubernetes package: the IAM-signed bearer token and the CA file."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import tempfile
 import threading
 from typing import Any
 
-FIELD_MANAGER = "podstart"
 _ca_files: dict[str, str] = {}
 _lock = threading.Lock()
 
@@ -42,3 +40,5 @@ def _ca_file(ca_b64: str) -> str:
             f.close()
             path = _ca_files[ca_b64] = f.name
         return path
+
+

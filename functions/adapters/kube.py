@@ -7,7 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.adapters import aws
-from functions.adapters.eks_auth import FIELD_MANAGER, _ca_file, eks_token
+from functions.adapters.eks_auth import _ca_file, eks_token
+
+__all__ = ["FIELD_MANAGER", "KubeCluster", "_ca_file", "eks_token"]
+
+FIELD_MANAGER = "podstart"
 
 
 @dataclass
@@ -52,21 +56,6 @@ class KubeCluster:
                                     **extra)
         return out.to_dict()  # type: ignore[no-any-return]
 
-    def list(self, api_version: str, kind: str, namespace: str | None = None,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
-        out = self._resource(api_version, kind).get(namespace=namespace, label_selector=label_selector)
-        return [i.to_dict() for i in out.items]
-
-    def has_kind(self, api_version: str, kind: str) -> bool:
-        """True when the API serves the kind (its CRD is installed and established)."""
-        from kubernetes.dynamic.exceptions import ResourceNotFoundError
-
-        try:
-            self._resource(api_version, kind)
-        except ResourceNotFoundError:
-            return False
-        return True
-
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         from kubernetes.dynamic.exceptions import NotFoundError
 
@@ -81,5 +70,41 @@ class KubeCluster:
         try:
             self._resource(api_version, kind).delete(name=name, namespace=namespace)
         except NotFoundError:
+            return False
+        return True
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None,
+             label_selector: str | None = None) -> list[dict[str, Any]]:
+        from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+
+        try:
+            res = self._resource(api_version, kind)
+        except ResourceNotFoundError:
+            return []
+        try:
+            out = res.get(namespace=namespace, label_selector=label_selector).to_dict()
+        except NotFoundError:
+            return []
+        return list(out.get("items") or [])
+
+    def patch(self, api_version: str, kind: str, name: str, namespace: str | None,
+              body: dict[str, Any]) -> dict[str, Any] | None:
+        """JSON merge patch (only the fields given change); None when the object is gone."""
+        from kubernetes.dynamic.exceptions import NotFoundError
+
+        try:
+            out = self._resource(api_version, kind).patch(body=body, name=name, namespace=namespace,
+                                                          content_type="application/merge-patch+json")
+        except NotFoundError:
+            return None
+        return out.to_dict()  # type: ignore[no-any-return]
+
+    def has_kind(self, api_version: str, kind: str) -> bool:
+        """True when the API server serves the kind (its CRD is installed)."""
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        try:
+            self._resource(api_version, kind)
+        except ResourceNotFoundError:
             return False
         return True

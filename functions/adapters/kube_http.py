@@ -1,13 +1,14 @@
-"""The API's Kubernetes access: a few REST calls over urllib with an IAM-signed EKS token (no kubernetes
-package in the API bundle). Reads jobs and pods, follows logs in bounded memory, and writes Secrets by
-server-side apply (write-only: a Secret's values are sent, never read back or logged)."""
+"""A small read-and-proxy Kubernetes client for the API function (no `kubernetes` package in its bundle):
+GET objects and lists, POST through the API server's service proxy to an endpoint's own Service, read a
+pod's log in bounded memory, and server-side apply (write-only Secrets: the answer is never read back).
+
+The proxy path is built from a namespace, a Service name and a port taken from PodStart's endpoint
+record: no caller-given URL or host reaches it (the SSRF guard is the signature)."""
 
 from __future__ import annotations
 
 import json
 import ssl
-import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -16,122 +17,125 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.adapters import aws
-from functions.adapters.eks_auth import FIELD_MANAGER, _ca_file, eks_token
-from functions.domain.errors import NotFound, Problem
+from functions.adapters.eks_auth import _ca_file, eks_token
+from functions.domain.errors import InvalidInput, NotFound
 
-TOKEN_TTL_S = 600.0  # EKS tokens live 15 min; renew well before
-TIMEOUT_S = 10.0
-PLURALS = {"HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs", "Pod": "pods", "Secret": "secrets",
-           "Namespace": "namespaces", "Node": "nodes"}
+FIELD_MANAGER = "podstart"
+PLURALS = {"Secret": "secrets", "Pod": "pods", "HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs"}
 
-
-class KubeUnavailable(Problem):
-    status = 502
-    title = "Kubernetes API unavailable"
-    slug = "kubernetes-unavailable"
+_NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 
 
-def _path(api_version: str, plural: str, namespace: str | None, name: str | None = None) -> str:
-    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-    ns = f"/namespaces/{urllib.parse.quote(namespace)}" if namespace else ""
-    return base + ns + f"/{plural}" + (f"/{urllib.parse.quote(name)}" if name else "")
+class KubeUnavailable(Exception):
+    """The cluster's Kubernetes API could not be reached or refused us."""
+
+
+def _segment(value: str) -> str:
+    if not value or not set(value) <= _NAME_OK:
+        raise ValueError(f"not a Kubernetes object name: {value!r}")
+    return value
 
 
 @dataclass
-class _Conn:
-    endpoint: str
-    token: str
-    ca: str | None
-    made: float
-
-
 class KubeHttp:
-    """One instance per API container; connections per (region, EKS cluster) are cached for TOKEN_TTL_S."""
+    host: str
+    token: str
+    ca_file: str | None = None
+    timeout: float = 10.0
 
-    def __init__(self) -> None:
-        self._conns: dict[tuple[str, str], _Conn] = {}
-        self._lock = threading.Lock()
-
-    def _conn(self, region: str, cluster: str) -> _Conn:
-        with self._lock:
-            c = self._conns.get((region, cluster))
-            if c is not None and time.monotonic() - c.made < TOKEN_TTL_S:
-                return c
-        desc = aws.client("eks", region).describe_cluster(name=cluster)["cluster"]
+    @classmethod
+    def for_eks(cls, eks_name: str, region: str) -> KubeHttp:
+        desc = aws.client("eks", region).describe_cluster(name=eks_name)["cluster"]
         ca = (desc.get("certificateAuthority") or {}).get("data")
-        c = _Conn(endpoint=desc["endpoint"].rstrip("/"), token=eks_token(cluster, region),
-                  ca=_ca_file(ca) if ca and desc["endpoint"].startswith("https://") else None, made=time.monotonic())
-        with self._lock:
-            self._conns[(region, cluster)] = c
-        return c
+        host = str(desc["endpoint"]).rstrip("/")
+        return cls(host=host, token=eks_token(eks_name, region),
+                   ca_file=_ca_file(ca) if host.startswith("https://") and ca else None)
 
-    def _open(self, region: str, cluster: str, method: str, path: str, query: dict[str, Any] | None = None,
-              body: bytes | None = None, ctype: str | None = None) -> Any:
-        c = self._conn(region, cluster)
-        q = "?" + urllib.parse.urlencode({k: v for k, v in (query or {}).items() if v is not None}) if query else ""
-        req = urllib.request.Request(c.endpoint + path + q, data=body, method=method)
-        req.add_header("Authorization", "Bearer " + c.token)
-        req.add_header("Accept", "application/json")
-        if ctype:
-            req.add_header("Content-Type", ctype)
-        ctx = ssl.create_default_context(cafile=c.ca) if c.ca else None
+    def _open(self, req: urllib.request.Request, timeout: float) -> Any:
+        req.add_header("Authorization", f"Bearer {self.token}")
+        ctx = ssl.create_default_context(cafile=self.ca_file) if self.host.startswith("https://") else None
+        return urllib.request.urlopen(req, timeout=timeout, context=ctx)
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any] | None:
+        url = self.host + path + ("?" + urllib.parse.urlencode(query) if query else "")
         try:
-            return urllib.request.urlopen(req, timeout=TIMEOUT_S, context=ctx)
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
+            with self._open(urllib.request.Request(url, headers={"Accept": "application/json"}), self.timeout) as r:
+                return json.loads(r.read())  # type: ignore[no-any-return]
+        except urllib.error.HTTPError as err:
+            if err.code == 404:
                 return None
-            detail = _status_message(exc)
-            if exc.code in (400, 409, 422):
-                raise Problem(detail) from None
-            raise KubeUnavailable(f"Kubernetes answered {exc.code}: {detail}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise KubeUnavailable(f"cannot reach the cluster's Kubernetes API: {exc}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {path}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
 
-    def _json(self, region: str, cluster: str, path: str, query: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        resp = self._open(region, cluster, "GET", path, query)
-        if resp is None:
-            return None
-        with resp:
-            return json.loads(resp.read())  # type: ignore[no-any-return]
+    def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+        body = self.get(path, {"labelSelector": label_selector} if label_selector else None)
+        return list((body or {}).get("items") or [])
 
-    def list(self, region: str, cluster: str, api_version: str, kind: str, namespace: str | None = None,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
-        out = self._json(region, cluster, _path(api_version, PLURALS[kind], namespace),
-                         {"labelSelector": label_selector} if label_selector else None)
-        return list((out or {}).get("items") or [])
+    def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
+                   max_response: int, timeout: float) -> tuple[int, bytes, bool]:
+        """POST body to `path` on the Service through the API server's proxy: (status, bytes, truncated)."""
+        if not path.startswith("/v1/") or ".." in path or "?" in path:
+            raise ValueError("proxy path must be an engine API path")
+        url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/services/"
+               f"{_segment(service)}:{int(port)}/proxy{path}")
+        req = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with self._open(req, timeout) as r:
+                data = r.read(max_response + 1)
+                return r.status, data[:max_response], len(data) > max_response
+        except urllib.error.HTTPError as err:
+            return err.code, err.read(max_response), False
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"endpoint unreachable: {err}") from None
 
-    def get(self, region: str, cluster: str, api_version: str, kind: str, name: str,
-            namespace: str | None = None) -> dict[str, Any] | None:
-        return self._json(region, cluster, _path(api_version, PLURALS[kind], namespace, name))
-
-    def apply(self, region: str, cluster: str, manifest: dict[str, Any]) -> None:
-        """Server-side apply; the answer is discarded (a Secret's would echo its data)."""
+    def apply(self, manifest: dict[str, Any]) -> None:
         meta = manifest["metadata"]
-        path = _path(manifest["apiVersion"], PLURALS[manifest["kind"]], meta.get("namespace"), meta["name"])
-        resp = self._open(region, cluster, "PATCH", path, {"fieldManager": FIELD_MANAGER, "force": "true"},
-                          json.dumps(manifest).encode(), "application/apply-patch+yaml")
-        if resp is None:
-            raise NotFound(f"namespace {meta.get('namespace')!r} does not exist")
-        with resp:
-            resp.read()
+        api_version = manifest["apiVersion"]
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        ns = f"/namespaces/{_segment(meta['namespace'])}" if meta.get("namespace") else ""
+        url = (f"{self.host}{base}{ns}/{PLURALS[manifest['kind']]}/{_segment(meta['name'])}?"
+               + urllib.parse.urlencode({"fieldManager": FIELD_MANAGER, "force": "true"}))
+        req = urllib.request.Request(url, data=json.dumps(manifest).encode(), method="PATCH",
+                                     headers={"Content-Type": "application/apply-patch+yaml",
+                                              "Accept": "application/json"})
+        try:
+            with self._open(req, self.timeout) as r:
+                r.read()
+        except urllib.error.HTTPError as err:
+            if err.code == 404:
+                raise NotFound(f"namespace {meta.get('namespace')!r} does not exist") from None
+            if err.code in (400, 422):
+                raise InvalidInput(f"Kubernetes refused the {manifest['kind']}: {_message(err)}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {manifest['kind']}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
 
-    def logs(self, region: str, cluster: str, namespace: str, pod: str, container: str | None, tail: int,
-             since_seconds: int | None, limit_bytes: int) -> tuple[str, bool]:
-        """The newest `limit_bytes` of the last `tail` lines, read in chunks: memory stays bounded by
-        limit_bytes however large the log is. Returns (text, cut)."""
-        query = {"container": container, "tailLines": tail, "sinceSeconds": since_seconds}
-        resp = self._open(region, cluster, "GET", _path("v1", "pods", namespace, pod) + "/log", query)
-        if resp is None:
-            raise NotFound(f"no pod {pod!r} in {namespace}")
+    def logs(self, namespace: str, pod: str, container: str | None, tail: int, since_seconds: int | None,
+             limit_bytes: int) -> tuple[str, bool]:
+        """Read in 64 KiB chunks keeping only the newest `limit_bytes`: memory stays bounded however large the
+        log is (the API server's tailLines already cuts most of it)."""
+        query = {k: str(v) for k, v in (("container", container), ("tailLines", tail),
+                                        ("sinceSeconds", since_seconds)) if v is not None}
+        url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/pods/{_segment(pod)}/log?"
+               + urllib.parse.urlencode(query))
         kept: deque[bytes] = deque()
         size, cut = 0, False
-        with resp:
-            while chunk := resp.read(64 * 1024):
-                kept.append(chunk)
-                size += len(chunk)
-                while size - len(kept[0]) >= limit_bytes:
-                    size -= len(kept.popleft())
-                    cut = True
+        try:
+            with self._open(urllib.request.Request(url), self.timeout) as r:
+                while chunk := r.read(64 * 1024):
+                    kept.append(chunk)
+                    size += len(chunk)
+                    while len(kept) > 1 and size - len(kept[0]) >= limit_bytes:
+                        size -= len(kept.popleft())
+                        cut = True
+        except urllib.error.HTTPError as err:
+            if err.code in (400, 404):
+                raise NotFound(f"no log for pod {pod} in {namespace}: {_message(err)}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for the log of {pod}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
         data = b"".join(kept)
         if len(data) > limit_bytes:
             data, cut = data[-limit_bytes:], True
@@ -140,9 +144,12 @@ class KubeHttp:
         return data.decode("utf-8", "replace"), cut
 
 
-def _status_message(exc: urllib.error.HTTPError) -> str:
+def _message(err: urllib.error.HTTPError) -> str:
     try:
-        body = json.loads(exc.read() or b"{}")
-        return str(body.get("message") or exc.reason)
+        return str(json.loads(err.read() or b"{}").get("message") or err.reason)
     except (ValueError, OSError):
-        return str(exc.reason)
+        return str(err.reason)
+
+
+def connect(eks_name: str, region: str) -> KubeHttp:
+    return KubeHttp.for_eks(eks_name, region)

@@ -7,7 +7,6 @@ from functools import lru_cache
 
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
-from functions.adapters.kube_http import KubeHttp
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -36,5 +35,7 @@ def services() -> Services:
         correlation_id=lambda: logger.get_correlation_id() or "-",
         steps_for=dict(KINDS),
     )
-    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(), kube=KubeHttp(),
-                    settings=s, guard=guard)
+    from functions.adapters.kube_http import connect
+
+    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+                    kube=connect, settings=s, guard=guard)

@@ -18,6 +18,13 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.reconcile": ("dependencies", "storage"),
     "storage.add": ("backing", "volume"),
     "storage.remove": ("volume", "backing"),
+    "endpoint.deploy": ("inference_operator", "keda", "objects", "ready"),
+    "endpoint.update": ("scale",),
+    "endpoint.delete": ("objects",),
+    "pool.create": ("workers",),
+    "pool.assign": ("labels",),
+    "pool.release": ("labels",),
+    "model.download": ("download",),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -45,6 +52,13 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
     "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
     "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},
+    "endpoint.deploy": {"inference_operator": 1 * H, "keda": 0.25 * H, "objects": 0.25 * H, "ready": 2 * H},
+    "endpoint.update": {"scale": 2 * H},
+    "endpoint.delete": {"objects": 0.5 * H},
+    "pool.create": {"workers": 2 * H},
+    "pool.assign": {"labels": 0.25 * H},
+    "pool.release": {"labels": 0.25 * H},
+    "model.download": {"download": 4 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

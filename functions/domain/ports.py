@@ -141,17 +141,23 @@ class ClusterReader(Protocol):
         """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""
 
 
-class KubeAccess(Protocol):
-    """The API's Kubernetes reads (and write-only Secret apply) on a cluster's EKS API."""
+class ClusterKube(Protocol):
+    """Read access to one cluster's Kubernetes API, and POST through the service proxy (the API's only door
+    to an endpoint: namespace, Service and port come from PodStart's record)."""
 
-    def list(self, region: str, cluster: str, api_version: str, kind: str, namespace: str | None = None,
-             label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
+    def get(self, path: str, query: dict[str, str] | None = None) -> dict[str, Any] | None: ...
 
-    def get(self, region: str, cluster: str, api_version: str, kind: str, name: str,
-            namespace: str | None = None) -> dict[str, Any] | None: ...
+    def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
 
-    def apply(self, region: str, cluster: str, manifest: dict[str, Any]) -> None: ...
+    def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
+                   max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
 
-    def logs(self, region: str, cluster: str, namespace: str, pod: str, container: str | None, tail: int,
-             since_seconds: int | None, limit_bytes: int) -> tuple[str, bool]:
-        """The newest bytes (at most limit_bytes) of the pod's last `tail` lines; (text, cut)."""
+    def apply(self, manifest: dict[str, Any]) -> None:
+        """Server-side apply (field manager podstart); the answer is dropped (a Secret's would echo its data)."""
+
+    def logs(self, namespace: str, pod: str, container: str | None, tail: int, since_seconds: int | None,
+             limit_bytes: int) -> tuple[str, bool]:
+        """The newest bytes (at most limit_bytes) of the pod's last `tail` lines, in bounded memory; (text, cut)."""
+
+
+KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube

@@ -82,26 +82,24 @@ class JobSubmit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=NAME, description="Job name, unique in its namespace")
+    name: str = Field(pattern=NAME, description="Job name")
     namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
-    kind: Literal["pytorch", "ray"] | None = Field(
-        None, description="Default: the recipe's")
     recipe: str = Field(pattern=r"^[a-z][-a-z0-9]{0,31}$", description="Recipe name (GET /v1/recipes)")
     recipe_version: str = Field("1", pattern=r"^[0-9]{1,4}$", description="Recipe version")
     parameters: dict[str, Any] = Field(default_factory=dict, description="The recipe's parameters")
-    image: str = Field(max_length=512, description="Image pinned by tag or digest (not :latest)")
+    image: str = Field(max_length=512, description="Image with a tag or digest, not :latest")
     instance_type: str = Field(pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$", max_length=40,
-                               description="Instance type of a group to run on")
+                               description="A group's instance type")
     nodes: int = Field(1, ge=1, le=256, description="Pods, one per node")
     gpus_per_node: int = Field(0, ge=0, le=16, description="GPUs per pod (0: CPU only)")
-    max_retries: int = Field(3, ge=0, le=100, description="Recovery budget (restarts)")
+    max_retries: int = Field(3, ge=0, le=100, description="Restarts allowed")
     log_monitoring: list[LogMonitoringRule] = Field(default_factory=list, max_length=8,
                                                     description="Stuck-job rules")
-    elastic: ElasticSpec | None = Field(None, description="Elastic bounds (pytorch)")
+    elastic: ElasticSpec | None = Field(None, description="Elastic node bounds")
     env: dict[str, str] = Field(default_factory=dict, max_length=64,
-                                description="Plain env vars (credentials: secrets)")
+                                description="Env vars (no credentials)")
     secrets: list[str] = Field(default_factory=list, max_length=16,
-                               description="Secret names; their keys become env vars")
+                               description="Secrets to load as env vars")
 
     @field_validator("image")
     @classmethod
@@ -140,7 +138,7 @@ class SecretCreate(BaseModel):
     name: str = Field(pattern=SECRET_NAME, max_length=253, description="Secret name")
     namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
     data: dict[str, str] = Field(min_length=1, max_length=16,
-                                 description="Env var names and values; never returned")
+                                 description="Names and values (write-only)")
 
     @field_validator("data")
     @classmethod
@@ -362,7 +360,7 @@ def render(job: JobSubmit, params: Any) -> dict[str, Any]:
 
 def job_kind(job: JobSubmit) -> str:
     r = recipes.RECIPES.get((job.recipe, job.recipe_version))
-    return job.kind or (r.kind if r else "pytorch")
+    return r.kind if r else "pytorch"
 
 
 # --- views ----------------------------------------------------------------------------------------

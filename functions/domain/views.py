@@ -152,8 +152,107 @@ class GroupList(BaseModel):
     items: list[GroupView]
 
 
+class ObjectRef(BaseModel):
+    api_version: str
+    kind: str
+    name: str
+    namespace: str = ""
+
+
+class EndpointView(BaseModel):
+    """An inference endpoint: what was asked, and its live state from the cluster."""
+
+    name: str
+    cluster: str
+    region: str
+    mode: str
+    engine: str | None = None
+    model: str = Field(description="The served model name")
+    model_source: str
+    instance_type: str
+    gpus: int | None = None
+    replicas: int = Field(description="Replicas asked for")
+    ready_replicas: int | None = Field(default=None, description="Live: replicas ready now (None: not read)")
+    autoscaling: dict[str, Any] | None = None
+    service: str = Field(description="external, internal or model_pool")
+    pool: str | None = None
+    status: str = Field(description="DEPLOYING, READY, FAILED, UPDATING, DELETING (live where the cluster was read)")
+    state: str | None = Field(default=None, description="Managed: the operator's status.state")
+    message: str | None = None
+    service_name: str
+    routing_strategy: str | None = None
+    tiered_kv_cache: dict[str, Any] | None = None
+    router: dict[str, Any] | None = None
+    objects: list[ObjectRef] = Field(default_factory=list)
+    live: bool = Field(default=False, description="True when status was read from the cluster just now")
+    operation_id: str | None = None
+    created_by: str
+    created_at: str
+
+
+class EndpointList(BaseModel):
+    cluster: str
+    region: str
+    items: list[EndpointView]
+    next_token: str | None = None
+
+
+class PoolWorker(BaseModel):
+    pod: str
+    model: str = Field(description="The endpoint it serves, or unassigned")
+    ready: bool
+    node: str | None = None
+
+
+class PoolView(BaseModel):
+    name: str
+    cluster: str
+    region: str
+    engine: str
+    image: str
+    instance_type: str
+    gpus_per_worker: int
+    workers: int
+    by_model: dict[str, int] = Field(default_factory=dict, description="Workers per model label (live)")
+    pods: list[PoolWorker] = Field(default_factory=list)
+    operation_id: str | None = None
+
+
+class PoolList(BaseModel):
+    cluster: str
+    region: str
+    items: list[PoolView]
+
+
+class ModelObject(BaseModel):
+    model_id: str
+    revision: str
+    files: int
+    bytes: int
+    path: str
+
+
+class ModelList(BaseModel):
+    cluster: str
+    bucket: str
+    items: list[ModelObject]
+    truncated: bool = False
+
+
+class InvokeResult(BaseModel):
+    """The engine's OpenAI-compatible answer, relayed; `endpoint` says who answered."""
+
+    endpoint: str
+    status: int
+    model: str | None = None
+    content: str | None = Field(default=None, description="The first choice's message content")
+    response: dict[str, Any] = Field(default_factory=dict, description="The engine's JSON answer as is")
+    truncated: bool = False
+
+
 class NoChange(BaseModel):
     """A PATCH equal to the live state: nothing starts."""
 
     changed: Literal[False] = False
     instance_group: GroupView | None = None
+    endpoint: EndpointView | None = None

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from functions.domain.cluster_record import ClusterRecords
-from functions.domain.ports import ClusterReader, KubeAccess, StateStore
+from functions.domain.ports import ClusterKube, ClusterReader, KubeConnector, StateStore
 from functions.domain.service import OperationService
 
 
@@ -14,8 +14,12 @@ class Deps:
     operations: OperationService
     state: StateStore
     reader: ClusterReader
-    kube: KubeAccess | None = None  # the API's Kubernetes access (jobs, pods, logs, secrets)
+    kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
 
     @property
     def records(self) -> ClusterRecords:
         return ClusterRecords(self.state)
+
+
+def _no_kube(eks: str, region: str) -> ClusterKube:
+    raise RuntimeError(f"no Kubernetes connector configured (cluster {eks} in {region})")

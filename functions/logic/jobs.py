@@ -9,6 +9,7 @@ from functions.domain import recipes, training
 from functions.domain.cluster_record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.operations import Actor, Operation, Target
+from functions.domain.ports import ClusterKube
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
@@ -42,8 +43,6 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     rec = find_record(deps, cluster, region)
     params = recipes.parse_parameters(body.recipe, body.recipe_version, body.parameters)
     r = recipes.RECIPES[(body.recipe, body.recipe_version)]
-    if body.kind and body.kind != r.kind:
-        raise InvalidInput.field(["body", "kind"], f"recipe {r.name} renders a {r.kind} job, not {body.kind}")
     kind = r.kind
     require_active(rec)
     if body.elastic:
@@ -63,8 +62,7 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
 
     class _Admission:
         def normalize(self) -> dict[str, Any]:
-            if deps.kube is not None and deps.kube.get(rec.region, rec.eks_cluster_name, api_version, k8s_kind,
-                                                       body.name, body.namespace) is not None:
+            if _kube(deps, rec).get(_path(api_version, k8s_kind, body.namespace, body.name)) is not None:
                 raise Conflict(f"a {k8s_kind} named {body.name} already exists in {body.namespace}; "
                                f"delete it first or choose another name")
             return request
@@ -80,16 +78,20 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     return op
 
 
-def _kube(deps: Deps) -> Any:
-    if deps.kube is None:
-        raise NotFound("this deployment has no Kubernetes access configured")
-    return deps.kube
+def _kube(deps: Deps, rec: ClusterRecord) -> ClusterKube:
+    return deps.kube(rec.eks_cluster_name, rec.region)
+
+
+def _path(api_version: str, kind: str, namespace: str | None = None, name: str | None = None) -> str:
+    plural = {"HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs", "Pod": "pods"}[kind]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    return base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}" + (f"/{name}" if name else "")
 
 
 def _find(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> tuple[str, dict[str, Any]]:
-    kube = _kube(deps)
+    kube = _kube(deps, rec)
     for kind, (api_version, k8s_kind) in KINDS.items():
-        obj = kube.get(rec.region, rec.eks_cluster_name, api_version, k8s_kind, name, namespace)
+        obj = kube.get(_path(api_version, k8s_kind, namespace, name))
         if obj is not None:
             return kind, obj
     raise NotFound(f"no job {name!r} in namespace {namespace} of {rec.name}")
@@ -102,11 +104,10 @@ def _managed(obj: dict[str, Any]) -> bool:
 def jobs_page(deps: Deps, cluster: str, region: str | None, status: str | None, limit: int,
               token: str | None) -> training.JobList:
     rec = find_record(deps, cluster, region)
-    kube = _kube(deps)
+    kube = _kube(deps, rec)
     rows: list[training.JobSummary] = []
     for kind, (api_version, k8s_kind) in KINDS.items():
-        for obj in kube.list(rec.region, rec.eks_cluster_name, api_version, k8s_kind,
-                             label_selector=training.LABEL_JOB):
+        for obj in kube.list(_path(api_version, k8s_kind), label_selector=training.LABEL_JOB):
             s = training.summary(kind, obj)
             if status is None or s.status == status:
                 rows.append(s)
@@ -117,8 +118,7 @@ def jobs_page(deps: Deps, cluster: str, region: str | None, status: str | None, 
 
 
 def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[dict[str, Any]]:
-    pods = _kube(deps).list(rec.region, rec.eks_cluster_name, "v1", "Pod", namespace,
-                            label_selector=f"{training.LABEL_JOB}={name}")
+    pods = _kube(deps, rec).list(_path("v1", "Pod", namespace), label_selector=f"{training.LABEL_JOB}={name}")
     return sorted(pods, key=lambda p: p["metadata"]["name"])
 
 
@@ -152,8 +152,7 @@ def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace:
         pod = names[0]
     elif pod not in names:
         raise InvalidInput.field(["query", "pod"], f"{pod} is not a pod of {name} (pods: {', '.join(names)})")
-    text, cut = _kube(deps).logs(rec.region, rec.eks_cluster_name, namespace, pod, container, tail, since_seconds,
-                                 limit_bytes)
+    text, cut = _kube(deps, rec).logs(namespace, pod, container, tail, since_seconds, limit_bytes)
     out = training.bound_lines(text, tail, limit_bytes, cut)
     return out.model_copy(update={"pod": pod, "container": container})
 
@@ -165,5 +164,5 @@ def write_secret(deps: Deps, cluster: str, region: str | None, body: training.Se
                 "metadata": {"name": body.name, "namespace": body.namespace,
                              "labels": {"app.kubernetes.io/managed-by": "podstart"}},
                 "stringData": dict(body.data)}
-    _kube(deps).apply(rec.region, rec.eks_cluster_name, manifest)
+    _kube(deps, rec).apply(manifest)
     return training.SecretWritten(name=body.name, namespace=body.namespace, keys=sorted(body.data))

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from functions.workflows import cluster_create, cluster_delete, cluster_import, instance_groups, jobs, storage
+from functions.workflows import (
+    cluster_create,
+    cluster_delete,
+    cluster_import,
+    inference,
+    instance_groups,
+    jobs,
+    storage,
+)
 from functions.workflows.context import Workflow
 
 
@@ -33,4 +41,11 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     storage.RECONCILE,
     storage.ADD,
     storage.REMOVE,
+    inference.DEPLOY,
+    inference.UPDATE,
+    inference.DELETE,
+    inference.POOL_CREATE,
+    inference.POOL_ASSIGN,
+    inference.POOL_RELEASE,
+    inference.DOWNLOAD,
 )

@@ -345,6 +345,11 @@ class _Handler(BaseHTTPRequestHandler):
                 200,
                 {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources},
             )
+        if group == "" and len(rest) >= 5 and rest[0] == "namespaces" and rest[2] == "services" and rest[4] == "proxy":
+            from sandbox.kube.responder import proxy
+
+            code, data = proxy(store, rest[1], rest[3], method, "/" + "/".join(rest[5:]), body)
+            return self._send(code, data)
         watch = query.get("watch", "") in ("true", "1")
         if rest[0] == "watch":
             watch, rest = True, rest[1:]

@@ -75,6 +75,7 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await assertCleanText(page, "job page");
   await shot(page, "job-running");
 
+  assert.deepEqual(problems, [], "before delete");
   await page.getByRole("button", { name: "Delete job" }).click();
   const confirm = page.getByRole("dialog");
   await confirm.getByRole("textbox").fill("br-train");

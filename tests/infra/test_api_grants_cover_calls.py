@@ -40,7 +40,9 @@ IGNORED_FOR: dict[str, set[str]] = {
     "api": {"list_groups",  # PodStart's cluster_views.list_groups
             "list_objects",  # PodStart's logic.storage.list_objects (the reader's call is list_objects_v2)
             # S3 HeadBucket and ListObjectsV2 are authorized as s3:ListBucket (granted), not actions of their own
-            "head_bucket", "list_objects_v2"},
+            "head_bucket", "list_objects_v2",
+            # the inference use cases (functions/logic/endpoints.py) of those names
+            "list_endpoints", "update_endpoint", "delete_endpoint"},
     "steps": {"head_object"},  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
     # find (describe_execution, granted): the catalog reads and execution starts are the API's.

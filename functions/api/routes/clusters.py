@@ -26,7 +26,7 @@ IdempotencyKey = Annotated[str | None, Header(
     alias="Idempotency-Key", max_length=128,
     description="Same key + same body returns the same operation; retries never repeat the mutation")]
 ClusterPath = Annotated[str, Path(description="Cluster name", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
-RegionOpt = Annotated[str | None, Query(description="Region of the cluster (needed if the name is in several)",
+RegionOpt = Annotated[str | None, Query(description="The cluster's region (if the name is ambiguous)",
                                         pattern=REGION_PATTERN)]
 
 

@@ -190,6 +190,9 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
             continue
         if any(c.get("type") == "PodScheduled" and c.get("status") == "False" for c in status.get("conditions") or []):
             continue  # unschedulable: whoever placed it (the training operator) retries with a nodeName
+        if any((cs.get("state") or {}).get("waiting", {}).get("reason") == "ErrImagePull"
+               for cs in status.get("containerStatuses") or []):
+            continue  # an image that cannot be pulled keeps its pod Pending
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
             update_status(

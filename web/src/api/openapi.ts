@@ -139,6 +139,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A cluster's inference endpoints (both paths), status live */
+        get: operations["list_endpoints_v1_clusters__cluster__endpoints_get"];
+        put?: never;
+        /** Deploy an inference endpoint, managed or self-managed (operation endpoint.deploy) */
+        post: operations["deploy_endpoint_v1_clusters__cluster__endpoints_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/endpoints/{endpoint}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One endpoint: request, live status, objects */
+        get: operations["get_endpoint_v1_clusters__cluster__endpoints__endpoint__get"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and the objects it made (operation endpoint.delete) */
+        delete: operations["delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete"];
+        options?: never;
+        head?: never;
+        /** Scale an endpoint: replicas or autoscaling bounds; send only what changes */
+        patch: operations["update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch"];
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an OpenAI-compatible chat to the endpoint's own Service (operators; 64 KiB in, 1 MiB out) */
+        post: operations["invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/instance-groups": {
         parameters: {
             query?: never;
@@ -221,6 +275,58 @@ export interface paths {
         get: operations["get_job_logs_v1_clusters__cluster__jobs__job__logs_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Model pools: warm GPU workers by model label (live) */
+        get: operations["list_pools_v1_clusters__cluster__pools_get"];
+        put?: never;
+        /** Create a pool of warm GPU workers (operation pool.create) */
+        post: operations["create_pool_v1_clusters__cluster__pools_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools/{pool}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bind N pool workers to an endpoint by relabelling them (operation pool.assign) */
+        post: operations["assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/pools/{pool}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Return an endpoint's pool workers to the pool (operation pool.release) */
+        post: operations["release_pool_workers_v1_clusters__cluster__pools__pool__release_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -488,6 +594,21 @@ export interface components {
             /** Number */
             number: number;
             principal: components["schemas"]["Actor"];
+        };
+        /**
+         * Autoscaling
+         * @description Managed: min/max/trigger (autoScalingSpec). Self-managed SGLang with a router: keda.
+         */
+        Autoscaling: {
+            keda?: components["schemas"]["KedaSpec"] | null;
+            /** Max */
+            max?: number | null;
+            /** Min */
+            min?: number | null;
+            /** Target */
+            target?: number | null;
+            /** Trigger */
+            trigger?: ("cloudwatch" | "prometheus") | null;
         };
         /** Budget */
         Budget: {
@@ -783,6 +904,206 @@ export interface components {
              */
             min_nodes: number;
         };
+        /**
+         * EndpointCreate
+         * @description POST /v1/clusters/{cluster}/endpoints.
+         */
+        EndpointCreate: {
+            autoscaling?: components["schemas"]["Autoscaling"] | null;
+            /**
+             * Engine
+             * @description self-managed: vllm or sglang
+             */
+            engine?: ("vllm" | "sglang") | null;
+            /**
+             * Engine Args
+             * @description Extra engine arguments, one list element per argument
+             */
+            engine_args?: string[];
+            /**
+             * Gpus
+             * @description GPUs per replica (self-managed: required; checked against engine_args)
+             */
+            gpus?: number | null;
+            /**
+             * Image
+             * @description Container image with a version tag or digest (`latest` refused)
+             */
+            image?: string | null;
+            /**
+             * Instance Type
+             * @description HyperPod instance type, e.g. ml.g5.12xlarge
+             */
+            instance_type: string;
+            /**
+             * Internet Facing
+             * @description service external: an internet-facing NLB
+             * @default false
+             */
+            internet_facing: boolean;
+            /**
+             * Mode
+             * @description managed: the HyperPod inference operator owns it; self-managed: a vLLM/SGLang Deployment
+             * @enum {string}
+             */
+            mode: "managed" | "self-managed";
+            model: components["schemas"]["ModelSource"];
+            /**
+             * Name
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            name: string;
+            /**
+             * Pool
+             * @description service model_pool: the pool whose workers serve
+             */
+            pool?: string | null;
+            /**
+             * Replicas
+             * @description Serving replicas (workers)
+             * @default 1
+             */
+            replicas: number;
+            /** @description sglang, replicas > 1: the SGLang router in front */
+            router?: components["schemas"]["RouterSpec"] | null;
+            /**
+             * Routing Strategy
+             * @description managed: intelligent routing
+             */
+            routing_strategy?: ("prefixaware" | "kvaware" | "session" | "roundrobin") | null;
+            /**
+             * Service
+             * @description self-managed: external (NLB), internal (ClusterIP) or model_pool (warm pool workers)
+             * @default internal
+             * @enum {string}
+             */
+            service: "external" | "internal" | "model_pool";
+            /**
+             * Source Ranges
+             * @description service external: CIDRs allowed to reach the NLB
+             */
+            source_ranges?: string[];
+            /** @description managed: KV cache offloading */
+            tiered_kv_cache?: components["schemas"]["TieredKvCache"] | null;
+        };
+        /** EndpointList */
+        EndpointList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["EndpointView"][];
+            /** Next Token */
+            next_token?: string | null;
+            /** Region */
+            region: string;
+        };
+        /**
+         * EndpointPatch
+         * @description PATCH .../endpoints/{endpoint}: send only what changes.
+         */
+        EndpointPatch: {
+            /**
+             * Autoscaling Max
+             * @description Autoscaling upper bound
+             */
+            autoscaling_max?: number | null;
+            /**
+             * Autoscaling Min
+             * @description Autoscaling lower bound
+             */
+            autoscaling_min?: number | null;
+            /**
+             * Replicas
+             * @description Serving replicas
+             */
+            replicas?: number | null;
+        };
+        /**
+         * EndpointView
+         * @description An inference endpoint: what was asked, and its live state from the cluster.
+         */
+        EndpointView: {
+            /** Autoscaling */
+            autoscaling?: {
+                [key: string]: unknown;
+            } | null;
+            /** Cluster */
+            cluster: string;
+            /** Created At */
+            created_at: string;
+            /** Created By */
+            created_by: string;
+            /** Engine */
+            engine?: string | null;
+            /** Gpus */
+            gpus?: number | null;
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Live
+             * @description True when status was read from the cluster just now
+             * @default false
+             */
+            live: boolean;
+            /** Message */
+            message?: string | null;
+            /** Mode */
+            mode: string;
+            /**
+             * Model
+             * @description The served model name
+             */
+            model: string;
+            /** Model Source */
+            model_source: string;
+            /** Name */
+            name: string;
+            /** Objects */
+            objects?: components["schemas"]["ObjectRef"][];
+            /** Operation Id */
+            operation_id?: string | null;
+            /** Pool */
+            pool?: string | null;
+            /**
+             * Ready Replicas
+             * @description Live: replicas ready now (None: not read)
+             */
+            ready_replicas?: number | null;
+            /** Region */
+            region: string;
+            /**
+             * Replicas
+             * @description Replicas asked for
+             */
+            replicas: number;
+            /** Router */
+            router?: {
+                [key: string]: unknown;
+            } | null;
+            /** Routing Strategy */
+            routing_strategy?: string | null;
+            /**
+             * Service
+             * @description external, internal or model_pool
+             */
+            service: string;
+            /** Service Name */
+            service_name: string;
+            /**
+             * State
+             * @description Managed: the operator's status.state
+             */
+            state?: string | null;
+            /**
+             * Status
+             * @description DEPLOYING, READY, FAILED, UPDATING, DELETING (live where the cluster was read)
+             */
+            status: string;
+            /** Tiered Kv Cache */
+            tiered_kv_cache?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /** ErrorInfo */
         ErrorInfo: {
             /** Code */
@@ -1051,6 +1372,69 @@ export interface components {
             /** Vcpus */
             vcpus: number;
         };
+        /** InvokeMessage */
+        InvokeMessage: {
+            /** Content */
+            content: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "system" | "user" | "assistant";
+        };
+        /**
+         * InvokeRequest
+         * @description POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible chat body (the target is the endpoint's own).
+         */
+        InvokeRequest: {
+            /**
+             * Max Tokens
+             * @default 256
+             */
+            max_tokens: number;
+            /** Messages */
+            messages: components["schemas"]["InvokeMessage"][];
+            /**
+             * Stream
+             * @description Ask the engine to stream (the answer is relayed whole)
+             * @default false
+             */
+            stream: boolean;
+            /**
+             * Temperature
+             * @default 0.7
+             */
+            temperature: number;
+        };
+        /**
+         * InvokeResult
+         * @description The engine's OpenAI-compatible answer, relayed; `endpoint` says who answered.
+         */
+        InvokeResult: {
+            /**
+             * Content
+             * @description The first choice's message content
+             */
+            content?: string | null;
+            /** Endpoint */
+            endpoint: string;
+            /** Model */
+            model?: string | null;
+            /**
+             * Response
+             * @description The engine's JSON answer as is
+             */
+            response?: {
+                [key: string]: unknown;
+            };
+            /** Status */
+            status: number;
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated: boolean;
+        };
         /** JobDetail */
         JobDetail: {
             budget: components["schemas"]["Budget"];
@@ -1118,11 +1502,11 @@ export interface components {
          * @description POST /v1/clusters/{cluster}/jobs: a training job from a recipe.
          */
         JobSubmit: {
-            /** @description Elastic bounds (pytorch) */
+            /** @description Elastic node bounds */
             elastic?: components["schemas"]["ElasticSpec"] | null;
             /**
              * Env
-             * @description Plain env vars (credentials: secrets)
+             * @description Env vars (no credentials)
              */
             env?: {
                 [key: string]: string;
@@ -1135,19 +1519,14 @@ export interface components {
             gpus_per_node: number;
             /**
              * Image
-             * @description Image pinned by tag or digest (not :latest)
+             * @description Image with a tag or digest, not :latest
              */
             image: string;
             /**
              * Instance Type
-             * @description Instance type of a group to run on
+             * @description A group's instance type
              */
             instance_type: string;
-            /**
-             * Kind
-             * @description Default: the recipe's
-             */
-            kind?: ("pytorch" | "ray") | null;
             /**
              * Log Monitoring
              * @description Stuck-job rules
@@ -1155,13 +1534,13 @@ export interface components {
             log_monitoring?: components["schemas"]["LogMonitoringRule"][];
             /**
              * Max Retries
-             * @description Recovery budget (restarts)
+             * @description Restarts allowed
              * @default 3
              */
             max_retries: number;
             /**
              * Name
-             * @description Job name, unique in its namespace
+             * @description Job name
              */
             name: string;
             /**
@@ -1196,7 +1575,7 @@ export interface components {
             recipe_version: string;
             /**
              * Secrets
-             * @description Secret names; their keys become env vars
+             * @description Secrets to load as env vars
              */
             secrets?: string[];
         };
@@ -1228,6 +1607,29 @@ export interface components {
              */
             status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
         };
+        /** KedaSpec */
+        KedaSpec: {
+            /** Max */
+            max: number;
+            /**
+             * Metric
+             * @description The router's Prometheus metric to scale on
+             * @default queue_depth
+             * @enum {string}
+             */
+            metric: "queue_depth" | "qps";
+            /**
+             * Min
+             * @default 1
+             */
+            min: number;
+            /**
+             * Target
+             * @description Target value per replica
+             * @default 8
+             */
+            target: number;
+        };
         /** LogMonitoringRule */
         LogMonitoringRule: {
             /**
@@ -1251,6 +1653,35 @@ export interface components {
              */
             name: string;
         };
+        /** ModelSource */
+        ModelSource: {
+            /**
+             * Accept Eula
+             * @description jumpstart: accept the model's end-user license
+             * @default false
+             */
+            accept_eula: boolean;
+            /**
+             * Model Id
+             * @description org/name, or a JumpStart model id
+             */
+            model_id?: string | null;
+            /** Revision */
+            revision?: string | null;
+            /**
+             * Source
+             * @description s3|fsx: uri; huggingface|jumpstart: model_id
+             * @enum {string}
+             */
+            source: "s3" | "fsx" | "huggingface" | "jumpstart";
+            /** Token Secret */
+            token_secret?: string | null;
+            /**
+             * Uri
+             * @description e.g. /data/models/org/name/main/
+             */
+            uri?: string | null;
+        };
         /**
          * NoChange
          * @description A PATCH equal to the live state: nothing starts.
@@ -1262,6 +1693,7 @@ export interface components {
              * @constant
              */
             changed: false;
+            endpoint?: components["schemas"]["EndpointView"] | null;
             instance_group?: components["schemas"]["GroupView"] | null;
         };
         /**
@@ -1303,6 +1735,20 @@ export interface components {
              * @default false
              */
             truncated: boolean;
+        };
+        /** ObjectRef */
+        ObjectRef: {
+            /** Api Version */
+            api_version: string;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /**
+             * Namespace
+             * @default
+             */
+            namespace: string;
         };
         /**
          * Offerings
@@ -1415,6 +1861,113 @@ export interface components {
              * @default 0
              */
             restarts: number;
+        };
+        /** PoolAssign */
+        PoolAssign: {
+            /**
+             * Endpoint
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            endpoint: string;
+            model: components["schemas"]["ModelSource"];
+            /** Workers */
+            workers: number;
+        };
+        /**
+         * PoolCreate
+         * @description POST /v1/clusters/{cluster}/pools.
+         */
+        PoolCreate: {
+            /**
+             * Engine
+             * @enum {string}
+             */
+            engine: "vllm" | "sglang";
+            /** Gpus Per Worker */
+            gpus_per_worker: number;
+            /**
+             * Image
+             * @description Container image with a version tag or digest
+             */
+            image: string;
+            /**
+             * Instance Type
+             * @description HyperPod instance type, e.g. ml.g5.12xlarge
+             */
+            instance_type: string;
+            /**
+             * Name
+             * @description Model pool name: a DNS-1123 label, at most 24 characters
+             */
+            name: string;
+            /** Workers */
+            workers: number;
+        };
+        /** PoolList */
+        PoolList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["PoolView"][];
+            /** Region */
+            region: string;
+        };
+        /** PoolRelease */
+        PoolRelease: {
+            /**
+             * Endpoint
+             * @description Endpoint name (a DNS label, at most 32 characters)
+             */
+            endpoint: string;
+            /**
+             * Workers
+             * @description How many (default: all of them)
+             */
+            workers?: number | null;
+        };
+        /** PoolView */
+        PoolView: {
+            /**
+             * By Model
+             * @description Workers per model label (live)
+             */
+            by_model?: {
+                [key: string]: number;
+            };
+            /** Cluster */
+            cluster: string;
+            /** Engine */
+            engine: string;
+            /** Gpus Per Worker */
+            gpus_per_worker: number;
+            /** Image */
+            image: string;
+            /** Instance Type */
+            instance_type: string;
+            /** Name */
+            name: string;
+            /** Operation Id */
+            operation_id?: string | null;
+            /** Pods */
+            pods?: components["schemas"]["PoolWorker"][];
+            /** Region */
+            region: string;
+            /** Workers */
+            workers: number;
+        };
+        /** PoolWorker */
+        PoolWorker: {
+            /**
+             * Model
+             * @description The endpoint it serves, or unassigned
+             */
+            model: string;
+            /** Node */
+            node?: string | null;
+            /** Pod */
+            pod: string;
+            /** Ready */
+            ready: boolean;
         };
         /** Preferences */
         Preferences: {
@@ -1536,6 +2089,20 @@ export interface components {
             /** Version */
             version: string;
         };
+        /** RouterSpec */
+        RouterSpec: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled: boolean;
+            /**
+             * Policy
+             * @default cache_aware
+             * @enum {string}
+             */
+            policy: "cache_aware" | "round_robin" | "random" | "power_of_two";
+        };
         /**
          * SecretCreate
          * @description POST /v1/clusters/{cluster}/secrets: write-only; values are never returned or logged.
@@ -1543,7 +2110,7 @@ export interface components {
         SecretCreate: {
             /**
              * Data
-             * @description Env var names and values; never returned
+             * @description Names and values (write-only)
              */
             data: {
                 [key: string]: string;
@@ -1761,6 +2328,20 @@ export interface components {
             region?: string | null;
             /** Resource */
             resource?: string | null;
+        };
+        /** TieredKvCache */
+        TieredKvCache: {
+            /**
+             * L1
+             * @description L1: offload KV cache to CPU memory
+             * @default true
+             */
+            l1: boolean;
+            /**
+             * L2 Backend
+             * @description L2 backend; omit: off
+             */
+            l2_backend?: ("tieredstorage" | "redis") | null;
         };
         /** ZoneOffering */
         ZoneOffering: {
@@ -2264,7 +2845,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2440,7 +3021,7 @@ export interface operations {
     get_cluster_v1_clusters__cluster__get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2522,7 +3103,7 @@ export interface operations {
             query: {
                 /** @description The cluster name again, to confirm */
                 confirm: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2611,10 +3192,595 @@ export interface operations {
             };
         };
     };
+    list_endpoints_v1_clusters__cluster__endpoints_get: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deploy_endpoint_v1_clusters__cluster__endpoints_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_endpoint_v1_clusters__cluster__endpoints__endpoint__get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointView"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NoChange"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    invoke_endpoint_v1_clusters__cluster__endpoints__endpoint__invoke_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Endpoint name */
+                endpoint: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvokeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvokeResult"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_instance_groups_v1_clusters__cluster__instance_groups_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -2694,7 +3860,7 @@ export interface operations {
     add_instance_group_v1_clusters__cluster__instance_groups_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2799,7 +3965,7 @@ export interface operations {
     scale_instance_group_v1_clusters__cluster__instance_groups__group__patch: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -2919,7 +4085,7 @@ export interface operations {
                 limit?: number;
                 /** @description Token from the previous page */
                 next_token?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
                 /** @description Only jobs in this status */
                 status?: ("Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed") | null;
@@ -3001,7 +4167,7 @@ export interface operations {
     submit_job_v1_clusters__cluster__jobs_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3108,7 +4274,7 @@ export interface operations {
             query?: {
                 /** @description Namespace */
                 namespace?: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3192,7 +4358,7 @@ export interface operations {
             query?: {
                 /** @description Namespace */
                 namespace?: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3294,7 +4460,7 @@ export interface operations {
                 namespace?: string;
                 /** @description Pod (default: the first) */
                 pod?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
                 /** @description Only this recent */
                 since_seconds?: number | null;
@@ -3377,10 +4543,409 @@ export interface operations {
             };
         };
     };
+    list_pools_v1_clusters__cluster__pools_get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PoolList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_pool_v1_clusters__cluster__pools_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolCreate"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Pool name */
+                pool: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolAssign"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Pool name */
+                pool: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PoolRelease"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     reconcile_cluster_v1_clusters__cluster__reconcile_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3472,7 +5037,7 @@ export interface operations {
     create_secret_v1_clusters__cluster__secrets_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3574,7 +5139,7 @@ export interface operations {
     list_storage_v1_clusters__cluster__storage_get: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;
@@ -3654,7 +5219,7 @@ export interface operations {
     add_storage_v1_clusters__cluster__storage_post: {
         parameters: {
             query?: {
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3761,7 +5326,7 @@ export interface operations {
             query?: {
                 /** @description The volume name again; required for FSx (deletes its data) */
                 confirm?: string | null;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: {
@@ -3861,7 +5426,7 @@ export interface operations {
                 next_token?: string | null;
                 /** @description Under the volume's own prefix, e.g. 'datasets/' */
                 prefix?: string;
-                /** @description Region of the cluster (needed if the name is in several) */
+                /** @description The cluster's region (if the name is ambiguous) */
                 region?: string | null;
             };
             header?: never;

@@ -23,7 +23,7 @@ const FOLLOW_MS = 1000;
 const TAIL = 200;
 
 /** The job's log, newest lines of one pod: followed every second until paused; the tail can be downloaded. */
-function Logs({ cluster, region, job }: { cluster: string; region: string; job: Job }) {
+function Logs({ cluster, region, job, stopped }: { cluster: string; region: string; job: Job; stopped: boolean }) {
   const pods = job.pods.map((p) => p.name);
   const [pod, setPod] = useState<string | undefined>(pods[0]);
   const [following, setFollowing] = useState(true);
@@ -34,7 +34,7 @@ function Logs({ cluster, region, job }: { cluster: string; region: string; job: 
     if (!pod && pods.length) setPod(pods[0]);
   }, [pod, pods]);
   useEffect(() => {
-    if (!pod) return;
+    if (!pod || stopped) return;
     let stop = false;
     const load = () =>
       api
@@ -52,7 +52,7 @@ function Logs({ cluster, region, job }: { cluster: string; region: string; job: 
       stop = true;
       if (t) clearInterval(t);
     };
-  }, [cluster, region, job.name, job.namespace, pod, following]);
+  }, [cluster, region, job.name, job.namespace, pod, following, stopped]);
   useEffect(() => {
     if (following && box.current) box.current.scrollTop = box.current.scrollHeight;
   }, [logs, following]);
@@ -104,10 +104,11 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
   const [confirm, setConfirm] = useState(false);
   const del = useMutation((_: null, key: string) => api.deleteJob(name, region, job, namespace, key));
   useEffect(() => {
+    if (confirm) return;
     const t = setInterval(() => detail.reload(), REFRESH_MS);
     return () => clearInterval(t);
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [name, region, job, namespace]);
+  }, [name, region, job, namespace, confirm]);
   const j = detail.data;
   return (
     <SpaceBetween size="l">
@@ -160,7 +161,8 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
               { id: "reason", header: "Reason", cell: (p) => text(p.reason) },
             ]}
           />
-          <Logs cluster={name} region={region} job={j} />
+          {/* Deleting: the pods go away, so the log stops being read. */}
+          <Logs cluster={name} region={region} job={j} stopped={confirm} />
           <Table
             header={<Header variant="h2">Conditions</Header>}
             items={j.conditions}

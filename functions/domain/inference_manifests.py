@@ -1,0 +1,390 @@
+"""Kubernetes objects for inference, rendered as dicts from a normalized endpoint request.
+
+Managed: an InferenceEndpointConfig (or a JumpStartModel for catalog models) the HyperPod inference
+operator turns into a Deployment, a Service and a SageMaker endpoint. Self-managed: a vLLM/SGLang
+Deployment PodStart owns, its Service in one of three shapes, a PodDisruptionBudget, and for SGLang
+the router (its own ServiceAccount, namespaced Role, RoleBinding) with a KEDA ScaledObject.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.domain.inference import ENGINE_PORT, MODELS_PREFIX, NAMESPACE
+from functions.domain.manifests import DATA_VOLUME, HYPERPOD_NODE_AFFINITY, MANAGED_LABELS
+
+INFERENCE_API = "inference.sagemaker.aws.amazon.com/v1"
+KEDA_API = "keda.sh/v1alpha1"
+ENDPOINT_LABEL = "podstart.dev/endpoint"
+POOL_LABEL = "podstart.dev/pool"
+MODEL_LABEL = "podstart.dev/model"
+ROLE_LABEL = "podstart.dev/role"
+UNASSIGNED = "unassigned"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+SGLANG_ROUTER_IMAGE = "lmsysorg/sglang-router:v0.1.9"
+MANAGED_WORKER_IMAGE = "763104351884.dkr.ecr.{region}.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
+MANAGED_PORT = 8080
+SERVICE_PORT = 80
+TOKEN_KEY = "token"
+ROUTER_METRICS_PORT = 29000
+PROMETHEUS = "http://prometheus-server.monitoring.svc.cluster.local:80"
+KEDA_QUERIES = {
+    "queue_depth": 'sum(sgl_router_queue_depth{{endpoint="{name}"}})',
+    "qps": 'sum(rate(sgl_router_requests_total{{endpoint="{name}"}}[1m]))',
+}
+
+
+def _meta(name: str, namespace: str | None = NAMESPACE, **labels: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {**MANAGED_LABELS, **labels}}
+    if namespace:
+        meta["namespace"] = namespace
+    return meta
+
+
+def worker_name(endpoint: str) -> str:
+    return endpoint
+
+
+def router_name(endpoint: str) -> str:
+    return f"{endpoint}-router"
+
+
+def service_name(endpoint: str) -> str:
+    return endpoint
+
+
+def pool_deployment(pool: str) -> str:
+    return f"pool-{pool}"
+
+
+# ------------------------------------------------------------------------------------------ managed
+
+def _autoscaling_spec(req: dict[str, Any]) -> dict[str, Any] | None:
+    a = req.get("autoscaling") or {}
+    if a.get("max") is None:
+        return None
+    name, target = req["name"], float(a.get("target") or 10)
+    spec: dict[str, Any] = {"minReplicaCount": int(a.get("min", 1) if a.get("min") is not None else 1),
+                            "maxReplicaCount": int(a["max"]), "pollingInterval": 30, "cooldownPeriod": 300}
+    if (a.get("trigger") or "prometheus") == "cloudwatch":
+        spec["cloudWatchTrigger"] = {
+            "name": f"{name}-invocations", "namespace": "AWS/SageMaker", "metricName": "Invocations",
+            "metricStat": "Sum", "metricType": "Average", "targetValue": target, "minValue": 0.0,
+            "metricCollectionPeriod": 60, "useCachedMetrics": False,
+            "dimensions": [{"name": "EndpointName", "value": name}, {"name": "VariantName", "value": "AllTraffic"}]}
+    else:
+        # serverAddress "": the operator's own Prometheus (the CRD takes an AMP workspace URL or nothing)
+        spec["prometheusTrigger"] = {
+            "name": f"{name}-queue", "serverAddress": "", "metricType": "Average", "targetValue": target,
+            "query": f'sum(num_requests_waiting{{endpoint="{name}"}})', "useCachedMetrics": False}
+    return spec
+
+
+def _managed_common(req: dict[str, Any], tls_bucket: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"replicas": int(req.get("replicas", 1)),
+                            "tlsConfig": {"tlsCertificateOutputS3Uri": f"s3://{tls_bucket}/certificates/{req['name']}/"}}
+    kv = req.get("tiered_kv_cache")
+    if kv is not None:
+        spec["kvCacheSpec"] = {"enableL1Cache": bool(kv.get("l1", True)),
+                               "enableL2Cache": kv.get("l2_backend") is not None}
+        if kv.get("l2_backend"):
+            spec["kvCacheSpec"]["l2CacheSpec"] = {"l2CacheBackend": kv["l2_backend"]}
+    if req.get("routing_strategy"):
+        spec["intelligentRoutingSpec"] = {"enabled": True, "routingStrategy": req["routing_strategy"]}
+    auto = _autoscaling_spec(req)
+    if auto:
+        spec["autoScalingSpec"] = auto
+    return spec
+
+
+def inference_endpoint_config(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str,
+                              fsx_id: str | None = None) -> dict[str, Any]:
+    """InferenceEndpointConfig for a model in S3, on FSx, or on Hugging Face."""
+    name, model, gpus = req["name"], req["model"], int(req.get("gpus") or 1)
+    source: dict[str, Any]
+    if model["source"] == "s3":
+        source = {"modelSourceType": "s3", "s3Storage": {"bucketName": bucket, "region": region},
+                  "modelLocation": model["uri"].lstrip("/").removeprefix("data/")}
+    elif model["source"] == "fsx":
+        source = {"modelSourceType": "fsx", "fsxStorage": {"fileSystemId": fsx_id or "fs-unknown"},
+                  "modelLocation": model["uri"]}
+    else:
+        hf: dict[str, Any] = {"modelId": model["model_id"]}
+        rev = model.get("revision") or ""
+        if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev):
+            hf["commitSHA"] = rev
+        if model.get("token_secret"):
+            hf["tokenSecretRef"] = {"name": model["token_secret"], "key": TOKEN_KEY}
+        source = {"modelSourceType": "huggingface", "huggingFaceModel": hf}
+    gpu = {"nvidia.com/gpu": str(gpus)}
+    spec = {
+        "modelName": name, "endpointName": name, "instanceType": req["instance_type"],
+        "modelSourceConfig": source,
+        "worker": {
+            "image": req.get("image") or MANAGED_WORKER_IMAGE.format(region=region),
+            "modelInvocationPort": {"containerPort": MANAGED_PORT, "name": "http"},
+            "modelVolumeMount": {"name": "model-weights", "mountPath": "/opt/ml/model"},
+            "resources": {"requests": gpu, "limits": gpu},
+            "environmentVariables": [{"name": "OPTION_TENSOR_PARALLEL_DEGREE", "value": str(gpus)}],
+        },
+        **_managed_common(req, tls_bucket),
+    }
+    return {"apiVersion": INFERENCE_API, "kind": "InferenceEndpointConfig",
+            "metadata": _meta(name, **{ENDPOINT_LABEL: name}), "spec": spec}
+
+
+def jumpstart_model(req: dict[str, Any], *, tls_bucket: str) -> dict[str, Any]:
+    name, model = req["name"], req["model"]
+    m: dict[str, Any] = {"modelId": model["model_id"], "acceptEula": bool(model.get("accept_eula"))}
+    if model.get("revision"):
+        m["modelVersion"] = model["revision"]
+    spec = {"model": m, "server": {"instanceType": req["instance_type"]}, "sageMakerEndpoint": {"name": name},
+            **_managed_common(req, tls_bucket)}
+    return {"apiVersion": INFERENCE_API, "kind": "JumpStartModel",
+            "metadata": _meta(name, **{ENDPOINT_LABEL: name}), "spec": spec}
+
+
+def managed_object(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str) -> dict[str, Any]:
+    if req["model"]["source"] == "jumpstart":
+        return jumpstart_model(req, tls_bucket=tls_bucket)
+    return inference_endpoint_config(req, region=region, bucket=bucket, tls_bucket=tls_bucket)
+
+
+# ------------------------------------------------------------------------------------- self-managed
+
+def engine_command(engine: str, model_arg: str, served_name: str, args: list[str]) -> list[str]:
+    """argv of the serving container (no shell): the engine's OpenAI-compatible server."""
+    if engine == "vllm":
+        return ["vllm", "serve", model_arg, "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+                "--served-model-name", served_name, *args]
+    return ["python3", "-m", "sglang.launch_server", "--model-path", model_arg, "--host", "0.0.0.0",
+            "--port", str(ENGINE_PORT), "--served-model-name", served_name, "--enable-metrics", *args]
+
+
+def _model_arg(model: dict[str, Any]) -> str:
+    if model["source"] == "s3":
+        return MODELS_PREFIX.rstrip("/") + "/" + model["uri"].removeprefix(MODELS_PREFIX)
+    return str(model["model_id"])
+
+
+def _probes() -> dict[str, Any]:
+    http = {"path": "/health", "port": "http"}
+    return {
+        "startupProbe": {"httpGet": http, "periodSeconds": 10, "failureThreshold": 180},
+        "readinessProbe": {"httpGet": http, "periodSeconds": 5, "failureThreshold": 3},
+        "livenessProbe": {"httpGet": http, "periodSeconds": 15, "failureThreshold": 4},
+    }
+
+
+def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, model: dict[str, Any] | None,
+                    served_name: str, args: list[str], spread_labels: dict[str, str]) -> dict[str, Any]:
+    """A serving pod: GPU requests equal to limits, probes, spread across nodes, the shared bucket at /data."""
+    gpu = {"nvidia.com/gpu": str(gpus)}
+    env: list[dict[str, Any]] = [{"name": "HF_HOME", "value": "/data/hf-cache"}]
+    if model and model.get("token_secret"):
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": model["token_secret"],
+                                                                       "key": TOKEN_KEY}}})
+    model_arg = _model_arg(model) if model else "/data/models/unassigned"
+    return {
+        "affinity": HYPERPOD_NODE_AFFINITY,
+        "nodeSelector": {INSTANCE_TYPE_LABEL: instance_type},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                       "whenUnsatisfiable": "ScheduleAnyway",
+                                       "labelSelector": {"matchLabels": spread_labels}}],
+        "terminationGracePeriodSeconds": 60,
+        "containers": [{
+            "name": engine, "image": image,
+            "command": engine_command(engine, model_arg, served_name, args),
+            "ports": [{"name": "http", "containerPort": ENGINE_PORT}],
+            "env": env,
+            "resources": {"requests": {**gpu, "cpu": "4", "memory": "32Gi"},
+                          "limits": {**gpu, "cpu": "4", "memory": "32Gi"}},
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "shm", "mountPath": "/dev/shm"}],
+            **_probes(),
+        }],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}},
+                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+    }
+
+
+def worker_deployment(req: dict[str, Any]) -> dict[str, Any]:
+    name = req["name"]
+    labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
+    pod = worker_pod_spec(engine=req["engine"], image=req["image"], gpus=int(req["gpus"]),
+                          instance_type=req["instance_type"], model=req["model"], served_name=_served(req["model"]),
+                          args=list(req.get("engine_args") or []),
+                          spread_labels=labels)
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(worker_name(name), **labels),
+        "spec": {"replicas": int(req.get("replicas", 1)), "selector": {"matchLabels": labels},
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **labels},
+                                           "annotations": {"podstart.dev/model-name": _served(req["model"])}},
+                              "spec": pod}},
+    }
+
+
+def _served(model: dict[str, Any]) -> str:
+    return str(model.get("model_id") or (model.get("uri") or "").rstrip("/").removeprefix(MODELS_PREFIX))
+
+
+def service(req: dict[str, Any]) -> dict[str, Any]:
+    """The endpoint's Service in its shape: external NLB, internal ClusterIP, or a pool binding by label."""
+    name, shape = req["name"], req.get("service", "internal")
+    if shape == "model_pool":
+        selector = {POOL_LABEL: req["pool"], MODEL_LABEL: name}
+    elif (req.get("router") or {}).get("enabled"):
+        selector = {ENDPOINT_LABEL: name, ROLE_LABEL: "router"}
+    else:
+        selector = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
+    meta = _meta(service_name(name), **{ENDPOINT_LABEL: name})
+    spec: dict[str, Any] = {"selector": selector,
+                            "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}]}
+    if shape == "external":
+        meta["annotations"] = {
+            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+            "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+            "service.beta.kubernetes.io/aws-load-balancer-scheme":
+                "internet-facing" if req.get("internet_facing") else "internal",
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": "/health",
+        }
+        spec["type"] = "LoadBalancer"
+        if req.get("source_ranges"):
+            spec["loadBalancerSourceRanges"] = list(req["source_ranges"])
+    else:
+        spec["type"] = "ClusterIP"
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
+
+
+def disruption_budget(req: dict[str, Any]) -> dict[str, Any]:
+    name = req["name"]
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": _meta(f"{name}-workers", **{ENDPOINT_LABEL: name}),
+            "spec": {"maxUnavailable": 1,
+                     "selector": {"matchLabels": {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}}}}
+
+
+def router_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
+    """The SGLang router: discovers workers by label (its Role lists pods in this namespace only)."""
+    name, policy = req["name"], (req.get("router") or {}).get("policy", "cache_aware")
+    rname = router_name(name)
+    labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "router"}
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(rname, **labels)}
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(rname, **labels),
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]}
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(rname, **labels),
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": rname},
+               "subjects": [{"kind": "ServiceAccount", "name": rname, "namespace": NAMESPACE}]}
+    selector = f"{ENDPOINT_LABEL}={name},{ROLE_LABEL}=worker"
+    args = ["python3", "-m", "sglang_router.launch_router", "--service-discovery",
+            "--selector", f"{ENDPOINT_LABEL}={name}", f"{ROLE_LABEL}=worker",
+            "--service-discovery-port", str(ENGINE_PORT), "--service-discovery-namespace", NAMESPACE,
+            "--policy", policy, "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+            "--prometheus-host", "0.0.0.0", "--prometheus-port", str(ROUTER_METRICS_PORT)]
+    deploy = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(rname, **labels),
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **labels},
+                                           "annotations": {"podstart.dev/worker-selector": selector,
+                                                           "prometheus.io/scrape": "true",
+                                                           "prometheus.io/port": str(ROUTER_METRICS_PORT)}},
+                              "spec": {"serviceAccountName": rname, "containers": [{
+                                  "name": "router", "image": SGLANG_ROUTER_IMAGE, "command": args,
+                                  "ports": [{"name": "http", "containerPort": ENGINE_PORT},
+                                            {"name": "metrics", "containerPort": ROUTER_METRICS_PORT}],
+                                  "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                "limits": {"cpu": "2", "memory": "2Gi"}},
+                                  "readinessProbe": {"httpGet": {"path": "/health", "port": "http"},
+                                                     "periodSeconds": 5},
+                                  "livenessProbe": {"httpGet": {"path": "/health", "port": "http"},
+                                                    "periodSeconds": 15}}]}}},
+    }
+    return [sa, role, binding, deploy]
+
+
+def scaled_object(req: dict[str, Any]) -> dict[str, Any]:
+    """KEDA ScaledObject: the worker Deployment scaled on the router's Prometheus metric."""
+    name, k = req["name"], req["autoscaling"]["keda"]
+    return {
+        "apiVersion": KEDA_API, "kind": "ScaledObject", "metadata": _meta(f"{name}-workers", **{ENDPOINT_LABEL: name}),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": worker_name(name)},
+            "minReplicaCount": int(k.get("min", 1)), "maxReplicaCount": int(k["max"]),
+            "pollingInterval": 15, "cooldownPeriod": 300,
+            "triggers": [{"type": "prometheus", "name": f"router-{k.get('metric', 'queue_depth').replace('_', '-')}",
+                          "metadata": {"serverAddress": PROMETHEUS,
+                                       "query": KEDA_QUERIES[k.get("metric", "queue_depth")].format(name=name),
+                                       "threshold": str(k.get("target", 8))}}],
+        },
+    }
+
+
+def self_managed_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every object of a self-managed endpoint, in apply order."""
+    if req.get("service") == "model_pool":
+        return [service(req)]
+    out: list[dict[str, Any]] = [worker_deployment(req), disruption_budget(req)]
+    if (req.get("router") or {}).get("enabled"):
+        out += router_objects(req)
+    out.append(service(req))
+    if (req.get("autoscaling") or {}).get("keda"):
+        out.append(scaled_object(req))
+    return out
+
+
+def endpoint_objects(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str) -> list[dict[str, Any]]:
+    if req["mode"] == "managed":
+        return [managed_object(req, region=region, bucket=bucket, tls_bucket=tls_bucket)]
+    return self_managed_objects(req)
+
+
+def object_refs(objs: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """(apiVersion, kind, name, namespace) of each object: what the operation reports it created."""
+    return [{"api_version": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"],
+             "namespace": o["metadata"].get("namespace", "")} for o in objs]
+
+
+# ------------------------------------------------------------------------------------------- pools
+
+def pool_objects(pool: dict[str, Any]) -> list[dict[str, Any]]:
+    """A warm pool: a Deployment of engine workers with no model bound (`podstart.dev/model=unassigned`).
+
+    The Deployment selects by pool only, so relabelling a pod's model keeps it in the pool; an endpoint's
+    Service selects pool + model and routes only to the workers bound to it."""
+    name = pool["name"]
+    sel = {POOL_LABEL: name}
+    pod = worker_pod_spec(engine=pool["engine"], image=pool["image"], gpus=int(pool["gpus_per_worker"]),
+                          instance_type=pool["instance_type"], model=None, served_name=name,
+                          args=[], spread_labels=sel)
+    return [{
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(pool_deployment(name), **sel),
+        "spec": {"replicas": int(pool["workers"]), "selector": {"matchLabels": sel},
+                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **sel, MODEL_LABEL: UNASSIGNED}},
+                              "spec": pod}},
+    }]
+
+
+# --------------------------------------------------------------------------------------- download
+
+def download_job(*, name: str, model_id: str, revision: str, bucket: str, token_secret: str | None,
+                 image: str) -> dict[str, Any]:
+    """A Job that copies a Hugging Face model into s3://bucket/data/models/{model_id}/{revision}/,
+    skipping files already there (a retry resumes). The token comes from the Secret, never a literal."""
+    env: list[dict[str, Any]] = [
+        {"name": "MODEL_ID", "value": model_id}, {"name": "REVISION", "value": revision},
+        {"name": "TARGET", "value": f"s3://{bucket}/data/models/{model_id}/{revision}/"},
+    ]
+    if token_secret:
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": token_secret, "key": TOKEN_KEY}}})
+    return {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(name, **{"podstart.dev/download": name}),
+        "spec": {"backoffLimit": 3, "ttlSecondsAfterFinished": 86400,
+                 "template": {"metadata": {"labels": {**MANAGED_LABELS, "podstart.dev/download": name}},
+                              "spec": {"restartPolicy": "OnFailure", "containers": [{
+                                  "name": "download", "image": image,
+                                  "command": ["python3", "-m", "podstart_download"],
+                                  "env": env,
+                                  "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
+                                                "limits": {"cpu": "2", "memory": "4Gi"}}}]}}},
+    }

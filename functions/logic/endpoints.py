@@ -1,0 +1,324 @@
+"""Inference endpoints: deploy (endpoint.deploy), list and detail with live status, PATCH under the diff
+contract (endpoint.update), delete (endpoint.delete), and invoke through the endpoint's own Service."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from functions.domain import inference_manifests as im
+from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.endpoint_record import EndpointRecord, EndpointRecords, EndpointStatus, PoolRecords
+from functions.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Problem
+from functions.domain.inference import NAMESPACE, EndpointCreate, EndpointPatch, InvokeRequest
+from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.ports import ClusterKube
+from functions.domain.views import EndpointList, EndpointView, InvokeResult, NoChange, ObjectRef
+from functions.logic.cluster_views import find_record
+from functions.logic.deps import Deps
+
+MAX_REQUEST_BYTES = 64 * 1024
+MAX_RESPONSE_BYTES = 1024 * 1024
+INVOKE_TIMEOUT_S = 60.0
+NAME_TAKEN = {"loc": ["body", "name"], "msg": "an endpoint with this name exists in the cluster"}
+IN_FLIGHT = (EndpointStatus.DEPLOYING, EndpointStatus.UPDATING, EndpointStatus.DELETING)
+
+
+class EndpointUnavailable(Problem):
+    status = 502
+    title = "Endpoint unavailable"
+    slug = "endpoint-unavailable"
+
+
+def require_ready_cluster(rec: ClusterRecord) -> None:
+    if rec.status is not ClusterStatus.ACTIVE:
+        raise Conflict(f"cluster {rec.name} is {rec.status.value}; endpoints deploy on an ACTIVE cluster")
+
+
+def status_kind(req: dict[str, Any]) -> str:
+    if req["mode"] == "managed":
+        return "JumpStartModel" if req["model"]["source"] == "jumpstart" else "InferenceEndpointConfig"
+    return "Deployment"
+
+
+def served_model(req: dict[str, Any]) -> str:
+    m = req["model"]
+    return str(m.get("model_id") or (m.get("uri") or "").rstrip("/").removeprefix("/data/models/"))
+
+
+@dataclass
+class DeployAdmission:
+    deps: Deps
+    rec: ClusterRecord
+    body: EndpointCreate
+    actor: Actor
+    key: str | None
+    normalized: dict[str, Any] | None = None
+
+    def normalize(self) -> dict[str, Any]:
+        require_ready_cluster(self.rec)
+        b = self.body
+        if EndpointRecords(self.deps.state).load(self.rec.region, self.rec.name, b.name) is not None:
+            raise Conflict(f"{self.rec.name} already has an endpoint {b.name!r}", errors=[NAME_TAKEN])
+        types = sorted({g.instance_type for g in self.rec.instance_groups})
+        if b.service != "model_pool" and b.instance_type not in types:
+            raise InvalidInput.field(["body", "instance_type"],
+                                     f"{self.rec.name} has no instance group of {b.instance_type}; "
+                                     f"its types: {', '.join(types) or 'none'}")
+        if b.service == "model_pool":
+            assert b.pool is not None
+            pool = PoolRecords(self.deps.state).load(self.rec.region, self.rec.name, b.pool)
+            if pool is None:
+                raise InvalidInput.field(["body", "pool"], f"{self.rec.name} has no model pool {b.pool!r}")
+            if pool.engine != b.engine:
+                raise InvalidInput.field(["body", "engine"], f"pool {pool.name} runs {pool.engine}, not {b.engine}")
+        self.normalized = {"cluster": self.rec.name, "region": self.rec.region,
+                           "eks_cluster_name": self.rec.eks_cluster_name, "endpoint": b.normalized()}
+        return self.normalized
+
+    def claim(self, op: Operation) -> None:
+        assert self.normalized is not None
+        req = self.normalized["endpoint"]
+        rec = EndpointRecord(
+            name=req["name"], cluster=self.rec.name, region=self.rec.region,
+            eks_cluster_name=self.rec.eks_cluster_name, mode=req["mode"], namespace=NAMESPACE,
+            kind=status_kind(req), service_name=im.service_name(req["name"]), service_port=im.SERVICE_PORT,
+            model=served_model(req), request=req, status=EndpointStatus.DEPLOYING, operation_id=op.id,
+            created_by=self.actor.name, created_at=now_iso())
+        if not EndpointRecords(self.deps.state).create(rec):
+            raise Conflict(f"{self.rec.name} already has an endpoint {rec.name!r}", errors=[NAME_TAKEN])
+
+    def unclaim(self, op: Operation) -> None:
+        EndpointRecords(self.deps.state).delete(self.rec.region, self.rec.name, self.body.name)
+
+
+def deploy_endpoint(deps: Deps, cluster: str, region: str | None, body: EndpointCreate, actor: Actor,
+                    key: str | None) -> Operation:
+    rec = find_record(deps, cluster, region)
+    op, _ = deps.operations.start(
+        kind="endpoint.deploy", target=Target(cluster=rec.name, region=rec.region, resource=body.name),
+        request={"cluster": rec.name, "region": rec.region, "endpoint": body.model_dump(mode="json")},
+        principal=actor, idempotency_key=key, admission=DeployAdmission(deps, rec, body, actor, key))
+    return op
+
+
+# --------------------------------------------------------------------------------------------- reads
+
+@dataclass
+class Live:
+    """What the cluster says about its endpoints (one read per kind, not per endpoint)."""
+
+    crs: dict[tuple[str, str], dict[str, Any]]
+    deployments: dict[str, dict[str, Any]]
+    pods: list[dict[str, Any]]
+    services: dict[str, dict[str, Any]]
+
+
+def read_live(kube: ClusterKube) -> Live:
+    crs: dict[tuple[str, str], dict[str, Any]] = {}
+    for kind, plural in (("InferenceEndpointConfig", "inferenceendpointconfigs"),
+                         ("JumpStartModel", "jumpstartmodels")):
+        for o in kube.list(f"/apis/{im.INFERENCE_API}/namespaces/{NAMESPACE}/{plural}"):
+            crs[(kind, o["metadata"]["name"])] = o
+    deps_ = {o["metadata"]["name"]: o for o in kube.list(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments",
+                                                          im.ENDPOINT_LABEL)}
+    pods = kube.list(f"/api/v1/namespaces/{NAMESPACE}/pods", im.ENDPOINT_LABEL)
+    pods += kube.list(f"/api/v1/namespaces/{NAMESPACE}/pods", im.POOL_LABEL)
+    svcs = {o["metadata"]["name"]: o for o in kube.list(f"/api/v1/namespaces/{NAMESPACE}/services",
+                                                         im.ENDPOINT_LABEL)}
+    return Live(crs=crs, deployments=deps_, pods=pods, services=svcs)
+
+
+def _pull_error(pods: list[dict[str, Any]]) -> str | None:
+    for p in pods:
+        for cs in (p.get("status") or {}).get("containerStatuses") or []:
+            w = (cs.get("state") or {}).get("waiting") or {}
+            if w.get("reason") in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName"):
+                return f"pod {p['metadata']['name']}: {w['reason']}: {w.get('message') or cs.get('image')}"
+    return None
+
+
+def _ready(p: dict[str, Any]) -> bool:
+    st = p.get("status") or {}
+    return st.get("phase") == "Running" and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                for c in st.get("conditions") or [])
+
+
+def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
+    req = rec.request
+    auto = req.get("autoscaling")
+    base = EndpointView(
+        name=rec.name, cluster=rec.cluster, region=rec.region, mode=rec.mode, engine=req.get("engine"),
+        model=rec.model, model_source=req["model"]["source"], instance_type=req["instance_type"],
+        gpus=req.get("gpus"), replicas=int(req.get("replicas", 1)), autoscaling=auto,
+        service=req.get("service", "internal"), pool=req.get("pool"), status=rec.status.value,
+        message=rec.message, service_name=rec.service_name, routing_strategy=req.get("routing_strategy"),
+        tiered_kv_cache=req.get("tiered_kv_cache"), router=req.get("router"),
+        objects=[ObjectRef(**o) for o in rec.objects], operation_id=rec.operation_id,
+        created_by=rec.created_by, created_at=rec.created_at)
+    if live is None:
+        return base
+    upd: dict[str, Any] = {"live": True}
+    if rec.mode == "managed":
+        cr = live.crs.get((rec.kind, rec.name))
+        st = (cr or {}).get("status") or {}
+        state = st.get("state")
+        msg = next((c.get("message") for c in reversed(st.get("conditions") or []) if c.get("message")), None)
+        upd |= {"state": state, "ready_replicas": (st.get("deploymentStatus") or {}).get("status", {}).get(
+            "readyReplicas"), "replicas": int((cr or {}).get("spec", {}).get("replicas", base.replicas))}
+        if rec.status not in IN_FLIGHT or state in ("DeploymentComplete", "DeploymentFailed"):
+            if state == "DeploymentFailed":
+                upd |= {"status": EndpointStatus.FAILED.value, "message": msg or rec.message}
+            elif state == "DeploymentComplete" and rec.status is not EndpointStatus.DELETING:
+                upd |= {"status": EndpointStatus.READY.value, "message": None}
+            elif cr is None and rec.status is not EndpointStatus.FAILED:
+                upd |= {"status": "MISSING", "message": f"{rec.kind}/{rec.name} is not in the cluster"}
+        return base.model_copy(update=upd)
+    if base.service == "model_pool":
+        mine = [p for p in live.pods if (p["metadata"].get("labels") or {}).get(im.MODEL_LABEL) == rec.name
+                and (p["metadata"].get("labels") or {}).get(im.POOL_LABEL) == base.pool]
+        upd |= {"ready_replicas": sum(1 for p in mine if _ready(p)), "replicas": len(mine)}
+        return base.model_copy(update=upd)
+    dep = live.deployments.get(im.worker_name(rec.name))
+    workers = [p for p in live.pods if (p["metadata"].get("labels") or {}).get(im.ENDPOINT_LABEL) == rec.name
+               and (p["metadata"].get("labels") or {}).get(im.ROLE_LABEL) == "worker"]
+    n = sum(1 for p in workers if _ready(p))
+    want = int((dep or {}).get("spec", {}).get("replicas", base.replicas))
+    upd |= {"ready_replicas": n, "replicas": want}
+    pull = _pull_error(workers)
+    if pull:
+        upd |= {"status": EndpointStatus.FAILED.value, "message": pull}
+    elif rec.status not in IN_FLIGHT:
+        if dep is None:
+            upd |= {"status": "MISSING", "message": f"Deployment/{rec.name} is not in the cluster"}
+        elif n >= max(1, want) or (want == 0):
+            upd |= {"status": EndpointStatus.READY.value}
+        else:
+            upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready"}
+    return base.model_copy(update=upd)
+
+
+def _live(deps: Deps, rec: ClusterRecord) -> Live | None:
+    try:
+        return read_live(deps.kube(rec.eks_cluster_name, rec.region))
+    except Exception:  # the cluster's API unreachable: last-known state, marked not live
+        return None
+
+
+def list_endpoints(deps: Deps, cluster: str, region: str | None, limit: int, token: str | None) -> EndpointList:
+    rec = find_record(deps, cluster, region)
+    records = EndpointRecords(deps.state).of_cluster(rec.region, rec.name)
+    start = int(token or 0)
+    page = records[start:start + limit]
+    live = _live(deps, rec) if page else None
+    nxt = str(start + limit) if start + limit < len(records) else None
+    return EndpointList(cluster=rec.name, region=rec.region, items=[view(r, live) for r in page], next_token=nxt)
+
+
+def load_endpoint(deps: Deps, rec: ClusterRecord, name: str) -> EndpointRecord:
+    ep = EndpointRecords(deps.state).load(rec.region, rec.name, name)
+    if ep is None:
+        raise NotFound(f"{rec.name} has no endpoint {name!r}")
+    return ep
+
+
+def get_endpoint(deps: Deps, cluster: str, region: str | None, name: str) -> EndpointView:
+    rec = find_record(deps, cluster, region)
+    return view(load_endpoint(deps, rec, name), _live(deps, rec))
+
+
+# --------------------------------------------------------------------------------------------- update
+
+def update_endpoint(deps: Deps, cluster: str, region: str | None, name: str, patch: EndpointPatch, actor: Actor,
+                    key: str | None) -> Operation | NoChange:
+    rec = find_record(deps, cluster, region)
+    ep = load_endpoint(deps, rec, name)
+    sent = {k: v for k, v in patch.model_dump(exclude_unset=True).items() if v is not None}
+    current = view(ep, _live(deps, rec))
+    auto = ep.request.get("autoscaling") or {}
+    bounds = auto.get("keda") if auto.get("keda") is not None else auto
+    if ("autoscaling_min" in sent or "autoscaling_max" in sent) and not bounds:
+        loc = "autoscaling_min" if "autoscaling_min" in sent else "autoscaling_max"
+        raise InvalidInput.field(["body", loc], f"endpoint {name} has no autoscaling; set replicas instead")
+    if "replicas" in sent and bounds:
+        raise InvalidInput.field(["body", "replicas"], f"endpoint {name} autoscales between {bounds.get('min', 1)} "
+                                                       f"and {bounds.get('max')}: change the bounds instead")
+    lo = sent.get("autoscaling_min", bounds.get("min", 1) if bounds else None)
+    hi = sent.get("autoscaling_max", bounds.get("max") if bounds else None)
+    if lo is not None and hi is not None and lo > hi:
+        raise InvalidInput.field(["body", "autoscaling_min"], f"{lo} is above the maximum {hi}")
+    change: dict[str, Any] = {}
+    if "replicas" in sent and sent["replicas"] != current.replicas:
+        if ep.request.get("service") == "model_pool":
+            raise InvalidInput.field(["body", "replicas"], "a model_pool endpoint grows by assigning pool workers")
+        change["replicas"] = sent["replicas"]
+    for k_, key_ in (("autoscaling_min", "min"), ("autoscaling_max", "max")):
+        if k_ in sent and bounds and sent[k_] != bounds.get(key_, 1 if key_ == "min" else None):
+            change[k_] = sent[k_]
+    if not change:
+        return NoChange(endpoint=current)
+    if ep.status in IN_FLIGHT:
+        raise Conflict(f"endpoint {name} is {ep.status.value}; wait for operation {ep.operation_id}")
+    op, _ = deps.operations.start(
+        kind="endpoint.update", target=Target(cluster=rec.name, region=rec.region, resource=name),
+        request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
+                 "endpoint": ep.request, "change": change},
+        principal=actor, idempotency_key=key)
+    return op
+
+
+# --------------------------------------------------------------------------------------------- delete
+
+def delete_endpoint(deps: Deps, cluster: str, region: str | None, name: str, actor: Actor,
+                    key: str | None) -> Operation:
+    rec = find_record(deps, cluster, region)
+    ep = load_endpoint(deps, rec, name)
+    op, created = deps.operations.start(
+        kind="endpoint.delete", target=Target(cluster=rec.name, region=rec.region, resource=name),
+        request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
+                 "endpoint": ep.request},
+        principal=actor, idempotency_key=key)
+    if created:
+        EndpointRecords(deps.state).update(rec.region, rec.name, name, status=EndpointStatus.DELETING,
+                                           operation_id=op.id)
+    return op
+
+
+# --------------------------------------------------------------------------------------------- invoke
+
+def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, body: InvokeRequest) -> InvokeResult:
+    """Only the endpoint's own Service, named by PodStart's record, is ever reached: nothing in the request
+    says where to send it (the body is a chat, validated; the model field is the record's)."""
+    rec = find_record(deps, cluster, region)
+    ep = load_endpoint(deps, rec, name)
+    if ep.status in (EndpointStatus.DEPLOYING, EndpointStatus.DELETING):
+        raise Conflict(f"endpoint {name} is {ep.status.value}; invoke it once it is READY")
+    payload = json.dumps({"model": ep.model, **body.model_dump(mode="json")}).encode()
+    if len(payload) > MAX_REQUEST_BYTES:
+        raise PayloadTooLarge(f"the chat is {len(payload)} bytes; at most {MAX_REQUEST_BYTES} (64 KiB)",
+                              errors=[{"loc": ["body", "messages"], "msg": "at most 64 KiB in all"}])
+    try:
+        kube = deps.kube(ep.eks_cluster_name, ep.region)
+        status, data, truncated = kube.proxy_post(ep.namespace, ep.service_name, ep.service_port,
+                                                  "/v1/chat/completions", payload,
+                                                  max_response=MAX_RESPONSE_BYTES, timeout=INVOKE_TIMEOUT_S)
+    except Exception as err:  # unreachable cluster or endpoint
+        raise EndpointUnavailable(f"endpoint {name} did not answer: {err}") from None
+    try:
+        doc = json.loads(data) if not truncated else {}
+    except ValueError:
+        doc = {}
+    if not isinstance(doc, dict):
+        doc = {}
+    content = None
+    choices = doc.get("choices") or []
+    if choices and isinstance(choices[0], dict):
+        content = (choices[0].get("message") or {}).get("content")
+    if status >= 400:  # the engine's or the API server's own error (e.g. no Ready worker behind the Service)
+        said_err = doc.get("error")
+        said = doc.get("message") or (said_err.get("message") if isinstance(said_err, dict) else said_err)
+        raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: "
+                                  f"{str(said) if said else data[:300].decode(errors='replace')}")
+    return InvokeResult(endpoint=name, status=status, model=doc.get("model"), content=content,
+                        response=doc, truncated=truncated)

@@ -1,0 +1,352 @@
+"""Inference workflows: endpoint.deploy / endpoint.update / endpoint.delete, pool.create / pool.assign /
+pool.release, model.download. Each step applies once, records what it made, and watches to a terminal
+state (the operator's CR state, the Deployment's ready pods, the Job's conditions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.adapters.kube import KubeCluster
+from functions.domain import inference_manifests as im
+from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
+from functions.domain.errors import PermanentStepError
+from functions.domain.operations import Operation, OperationStatus
+from functions.domain.ports import StateStore
+from functions.domain.workflow import Done, Outcome, Skip, Wait
+from functions.workflows.context import StepContext, Workflow
+
+PULL_ERRORS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+READY_SECONDS = 300.0  # pulling a serving image and loading weights: minutes
+KEDA_VERSION = "2.17.1"
+
+
+def kube(ctx: StepContext) -> KubeCluster:
+    return KubeCluster.for_eks(ctx.request["eks_cluster_name"], ctx.region)
+
+
+def _bucket(ctx: StepContext) -> str:
+    return ctx.settings.data_bucket or "podstart-data"
+
+
+def objects(ctx: StepContext, req: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    req = req or ctx.request["endpoint"]
+    return im.endpoint_objects(req, region=ctx.region, bucket=_bucket(ctx), tls_bucket=_bucket(ctx))
+
+
+# ------------------------------------------------------------------------------------ endpoint.deploy
+
+def inference_operator(ctx: StepContext) -> Outcome:
+    """Managed: the HyperPod inference operator must serve its kinds before a CR is applied."""
+    req = ctx.request["endpoint"]
+    if req["mode"] != "managed":
+        return Skip(message="self-managed: no operator needed")
+    k = kube(ctx)
+    kind = "JumpStartModel" if req["model"]["source"] == "jumpstart" else "InferenceEndpointConfig"
+    if not k.has_kind(im.INFERENCE_API, kind):
+        raise PermanentStepError("InferenceOperatorMissing",
+                                 f"the cluster does not serve {kind} ({im.INFERENCE_API}): enable the inference "
+                                 f"operator in the cluster's features, then retry")
+    return Done(message=f"inference operator serves {kind}")
+
+
+def keda(ctx: StepContext) -> Outcome:
+    """KEDA once per cluster, pinned; an existing installation is kept as it is."""
+    req = ctx.request["endpoint"]
+    if not (req.get("autoscaling") or {}).get("keda"):
+        return Skip(message="no KEDA autoscaling asked")
+    k = kube(ctx)
+    if k.has_kind(im.KEDA_API, "ScaledObject"):
+        return Done(message="KEDA already installed: kept as it is", outputs={"keda": "existing"})
+    from functions.assets import keda as keda_assets
+
+    for m in keda_assets.install_objects():
+        k.apply(m)
+    ctx.record(keda=KEDA_VERSION)
+    if not k.has_kind(im.KEDA_API, "ScaledObject"):
+        return Wait(message="waiting for the ScaledObject kind to be served", expected_seconds=20)
+    return Done(message=f"installed KEDA {KEDA_VERSION}", outputs={"keda": KEDA_VERSION})
+
+
+def apply_objects(ctx: StepContext) -> Outcome:
+    k = kube(ctx)
+    objs = objects(ctx)
+    for m in objs:
+        k.apply(m)
+    refs = im.object_refs(objs)
+    ctx.record(objects=refs)
+    return Done(message="applied " + ", ".join(f"{r['kind']}/{r['name']}" for r in refs), outputs={"objects": refs})
+
+
+def _pods(k: KubeCluster, selector: str) -> list[dict[str, Any]]:
+    return k.list("v1", "Pod", im.NAMESPACE, selector)
+
+
+def pull_failure(pods: list[dict[str, Any]]) -> str | None:
+    for p in pods:
+        for cs in (p.get("status") or {}).get("container_statuses") or (p.get("status") or {}).get(
+                "containerStatuses") or []:
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in PULL_ERRORS:
+                return f"pod {p['metadata']['name']}: {waiting['reason']}: {waiting.get('message') or cs.get('image')}"
+    return None
+
+
+def ready_pods(pods: list[dict[str, Any]]) -> int:
+    n = 0
+    for p in pods:
+        st = p.get("status") or {}
+        if st.get("phase") == "Running" and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                for c in st.get("conditions") or []):
+            n += 1
+    return n
+
+
+def pending_reason(pods: list[dict[str, Any]]) -> str | None:
+    for p in pods:
+        st = p.get("status") or {}
+        for c in st.get("conditions") or []:
+            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
+                return f"pod {p['metadata']['name']} Pending: {c['message']}"
+    return None
+
+
+def managed_state(cr: dict[str, Any] | None) -> tuple[str, str]:
+    """(state, message) of an InferenceEndpointConfig/JumpStartModel."""
+    st = (cr or {}).get("status") or {}
+    msg = next((c.get("message") for c in reversed(st.get("conditions") or []) if c.get("message")), "") or ""
+    return str(st.get("state") or "DeploymentPending"), msg
+
+
+def ready(ctx: StepContext) -> Outcome:
+    req = ctx.request["endpoint"]
+    name, k = req["name"], kube(ctx)
+    if req["mode"] == "managed":
+        kind = "JumpStartModel" if req["model"]["source"] == "jumpstart" else "InferenceEndpointConfig"
+        state, msg = managed_state(k.get(im.INFERENCE_API, kind, name, im.NAMESPACE))
+        if state == "DeploymentFailed":
+            raise PermanentStepError("DeploymentFailed", f"{kind}/{name}: {msg or 'the operator reports failure'}")
+        if state != "DeploymentComplete":
+            return Wait(message=f"{kind}/{name} {state}" + (f": {msg}" if msg else ""), expected_seconds=READY_SECONDS)
+        return Done(message=f"{kind}/{name} DeploymentComplete", outputs={"state": state})
+    if req.get("service") == "model_pool":
+        return Done(message=f"Service {name} routes to pool {req['pool']} workers labelled {im.MODEL_LABEL}={name}; "
+                            f"assign workers with POST .../pools/{req['pool']}/assign")
+    pods = _pods(k, f"{im.ENDPOINT_LABEL}={name},{im.ROLE_LABEL}=worker")
+    failure = pull_failure(pods)
+    if failure:
+        raise PermanentStepError("ImagePullFailed", failure)
+    want, n = int(req.get("replicas", 1)), ready_pods(pods)
+    if (req.get("autoscaling") or {}).get("keda"):
+        want = max(1, int(req["autoscaling"]["keda"].get("min", 1)))
+    if n < want:
+        why = pending_reason(pods)
+        return Wait(message=f"{n}/{want} workers ready" + (f"; {why}" if why else ""), expected_seconds=READY_SECONDS)
+    if (req.get("router") or {}).get("enabled"):
+        routers = _pods(k, f"{im.ENDPOINT_LABEL}={name},{im.ROLE_LABEL}=router")
+        if not ready_pods(routers):
+            return Wait(message=f"{n}/{want} workers ready; router starting", expected_seconds=60)
+    return Done(message=f"{n}/{want} workers ready", outputs={"ready_replicas": n})
+
+
+def deploy_status(op: Operation, state: StateStore) -> None:
+    if op.status not in (OperationStatus.SUCCEEDED, OperationStatus.FAILED):
+        return
+    req = op.request
+    failed = op.status is OperationStatus.FAILED
+    msg = next((s.error.get("message") if isinstance(s.error, dict) else None
+                for s in op.steps if s.error), None) if failed else None
+    EndpointRecords(state).update(req["region"], req["cluster"], req["endpoint"]["name"],
+                                  status=EndpointStatus.FAILED if failed else EndpointStatus.READY, message=msg,
+                                  objects=op.outputs().get("objects") or [], operation_id=op.id)
+
+
+# ------------------------------------------------------------------------------------ endpoint.update
+
+def scale(ctx: StepContext) -> Outcome:
+    req, change = ctx.request["endpoint"], ctx.request["change"]
+    name, k = req["name"], kube(ctx)
+    if not ctx.outputs.get("patched"):
+        if req["mode"] == "managed":
+            kind = "JumpStartModel" if req["model"]["source"] == "jumpstart" else "InferenceEndpointConfig"
+            spec: dict[str, Any] = {}
+            if "replicas" in change:
+                spec["replicas"] = change["replicas"]
+            auto = {k2: v for k2, v in (("minReplicaCount", change.get("autoscaling_min")),
+                                        ("maxReplicaCount", change.get("autoscaling_max"))) if v is not None}
+            if auto:
+                spec["autoScalingSpec"] = auto
+            if k.patch(im.INFERENCE_API, kind, name, im.NAMESPACE, {"spec": spec}) is None:
+                raise PermanentStepError("EndpointGone", f"{kind}/{name} no longer exists")
+        else:
+            if "replicas" in change and k.patch("apps/v1", "Deployment", im.worker_name(name), im.NAMESPACE,
+                                                {"spec": {"replicas": change["replicas"]}}) is None:
+                raise PermanentStepError("EndpointGone", f"Deployment/{name} no longer exists")
+            auto = {k2: v for k2, v in (("minReplicaCount", change.get("autoscaling_min")),
+                                        ("maxReplicaCount", change.get("autoscaling_max"))) if v is not None}
+            if auto:
+                k.patch(im.KEDA_API, "ScaledObject", f"{name}-workers", im.NAMESPACE, {"spec": auto})
+        ctx.record(patched=True)
+    if "replicas" not in change:
+        return Done(message="autoscaling bounds set")
+    return ready(_with(ctx, {**req, "replicas": change["replicas"]}))
+
+
+def _with(ctx: StepContext, endpoint: dict[str, Any]) -> StepContext:
+    op = ctx.operation.model_copy(update={"request": {**ctx.request, "endpoint": endpoint}})
+    return StepContext(operation=op, step=ctx.step, settings=ctx.settings, clients=ctx.clients, state=ctx.state,
+                       made=ctx.made)
+
+
+def update_status(op: Operation, state: StateStore) -> None:
+    if op.status is not OperationStatus.SUCCEEDED:
+        return
+    req = op.request
+    records = EndpointRecords(state)
+    rec = records.load(req["region"], req["cluster"], req["endpoint"]["name"])
+    if rec is None:
+        return
+    change, body = req["change"], dict(rec.request)
+    if "replicas" in change:
+        body["replicas"] = change["replicas"]
+    if change.get("autoscaling_min") is not None or change.get("autoscaling_max") is not None:
+        auto = dict(body.get("autoscaling") or {})
+        target: dict[str, Any] = dict(auto["keda"] if auto.get("keda") is not None else auto)
+        for src, dst in (("autoscaling_min", "min"), ("autoscaling_max", "max")):
+            if change.get(src) is not None:
+                target[dst] = change[src]
+        auto = {**auto, "keda": target} if auto.get("keda") is not None else target
+        body["autoscaling"] = auto
+    records.save(rec.model_copy(update={"request": body, "status": EndpointStatus.READY, "operation_id": op.id}))
+
+
+# ------------------------------------------------------------------------------------ endpoint.delete
+
+def delete_objects(ctx: StepContext) -> Outcome:
+    req, k = ctx.request["endpoint"], kube(ctx)
+    objs = list(reversed(objects(ctx)))
+    for m in objs:
+        meta = m["metadata"]
+        k.delete(m["apiVersion"], m["kind"], meta["name"], meta.get("namespace"))
+    if req["mode"] != "managed":
+        pods = [p for p in _pods(k, f"{im.ENDPOINT_LABEL}={req['name']}")
+                if not p["metadata"].get("deletion_timestamp") and not p["metadata"].get("deletionTimestamp")]
+        if pods:
+            return Wait(message=f"{len(pods)} pods terminating", expected_seconds=30)
+    return Done(message="deleted " + ", ".join(f"{m['kind']}/{m['metadata']['name']}" for m in objs))
+
+
+def delete_status(op: Operation, state: StateStore) -> None:
+    req = op.request
+    records = EndpointRecords(state)
+    if op.status is OperationStatus.SUCCEEDED:
+        records.delete(req["region"], req["cluster"], req["endpoint"]["name"])
+    elif op.status is OperationStatus.FAILED:
+        records.update(req["region"], req["cluster"], req["endpoint"]["name"], status=EndpointStatus.FAILED,
+                       message="delete failed: see operation " + op.id, operation_id=op.id)
+
+
+# ------------------------------------------------------------------------------------------- pools
+
+def pool_workers(ctx: StepContext) -> Outcome:
+    pool, k = ctx.request["pool"], kube(ctx)
+    if not ctx.outputs.get("applied"):
+        for m in im.pool_objects(pool):
+            k.apply(m)
+        ctx.record(applied=True, objects=im.object_refs(im.pool_objects(pool)))
+    pods = _pods(k, f"{im.POOL_LABEL}={pool['name']}")
+    failure = pull_failure(pods)
+    if failure:
+        raise PermanentStepError("ImagePullFailed", failure)
+    n, want = ready_pods(pods), int(pool["workers"])
+    if n < want:
+        why = pending_reason(pods)
+        return Wait(message=f"{n}/{want} pool workers warm" + (f"; {why}" if why else ""), expected_seconds=120)
+    return Done(message=f"{n}/{want} pool workers warm", outputs={"objects": im.object_refs(im.pool_objects(pool))})
+
+
+def pool_create_status(op: Operation, state: StateStore) -> None:
+    if op.status is OperationStatus.FAILED:
+        req = op.request
+        PoolRecords(state).delete(req["region"], req["cluster"], req["pool"]["name"])
+
+
+def relabel(ctx: StepContext) -> Outcome:
+    """Bind (or release) pool workers to an endpoint by changing their model label: seconds, no new deployment."""
+    r, k = ctx.request, kube(ctx)
+    pool, endpoint, n = r["pool"], r["endpoint"], r.get("workers")
+    assign = ctx.operation.kind == "pool.assign"
+    src = im.UNASSIGNED if assign else endpoint
+    dst = endpoint if assign else im.UNASSIGNED
+    done = ctx.outputs.get("moved") or []
+    pods = [p for p in _pods(k, f"{im.POOL_LABEL}={pool},{im.MODEL_LABEL}={src}")
+            if p["metadata"]["name"] not in done]
+    need = (int(n) if n else len(pods) + len(done)) - len(done)
+    if assign and len(pods) < need:
+        raise PermanentStepError("NotEnoughWorkers", f"pool {pool} has {len(pods)} unassigned workers; "
+                                                     f"{need} asked")
+    moved = list(done)
+    model = (r.get("model") or {})
+    served = str(model.get("model_id") or (model.get("uri") or "").rstrip("/").split("/data/models/")[-1] or "")
+    for p in sorted(pods, key=lambda x: x["metadata"]["name"])[:max(0, need)]:
+        ann = {"podstart.dev/model-name": served if assign else None}
+        k.patch("v1", "Pod", p["metadata"]["name"], im.NAMESPACE,
+                {"metadata": {"labels": {im.MODEL_LABEL: dst}, "annotations": ann}})
+        moved.append(p["metadata"]["name"])
+        ctx.record(moved=moved)
+    verb = f"bound to {endpoint}" if assign else "returned to the pool"
+    return Done(message=f"{len(moved)} workers of {pool} {verb}", outputs={"moved": moved})
+
+
+# ---------------------------------------------------------------------------------------- download
+
+def download(ctx: StepContext) -> Outcome:
+    r, k = ctx.request, kube(ctx)
+    name = r["job_name"]
+    job = k.get("batch/v1", "Job", name, im.NAMESPACE)
+    if job is None:
+        k.apply(im.download_job(name=name, model_id=r["model_id"], revision=r["revision"], bucket=_bucket(ctx),
+                                token_secret=r.get("token_secret"), image=r["image"]))
+        ctx.record(job_name=name)
+        return Wait(message=f"Job {name} started", expected_seconds=60, outputs={"job_name": name})
+    conds = {c.get("type"): c for c in (job.get("status") or {}).get("conditions") or []
+             if c.get("status") == "True"}
+    progress = _progress(job)
+    if "Failed" in conds:
+        raise PermanentStepError("DownloadFailed", f"Job {name}: {conds['Failed'].get('message') or 'failed'}"
+                                                   f" ({progress})")
+    if "Complete" in conds:
+        return Done(message=f"Job {name} complete: {progress}", outputs={"job_name": name, **_counts(job)})
+    return Wait(message=f"Job {name} running: {progress}", expected_seconds=60,
+                outputs={"job_name": name, **_counts(job)})
+
+
+def _counts(job: dict[str, Any]) -> dict[str, Any]:
+    ann = (job.get("metadata") or {}).get("annotations") or {}
+    out: dict[str, Any] = {}
+    for key in ("files_done", "files_total", "bytes_done", "bytes_total", "files_skipped"):
+        v = ann.get(f"podstart.dev/{key.replace('_', '-')}")
+        if v is not None and str(v).isdigit():
+            out[key] = int(v)
+    return out
+
+
+def _progress(job: dict[str, Any]) -> str:
+    c = _counts(job)
+    if not c:
+        return "starting"
+    return (f"{c.get('files_done', 0)}/{c.get('files_total', '?')} files, {c.get('bytes_done', 0)}/"
+            f"{c.get('bytes_total', '?')} bytes" + (f", {c['files_skipped']} already there"
+                                                    if c.get("files_skipped") else ""))
+
+
+DEPLOY = Workflow(kind="endpoint.deploy", steps={"inference_operator": inference_operator, "keda": keda,
+                                                 "objects": apply_objects, "ready": ready},
+                  on_status=deploy_status)
+UPDATE = Workflow(kind="endpoint.update", steps={"scale": scale}, on_status=update_status)
+DELETE = Workflow(kind="endpoint.delete", steps={"objects": delete_objects}, on_status=delete_status)
+POOL_CREATE = Workflow(kind="pool.create", steps={"workers": pool_workers}, on_status=pool_create_status)
+POOL_ASSIGN = Workflow(kind="pool.assign", steps={"labels": relabel})
+POOL_RELEASE = Workflow(kind="pool.release", steps={"labels": relabel})
+DOWNLOAD = Workflow(kind="model.download", steps={"download": download})
+
+_ = PoolRecord  # records written by the API (admission), read here

@@ -1,0 +1,74 @@
+"""The API server's service proxy (`/api/v1/namespaces/{ns}/services/{name}:{port}/proxy/...`) in front of a
+tiny OpenAI-compatible responder: what a vLLM/SGLang pod behind the Service would answer, deterministic and
+naming the model, so invoke works end to end in the sandbox. 503 when no Ready pod backs the Service."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from sandbox.kube.errors import ApiError
+from sandbox.kube.store import ClusterStore, Obj
+
+
+def _ready(p: Obj) -> bool:
+    st = p.get("status") or {}
+    return st.get("phase") == "Running" and any(c.get("type") == "Ready" and c.get("status") == "True"
+                                                for c in st.get("conditions") or [])
+
+
+def backends(store: ClusterStore, namespace: str, service: str) -> list[Obj]:
+    svc = store.get("v1", "Service", service, namespace)
+    if svc is None:
+        raise ApiError(404, "NotFound", f'services "{service}" not found')
+    sel = (svc.get("spec") or {}).get("selector") or {}
+    if not sel:
+        return []
+    pods = store.list("v1", "Pod", namespace, label_selector=",".join(f"{k}={v}" for k, v in sel.items()))
+    return sorted((p for p in pods if _ready(p)), key=lambda p: p["metadata"]["name"])
+
+
+def model_of(pod: Obj) -> str:
+    ann = pod["metadata"].get("annotations") or {}
+    if ann.get("podstart.dev/model-name"):
+        return str(ann["podstart.dev/model-name"])
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        cmd = [*(c.get("command") or []), *(c.get("args") or [])]
+        if "--served-model-name" in cmd and cmd.index("--served-model-name") + 1 < len(cmd):
+            return str(cmd[cmd.index("--served-model-name") + 1])
+    return (pod["metadata"].get("labels") or {}).get("podstart.dev/model", "unknown-model")
+
+
+def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, path: str,
+          body: bytes) -> tuple[int, bytes]:
+    service = service_ref.split(":", 1)[0]
+    pods = backends(store, namespace, service)
+    if not pods:
+        return 503, json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 503,
+                                "reason": "ServiceUnavailable",
+                                "message": f'no endpoints available for service "{service}"'}).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    pod = pods[int(digest[:8], 16) % len(pods)]
+    model = model_of(pod)
+    if path in ("/health", "/healthz") and method == "GET":
+        return 200, b"ok"
+    if path == "/v1/models" and method == "GET":
+        return 200, json.dumps({"object": "list", "data": [{"id": model, "object": "model"}]}).encode()
+    if path != "/v1/chat/completions" or method != "POST":
+        return 404, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode()
+    try:
+        req: dict[str, Any] = json.loads(body or b"{}")
+    except ValueError:
+        return 400, json.dumps({"error": {"message": "body is not JSON"}}).encode()
+    messages = req.get("messages") or []
+    last = next((m.get("content", "") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
+                "")
+    text = f"Hello from {model}. You said: {str(last)[:200]}"
+    return 200, json.dumps({
+        "id": "chatcmpl-" + digest[:24], "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": len(str(last).split()), "completion_tokens": len(text.split()),
+                  "total_tokens": len(str(last).split()) + len(text.split())},
+        "system_fingerprint": f"sandbox/{pod['metadata']['name']}",
+    }).encode()

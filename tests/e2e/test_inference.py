@@ -1,0 +1,211 @@
+"""Inference on the sandbox: managed and self-managed endpoints deploy, become ready, answer invoke;
+service shapes, the SGLang router and KEDA, pools retargeted by label, a failed image pull seen, bad
+input refused with nothing made."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+VLLM_IMAGE = "vllm/vllm-openai:v0.10.1"
+SGLANG_IMAGE = "lmsysorg/sglang:v0.4.9.post2-cu126"
+GPU_TYPE = "ml.g5.8xlarge"
+
+
+def name(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:5]}"
+
+
+@pytest.fixture(scope="module")
+def cluster(api: Any) -> str:
+    cname = name("inf")
+    op = api.post("/v1/clusters", json={"name": cname, "region": "us-west-2", "instance_groups": [
+        {"name": "gpu", "instance_type": GPU_TYPE, "instance_count": 2, "availability_zone": "us-west-2a"}]}).json()
+    assert api.wait_terminal(op["id"], 180)["status"] == "SUCCEEDED"
+    return cname
+
+
+def vllm(ep: str, **over: Any) -> dict[str, Any]:
+    return {"name": ep, "mode": "self-managed", "engine": "vllm", "image": VLLM_IMAGE,
+            "model": {"source": "s3", "uri": "/data/models/Qwen/Qwen3-0.6B/main/"},
+            "instance_type": GPU_TYPE, "gpus": 1, "replicas": 2, **over}
+
+
+def deploy(api: Any, cluster: str, body: dict[str, Any]) -> dict[str, Any]:
+    r = api.post(f"/v1/clusters/{cluster}/endpoints", json=body, key=uuid.uuid4().hex)
+    assert r.status_code == 202, r.text
+    return api.wait_terminal(r.json()["id"], 90)
+
+
+def delete(api: Any, cluster: str, ep: str) -> None:
+    r = api.http.delete(f"/v1/clusters/{cluster}/endpoints/{ep}")
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+
+
+def chat(api: Any, cluster: str, ep: str, text: str = "hi there") -> Any:
+    return api.post(f"/v1/clusters/{cluster}/endpoints/{ep}/invoke",
+                    json={"messages": [{"role": "user", "content": text}]})
+
+
+def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, viewer: Any, sandbox: Any,
+                                                                  cluster: str) -> None:
+    ep = name("llm")
+    op = deploy(api, cluster, vllm(ep))
+    assert op["status"] == "SUCCEEDED", op["error"]
+    assert [s["name"] for s in op["steps"]] == ["inference_operator", "keda", "objects", "ready"]
+    assert [s["status"] for s in op["steps"]][:2] == ["SKIPPED", "SKIPPED"]
+    kube = sandbox.kube.store(cluster)
+    svc = kube.get("v1", "Service", ep, "default")
+    assert svc["spec"]["type"] == "ClusterIP"
+    dep = kube.get("apps/v1", "Deployment", ep, "default")
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["requests"]["nvidia.com/gpu"] == c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert kube.get("policy/v1", "PodDisruptionBudget", f"{ep}-workers", "default") is not None
+
+    got = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert (got["status"], got["ready_replicas"], got["live"]) == ("READY", 2, True)
+    assert ep in [e["name"] for e in api.get(f"/v1/clusters/{cluster}/endpoints").json()["items"]]
+
+    r = chat(api, cluster, ep, "what are you?")
+    assert r.status_code == 200, r.text
+    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" in r.json()["content"]
+    assert chat(viewer, cluster, ep).status_code == 403
+
+    same = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 2})
+    assert same.status_code == 200 and same.json()["changed"] is False
+    r = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 1})
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    assert kube.get("apps/v1", "Deployment", ep, "default")["spec"]["replicas"] == 1
+
+    delete(api, cluster, ep)
+    assert kube.get("apps/v1", "Deployment", ep, "default") is None
+    assert api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").status_code == 404
+
+
+def test_external_shape_is_an_nlb_with_source_ranges(api: Any, sandbox: Any, cluster: str) -> None:
+    ep = name("ext")
+    op = deploy(api, cluster, vllm(ep, replicas=1, service="external", source_ranges=["203.0.113.0/24"]))
+    assert op["status"] == "SUCCEEDED", op["error"]
+    svc = sandbox.kube.store(cluster).get("v1", "Service", ep, "default")
+    assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    assert svc["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
+    delete(api, cluster, ep)
+
+
+def test_managed_deploy_completes_with_kv_cache_and_routing_and_answers(api: Any, sandbox: Any, cluster: str) -> None:
+    ep = name("mgd")
+    op = deploy(api, cluster, {
+        "name": ep, "mode": "managed", "instance_type": GPU_TYPE, "replicas": 1, "gpus": 1,
+        "model": {"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "token_secret": "hf-token"},
+        "tiered_kv_cache": {"l1": True, "l2_backend": "redis"}, "routing_strategy": "kvaware"})
+    assert op["status"] == "SUCCEEDED", op["error"]
+    assert op["steps"][0]["status"] == "SUCCEEDED" and "InferenceEndpointConfig" in op["steps"][0]["message"]
+    cr = sandbox.kube.store(cluster).get("inference.sagemaker.aws.amazon.com/v1", "InferenceEndpointConfig", ep,
+                                         "default")
+    assert cr["status"]["state"] == "DeploymentComplete"
+    assert cr["spec"]["kvCacheSpec"]["l2CacheSpec"]["l2CacheBackend"] == "redis"
+    assert cr["spec"]["intelligentRoutingSpec"] == {"enabled": True, "routingStrategy": "kvaware"}
+    assert "hf-token" in str(cr["spec"]["modelSourceConfig"]) and "token\": \"hf_" not in str(cr)
+    got = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert got["status"] == "READY" and got["state"] == "DeploymentComplete"
+    r = chat(api, cluster, ep)
+    assert r.status_code == 200 and "meta-llama/Llama-3.1-8B-Instruct" in r.json()["content"]
+    delete(api, cluster, ep)
+
+
+def test_an_image_that_cannot_be_pulled_fails_the_deploy_and_shows_on_the_endpoint(api: Any, cluster: str) -> None:
+    ep = name("bad")
+    op = deploy(api, cluster, vllm(ep, replicas=1, image="sandbox.invalid/vllm:v1"))
+    assert op["status"] == "FAILED"
+    assert op["error"]["code"] == "ImagePullFailed" and "ErrImagePull" in op["error"]["message"]
+    got = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert got["status"] == "FAILED" and "ErrImagePull" in got["message"]
+    delete(api, cluster, ep)
+
+
+def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: Any, sandbox: Any,
+                                                                          cluster: str) -> None:
+    ep = name("sgl")
+    body = {"name": ep, "mode": "self-managed", "engine": "sglang", "image": SGLANG_IMAGE,
+            "model": {"source": "huggingface", "model_id": "Qwen/Qwen3-0.6B"}, "instance_type": GPU_TYPE,
+            "gpus": 1, "replicas": 2, "router": {"enabled": True, "policy": "cache_aware"},
+            "autoscaling": {"keda": {"min": 1, "max": 4, "metric": "queue_depth", "target": 4}}}
+    op = deploy(api, cluster, body)
+    assert op["status"] == "SUCCEEDED", op["error"]
+    assert "installed KEDA 2.17.1" in op["steps"][1]["message"]
+    kube = sandbox.kube.store(cluster)
+    role = kube.get("rbac.authorization.k8s.io/v1", "Role", f"{ep}-router", "default")
+    assert role["rules"][0]["resources"] == ["pods"] and role["rules"][0]["verbs"] == ["get", "list", "watch"]
+    so = kube.get("keda.sh/v1alpha1", "ScaledObject", f"{ep}-workers", "default")
+    assert so["spec"]["scaleTargetRef"]["name"] == ep and so["spec"]["maxReplicaCount"] == 4
+    assert kube.get("v1", "Service", ep, "default")["spec"]["selector"]["podstart.dev/role"] == "router"
+    r = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"autoscaling_max": 6})
+    assert r.status_code == 202 and api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    assert kube.get("keda.sh/v1alpha1", "ScaledObject", f"{ep}-workers", "default")["spec"]["maxReplicaCount"] == 6
+    again = deploy(api, cluster, {**body, "name": name("sgl")})
+    assert again["status"] == "SUCCEEDED" and "kept as it is" in again["steps"][1]["message"]
+    delete(api, cluster, ep)
+    delete(api, cluster, again["request"]["endpoint"]["name"])
+
+
+def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: Any, cluster: str) -> None:
+    pool = name("warm")
+    r = api.post(f"/v1/clusters/{cluster}/pools", json={"name": pool, "engine": "vllm", "image": VLLM_IMAGE,
+                                                        "instance_type": GPU_TYPE, "gpus_per_worker": 1,
+                                                        "workers": 2})
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    ep = name("pooled")
+    op = deploy(api, cluster, vllm(ep, service="model_pool", pool=pool, replicas=1))
+    assert op["status"] == "SUCCEEDED", op["error"]
+    assert chat(api, cluster, ep).status_code == 502  # no worker bound yet: the Service has no endpoints
+
+    model = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B"}
+    r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json={"endpoint": ep, "model": model, "workers": 1})
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    kube = sandbox.kube.store(cluster)
+    bound = kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")
+    free = kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model=unassigned")
+    assert (len(bound), len(free)) == (1, 1)
+    answer = chat(api, cluster, ep).json()
+    assert "Qwen/Qwen3-1.7B" in answer["content"]
+    assert answer["response"]["system_fingerprint"] == f"sandbox/{bound[0]['metadata']['name']}"
+    listed = api.get(f"/v1/clusters/{cluster}/pools").json()["items"]
+    assert next(p for p in listed if p["name"] == pool)["by_model"] == {ep: 1, "unassigned": 1}
+
+    r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/release", json={"endpoint": ep})
+    assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    assert not kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")
+    delete(api, cluster, ep)
+
+
+@pytest.mark.parametrize(("over", "loc", "words"), [
+    ({"image": "vllm/vllm-openai:latest"}, ["body", "image"], "latest"),
+    ({"gpus": 2, "engine_args": ["--tensor-parallel-size", "4"]}, ["body"], "= 4 GPUs per replica, but gpus is 2"),
+    ({"instance_type": "ml.p5.48xlarge"}, ["body", "instance_type"], GPU_TYPE),
+    ({"engine_args": ["--max-model-len 4096"]}, ["body", "engine_args"], "one argument per element"),
+])
+def test_bad_deploys_are_refused_naming_the_field(api: Any, sandbox: Any, cluster: str, over: dict[str, Any],
+                                                  loc: list[str], words: str) -> None:
+    ep = name("nope")
+    r = api.post(f"/v1/clusters/{cluster}/endpoints", json=vllm(ep, **over))
+    assert r.status_code == 422, r.text
+    err = r.json()["errors"][0]
+    assert err["loc"][:len(loc)] == loc and words in err["msg"]
+    assert api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").status_code == 404
+    assert sandbox.kube.store(cluster).get("apps/v1", "Deployment", ep, "default") is None
+
+
+def test_invoke_takes_no_target_from_the_request(api: Any, cluster: str) -> None:
+    for extra in ({"url": "http://169.254.169.254/latest/meta-data"}, {"host": "evil.example"},
+                  {"model": "other-endpoint"}):
+        r = api.post(f"/v1/clusters/{cluster}/endpoints/nothing/invoke",
+                     json={"messages": [{"role": "user", "content": "x"}], **extra})
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"][-1] == next(iter(extra))
+    big = {"messages": [{"role": "user", "content": "x" * 30000}] * 3}
+    assert api.post(f"/v1/clusters/{cluster}/endpoints/nothing/invoke", json=big).status_code in (404, 413)
