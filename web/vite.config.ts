@@ -35,5 +35,7 @@ export default defineConfig({
     css: false,
     pool: "threads",
     maxWorkers: 2,
+    // jsdom renders of whole pages take seconds on a loaded 2-core runner; 5 s (the default) flaked there
+    testTimeout: 20_000,
   },
 });

@@ -19,6 +19,7 @@ import Clusters from "./pages/Clusters";
 const CreateCluster = lazy(() => import("./pages/CreateCluster"));
 const ImportCluster = lazy(() => import("./pages/ImportCluster"));
 const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
+const Endpoints = lazy(() => import("./pages/Endpoints"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
 const JobDetail = lazy(() => import("./pages/JobDetail"));
@@ -44,6 +45,8 @@ function Page({ route }: { route: Route }) {
       return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "job":
       return <JobDetail key={`${route.region}/${route.name}/${route.namespace}/${route.job}`} region={route.region} name={route.name} job={route.job} namespace={route.namespace} />;
+    case "endpoints":
+      return <Endpoints key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "operations":
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
@@ -69,6 +72,8 @@ function titleOf(route: Route): string {
       return route.name;
     case "job":
       return `Job ${route.job}`;
+    case "endpoints":
+      return `Endpoints · ${route.name}`;
     case "operations":
       return "Operations";
     case "operation":

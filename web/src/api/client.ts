@@ -2,15 +2,25 @@ import type { Problem } from "../lib/problems";
 import type {
   AvailabilityZone,
   ClusterCreate,
+  Endpoint,
+  EndpointCreate,
+  EndpointList,
+  EndpointPatch,
+  InvokeRequest,
+  InvokeResult,
+  JobDetail,
+  JobList,
+  JobLogs,
+  JobSubmit,
+  PoolAssign,
+  PoolCreate,
+  PoolList,
+  PoolRelease,
   ClusterImport,
   ClusterDetail,
   ClusterSummary,
   InstanceGroupSpec,
   InstanceType,
-  JobDetail,
-  JobList,
-  JobLogs,
-  JobSubmit,
   Me,
   Operation,
   Page,
@@ -106,6 +116,8 @@ export async function request<T>(path: string, opts: RequestOptions = {}): Promi
   return { status: res.status, body: body as T };
 }
 
+const clusterPath = (cluster: string) => `/v1/clusters/${encodeURIComponent(cluster)}`;
+
 async function get<T>(path: string, signal?: AbortSignal): Promise<T> {
   return (await request<T>(path, { signal })).body;
 }
@@ -171,6 +183,44 @@ export const api = {
   reconcile: (cluster: string, region: string, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/reconcile${qs({ region })}`, {
       method: "POST",
+      idempotencyKey: key,
+    }),
+  endpoints: (cluster: string, region: string) =>
+    get<EndpointList>(`${clusterPath(cluster)}/endpoints${qs({ region, limit: 100 })}`),
+  endpoint: (cluster: string, region: string, name: string) =>
+    get<Endpoint>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}${qs({ region })}`),
+  deployEndpoint: (cluster: string, region: string, body: Partial<EndpointCreate>, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/endpoints${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  patchEndpoint: (cluster: string, region: string, name: string, changed: EndpointPatch, key: string) =>
+    request<Operation | { changed: false }>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}${qs({ region })}`, {
+      method: "PATCH",
+      body: changed,
+      idempotencyKey: key,
+    }),
+  deleteEndpoint: (cluster: string, region: string, name: string, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}${qs({ region })}`, {
+      method: "DELETE",
+      idempotencyKey: key,
+    }),
+  invokeEndpoint: (cluster: string, region: string, name: string, body: InvokeRequest, key: string) =>
+    request<InvokeResult>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}/invoke${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  pools: (cluster: string, region: string) => get<PoolList>(`${clusterPath(cluster)}/pools${qs({ region })}`),
+  createPool: (cluster: string, region: string, body: Partial<PoolCreate>, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/pools${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  assignPool: (cluster: string, region: string, pool: string, body: Partial<PoolAssign>, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/pools/${encodeURIComponent(pool)}/assign${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  releasePool: (cluster: string, region: string, pool: string, body: PoolRelease, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/pools/${encodeURIComponent(pool)}/release${qs({ region })}`, {
+      method: "POST",
+      body,
       idempotencyKey: key,
     }),
   recipes: () => get<RecipeList>("/v1/recipes"),

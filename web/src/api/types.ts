@@ -25,6 +25,17 @@ export type JobSummary = Schemas["JobSummary"];
 export type JobList = Schemas["JobList"];
 export type JobDetail = Schemas["JobDetail"];
 export type JobLogs = Schemas["JobLogs"];
+export type EndpointCreate = Schemas["EndpointCreate"];
+export type EndpointPatch = Schemas["EndpointPatch"];
+export type Endpoint = Schemas["EndpointView"];
+export type EndpointList = Schemas["EndpointList"];
+export type InvokeRequest = Schemas["InvokeRequest"];
+export type InvokeResult = Schemas["InvokeResult"];
+export type Pool = Schemas["PoolView"];
+export type PoolList = Schemas["PoolList"];
+export type PoolCreate = Schemas["PoolCreate"];
+export type PoolAssign = Schemas["PoolAssign"];
+export type PoolRelease = Schemas["PoolRelease"];
 
 export interface Page<T> {
   items: T[];

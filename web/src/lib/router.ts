@@ -1,8 +1,8 @@
 import { useEffect, useState } from "react";
 
 /**
- * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/jobs/{job},
- * #/import, #/operations, #/operations/{id}.
+ * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/endpoints,
+ * #/clusters/{region}/{name}/jobs/{job}, #/import, #/operations, #/operations/{id}.
  */
 export type Route =
   | { page: "clusters" }
@@ -10,6 +10,7 @@ export type Route =
   | { page: "import"; region?: string; eks_cluster_name?: string }
   | { page: "cluster"; region: string; name: string }
   | { page: "job"; region: string; name: string; job: string; namespace: string }
+  | { page: "endpoints"; region: string; name: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
   | { page: "notfound"; path: string };
@@ -26,6 +27,8 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === "clusters" && parts.length === 3) return { page: "cluster", region: parts[1], name: parts[2] };
   if (parts[0] === "clusters" && parts.length === 5 && parts[3] === "jobs")
     return { page: "job", region: parts[1], name: parts[2], job: parts[4], namespace: q.get("namespace") ?? "default" };
+  if (parts[0] === "clusters" && parts.length === 4 && parts[3] === "endpoints")
+    return { page: "endpoints", region: parts[1], name: parts[2] };
   if (parts[0] === "import" && parts.length === 1)
     return { page: "import", region: q.get("region") ?? undefined, eks_cluster_name: q.get("eks_cluster_name") ?? undefined };
   if (parts[0] === "operations" && parts.length === 1)
@@ -53,6 +56,7 @@ export const href = {
     return `#/import${s ? `?${s}` : ""}`;
   },
   cluster: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}`,
+  endpoints: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/endpoints`,
   operations: (f: { cluster?: string; status?: string } = {}) => {
     const q = new URLSearchParams();
     if (f.cluster) q.set("cluster", f.cluster);

@@ -214,6 +214,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
         actions={
           <SpaceBetween direction="horizontal" size="xs">
             <Button onClick={detail.reload} iconName="refresh" ariaLabel="Refresh" />
+            <Button href={href.endpoints(region, name)}>Endpoints</Button>
             <Button onClick={() => setModal("delete")} disabled={!c}>
               Delete
             </Button>

@@ -1,0 +1,86 @@
+// The Endpoints page on a sandbox cluster with a GPU group: an unpinned image is refused on its field,
+// a self-managed vLLM endpoint is deployed from the form (progress on the operation page), shows READY
+// live, answers a chat in "Try it", and is deleted; every mutation carried an Idempotency-Key.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+
+const REGION = "us-west-2";
+const CLUSTER = "br-infer";
+const EP = "chat-a";
+
+let sb;
+let browser;
+
+before(async () => {
+  sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
+  browser = await launch();
+  const r = await sb.api("/v1/clusters", {
+    method: "POST",
+    headers: { "Idempotency-Key": "browser-inference-setup" },
+    body: { name: CLUSTER, region: REGION,
+            instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 1, availability_zone: "us-west-2a" }] },
+  });
+  assert.equal(r.status, 202, JSON.stringify(r.json));
+  const op = await sb.waitOperation(r.json.id);
+  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+});
+
+after(async () => {
+  await browser?.close();
+  await sb?.stop();
+});
+
+test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it, delete it", async () => {
+  const { page, problems } = await newPage(browser);
+  const since = mutations.length;
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
+  await page.getByRole("link", { name: "Endpoints" }).click();
+  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  const endpoints = page.getByRole("table", { name: "Inference endpoints" });
+  await endpoints.getByText("No endpoints yet").waitFor();
+
+  await page.getByRole("button", { name: "Deploy endpoint" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByText(/ml\.g5\.8xlarge \(group gpu: /).waitFor(); // the cluster's GPU group, inspected first
+  await dialog.getByRole("textbox", { name: "Endpoint name" }).fill(EP);
+  await dialog.getByRole("textbox", { name: "Model path" }).fill("/data/models/Qwen/Qwen3-0.6B/main/");
+  // Unpinned: refused on the Image field, nothing starts.
+  await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:latest");
+  await dialog.getByRole("button", { name: "Deploy" }).click();
+  await dialog.getByText(/tag `latest` is not pinned/).waitFor();
+  problems.length = 0; // the refused request's 422 is expected
+  await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:v0.10.1");
+  await dialog.getByRole("button", { name: "Deploy" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await assertCleanText(page, "endpoint.deploy operation");
+
+  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/endpoints`);
+  await page.locator(`[data-testid="endpoint-${EP}"][data-status="READY"]`).waitFor();
+  const row = await endpoints.getByRole("row").filter({ has: page.getByRole("rowheader", { name: EP, exact: true }) }).innerText();
+  assert.match(row, /1 of 1 ready/, row);
+  await assertCleanText(page, "endpoints page");
+
+  await page.getByRole("textbox", { name: "Message" }).fill("what are you?");
+  await page.getByRole("button", { name: "Send" }).click();
+  const answer = await page.getByTestId("answer").innerText();
+  assert.match(answer, /Hello from Qwen\/Qwen3-0\.6B\/main/, answer);
+  assert.match(answer, /what are you\?/, answer);
+  await shot(page, "inference-answered");
+
+  await page.getByRole("button", { name: `Delete ${EP}` }).click();
+  const confirm = page.getByRole("dialog");
+  await confirm.getByRole("textbox").fill(EP);
+  await confirm.getByRole("button", { name: "Delete" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  assert.equal((await sb.api(`/v1/clusters/${CLUSTER}/endpoints/${EP}?region=${REGION}`)).status, 404);
+
+  const mine = mutations.slice(since);
+  assert.equal(mine.length, 4, JSON.stringify(mine)); // refused deploy, deploy, invoke, delete
+  for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
+  assert.deepEqual(problems, []);
+});

@@ -1,0 +1,526 @@
+// A cluster's inference: endpoints (managed or self-managed vLLM/SGLang) with live status, deploy,
+// scale, delete, a "Try it" chat box, and the model pools (warm GPU workers retargeted by label).
+import { useEffect, useRef, useState } from "react";
+import Alert from "@cloudscape-design/components/alert";
+import Box from "@cloudscape-design/components/box";
+import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
+import Button from "@cloudscape-design/components/button";
+import Checkbox from "@cloudscape-design/components/checkbox";
+import Container from "@cloudscape-design/components/container";
+import FormField from "@cloudscape-design/components/form-field";
+import Header from "@cloudscape-design/components/header";
+import Input from "@cloudscape-design/components/input";
+import Modal from "@cloudscape-design/components/modal";
+import SegmentedControl from "@cloudscape-design/components/segmented-control";
+import Select from "@cloudscape-design/components/select";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+import Table from "@cloudscape-design/components/table";
+import Textarea from "@cloudscape-design/components/textarea";
+import { api } from "../api/client";
+import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, InvokeResult, Pool, PoolAssign, PoolCreate } from "../api/types";
+import { ConfirmModal } from "../components/ConfirmModal";
+import { Status } from "../components/Status";
+import { changedFields, isEmpty } from "../lib/diff";
+import { useLiveEvents } from "../lib/events";
+import { countsLong, text } from "../lib/format";
+import { useMutation } from "../lib/mutation";
+import { href } from "../lib/router";
+import { useAsync } from "../lib/useAsync";
+
+type Draft = Record<string, string | boolean>;
+type Opt = { value: string; label: string; description?: string };
+
+const SETTLED = new Set(["READY", "FAILED"]);
+const ENDPOINT_FIELDS = [
+  "name", "mode", "instance_type", "replicas", "gpus", "model", "model.uri", "model.model_id", "model.token_secret",
+  "engine", "image", "engine_args", "service", "pool", "source_ranges", "internet_facing", "router", "autoscaling",
+  "tiered_kv_cache", "routing_strategy",
+];
+const MODEL_SOURCES: Record<string, Opt[]> = {
+  "self-managed": [
+    { value: "s3", label: "Shared bucket (/data/models/...)" },
+    { value: "huggingface", label: "Hugging Face" },
+  ],
+  managed: [
+    { value: "s3", label: "Shared bucket (/data/models/...)" },
+    { value: "fsx", label: "FSx for Lustre" },
+    { value: "huggingface", label: "Hugging Face" },
+    { value: "jumpstart", label: "JumpStart catalog" },
+  ],
+};
+const IMAGES: Record<string, string> = { vllm: "vllm/vllm-openai:v0.10.1", sglang: "lmsysorg/sglang:v0.4.9.post2-cu126" };
+
+const opt = (value: string, label = value): Opt => ({ value, label });
+const lines = (s: unknown) => String(s ?? "").split(/[\n,]/).map((x) => x.trim()).filter(Boolean);
+const int = (s: unknown) => (String(s ?? "").trim() === "" ? undefined : Number(s));
+
+/** The request for a deploy draft: only what the chosen mode takes; blanks left to the server's defaults. */
+export function endpointBody(d: Draft): Partial<EndpointCreate> {
+  const managed = d.mode === "managed";
+  const source = String(d.source || "s3");
+  const model: Record<string, unknown> = { source };
+  if (source === "s3" || source === "fsx") model.uri = d.uri;
+  else model.model_id = d.model_id;
+  if (source === "huggingface" && d.token_secret) model.token_secret = d.token_secret;
+  if (d.revision && (source === "huggingface" || source === "jumpstart")) model.revision = d.revision;
+  if (source === "jumpstart" && d.accept_eula) model.accept_eula = true;
+  const body: Record<string, unknown> = {
+    name: d.name, mode: managed ? "managed" : "self-managed", instance_type: d.instance_type, model,
+    replicas: int(d.replicas),
+  };
+  if (int(d.gpus) !== undefined) body.gpus = int(d.gpus);
+  if (managed) {
+    if (d.routing_strategy) body.routing_strategy = d.routing_strategy;
+    if (d.kv_l1 || d.kv_l2) body.tiered_kv_cache = { l1: Boolean(d.kv_l1), ...(d.kv_l2 ? { l2_backend: d.kv_l2 } : {}) };
+    if (int(d.as_max) !== undefined) body.autoscaling = { max: int(d.as_max), ...(int(d.as_min) !== undefined ? { min: int(d.as_min) } : {}) };
+  } else {
+    body.engine = d.engine;
+    body.image = d.image;
+    if (lines(d.engine_args).length) body.engine_args = String(d.engine_args).split("\n").map((x) => x.trim()).filter(Boolean);
+    body.service = d.service || "internal";
+    if (d.service === "model_pool") body.pool = d.pool;
+    if (d.service === "external") {
+      if (d.internet_facing) body.internet_facing = true;
+      if (lines(d.source_ranges).length) body.source_ranges = lines(d.source_ranges);
+    }
+    if (d.engine === "sglang" && d.router) {
+      body.router = { enabled: true, policy: d.router_policy || "cache_aware" };
+      if (int(d.keda_max) !== undefined)
+        body.autoscaling = { keda: { max: int(d.keda_max), min: int(d.keda_min) ?? 1, metric: d.keda_metric || "queue_depth" } };
+    }
+  }
+  return body as Partial<EndpointCreate>;
+}
+
+/** "unassigned: 2, llm-a: 1" */
+export function byModel(p: Pool): string {
+  const parts = Object.entries(p.by_model ?? {}).map(([m, n]) => `${m}: ${n}`);
+  return parts.length ? parts.join(", ") : "No workers seen";
+}
+
+function groupOptions(groups: ClusterInstanceGroup[]): Opt[] {
+  const seen = new Map<string, Opt>();
+  for (const g of groups) {
+    if (!g.instance_type || seen.has(g.instance_type)) continue;
+    seen.set(g.instance_type, { value: g.instance_type, label: g.instance_type, description: `group ${g.name}: ${countsLong(g)}` });
+  }
+  return [...seen.values()];
+}
+
+function Pick({ label, value, options, onChange, error, description }: { label: string; value: string; options: Opt[]; onChange: (v: string) => void; error?: string; description?: string }) {
+  const selected = options.find((o) => o.value === value) ?? null;
+  return (
+    <FormField label={label} errorText={error} description={description}>
+      <Select ariaLabel={label} selectedOption={selected} options={options} onChange={({ detail }) => onChange(detail.selectedOption.value ?? "")} placeholder="Choose" />
+    </FormField>
+  );
+}
+
+function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: string; region: string; groups: ClusterInstanceGroup[]; pools: Pool[]; onClose: () => void }) {
+  const types = groupOptions(groups);
+  const [d, setD] = useState<Draft>({
+    mode: "self-managed", engine: "vllm", image: IMAGES.vllm, source: "s3", uri: "/data/models/", replicas: "1", gpus: "1",
+    service: "internal", instance_type: types[0]?.value ?? "", kv_l1: true, router_policy: "cache_aware", keda_metric: "queue_depth",
+  });
+  const deploy = useMutation((body: Partial<EndpointCreate>, key: string) => api.deployEndpoint(cluster, region, body, key), { fields: ENDPOINT_FIELDS });
+  const e = deploy.fieldErrors;
+  const set = (p: Draft) => {
+    setD((x) => ({ ...x, ...p }));
+    deploy.clearField(...Object.keys(p), "model");
+  };
+  const input = (k: string, label: string, description?: string, err = e[k]) => (
+    <FormField label={label} description={description} errorText={err}>
+      <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set({ [k]: detail.value })} />
+    </FormField>
+  );
+  const managed = d.mode === "managed";
+  const source = String(d.source);
+  return (
+    <Modal
+      visible
+      size="large"
+      onDismiss={onClose}
+      header={`Deploy an endpoint on ${cluster}`}
+      footer={
+        <Box float="right">
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button variant="link" onClick={onClose}>Cancel</Button>
+            <Button variant="primary" loading={deploy.busy} onClick={() => void deploy.run(endpointBody(d))}>Deploy</Button>
+          </SpaceBetween>
+        </Box>
+      }
+    >
+      <SpaceBetween size="m">
+        {deploy.errors.length > 0 && <Alert type="error" header="The endpoint was not deployed">{deploy.errors.join("; ")}</Alert>}
+        <SegmentedControl
+          label="Mode"
+          selectedId={String(d.mode)}
+          onChange={({ detail }) => set({ mode: detail.selectedId, source: detail.selectedId === "managed" ? "huggingface" : "s3" })}
+          options={[{ id: "self-managed", text: "Self-managed (vLLM / SGLang)" }, { id: "managed", text: "Managed (inference operator)" }]}
+        />
+        {input("name", "Endpoint name", "A DNS label, at most 32 characters")}
+        {types.length === 0 && <Alert type="warning">This cluster has no instance groups: add a GPU group first.</Alert>}
+        <Pick label="Instance type" value={String(d.instance_type)} options={types} error={e.instance_type} onChange={(v) => set({ instance_type: v })}
+          description={types.length ? `This cluster's groups: ${types.map((t) => `${t.label} (${t.description})`).join("; ")}` : undefined} />
+        <SpaceBetween direction="horizontal" size="m">
+          {input("replicas", "Replicas")}
+          {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
+        </SpaceBetween>
+        <Pick label="Model source" value={source} options={MODEL_SOURCES[String(d.mode)]} error={e.model} onChange={(v) => set({ source: v })} />
+        {source === "s3" || source === "fsx"
+          ? input("uri", "Model path", "e.g. /data/models/Qwen/Qwen3-0.6B/main/", e["model.uri"])
+          : input("model_id", source === "jumpstart" ? "JumpStart model id" : "Hugging Face model id", source === "jumpstart" ? undefined : "org/name", e["model.model_id"])}
+        {source === "huggingface" && input("token_secret", "Token Secret", "Name of a Secret with key `token` (gated models); the token itself never goes here", e["model.token_secret"])}
+        {source === "jumpstart" && <Checkbox checked={Boolean(d.accept_eula)} onChange={({ detail }) => set({ accept_eula: detail.checked })}>Accept the model's end-user license</Checkbox>}
+        {managed ? (
+          <>
+            <Pick label="Routing strategy" value={String(d.routing_strategy ?? "")} error={e.routing_strategy} onChange={(v) => set({ routing_strategy: v })}
+              options={[opt("", "Operator default"), opt("prefixaware", "Prefix-aware"), opt("kvaware", "KV-aware"), opt("session", "Session"), opt("roundrobin", "Round robin")]} />
+            <FormField label="Tiered KV cache" errorText={e.tiered_kv_cache}>
+              <SpaceBetween direction="horizontal" size="m">
+                <Checkbox checked={Boolean(d.kv_l1)} onChange={({ detail }) => set({ kv_l1: detail.checked })}>L1 (CPU memory)</Checkbox>
+                <Select ariaLabel="L2 backend" selectedOption={opt(String(d.kv_l2 ?? ""), d.kv_l2 ? String(d.kv_l2) : "No L2")}
+                  options={[opt("", "No L2"), opt("tieredstorage"), opt("redis")]} onChange={({ detail }) => set({ kv_l2: detail.selectedOption.value ?? "" })} />
+              </SpaceBetween>
+            </FormField>
+            <SpaceBetween direction="horizontal" size="m">
+              {input("as_min", "Autoscaling min", undefined, e.autoscaling)}
+              {input("as_max", "Autoscaling max", "Empty: no autoscaling")}
+            </SpaceBetween>
+          </>
+        ) : (
+          <>
+            <Pick label="Engine" value={String(d.engine)} error={e.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
+            {input("image", "Image", "Pinned: a version tag or @sha256 digest (latest is refused)")}
+            <FormField label="Engine arguments" description="One argument per line, e.g. --max-model-len then 8192" errorText={e.engine_args}>
+              <Textarea ariaLabel="Engine arguments" rows={3} value={String(d.engine_args ?? "")} onChange={({ detail }) => set({ engine_args: detail.value })} />
+            </FormField>
+            <Pick label="Service" value={String(d.service)} error={e.service} onChange={(v) => set({ service: v })}
+              options={[opt("internal", "Internal (ClusterIP)"), opt("external", "External (Network Load Balancer)"), opt("model_pool", "Model pool workers")]} />
+            {d.service === "model_pool" && (
+              <Pick label="Pool" value={String(d.pool ?? "")} error={e.pool} onChange={(v) => set({ pool: v })} options={pools.map((p) => opt(p.name, `${p.name} (${p.engine}, ${p.workers} workers)`))} />
+            )}
+            {d.service === "external" && (
+              <>
+                <Checkbox checked={Boolean(d.internet_facing)} onChange={({ detail }) => set({ internet_facing: detail.checked })}>Internet-facing</Checkbox>
+                {input("source_ranges", "Allowed source ranges", "CIDR blocks, comma-separated (empty: any)")}
+              </>
+            )}
+            {d.engine === "sglang" && (
+              <FormField label="SGLang router" errorText={e.router ?? e.autoscaling} description="In front of 2 or more replicas; KEDA scales it on the router's metrics">
+                <SpaceBetween size="s">
+                  <Checkbox checked={Boolean(d.router)} onChange={({ detail }) => set({ router: detail.checked })}>Deploy the router (cache-aware)</Checkbox>
+                  {d.router && (
+                    <SpaceBetween direction="horizontal" size="m">
+                      {input("keda_min", "KEDA min")}
+                      {input("keda_max", "KEDA max", "Empty: no KEDA")}
+                    </SpaceBetween>
+                  )}
+                </SpaceBetween>
+              </FormField>
+            )}
+          </>
+        )}
+      </SpaceBetween>
+    </Modal>
+  );
+}
+
+function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
+  const auto = (ep.autoscaling ?? {}) as Record<string, unknown>;
+  const now = { replicas: ep.replicas, autoscaling_min: auto.min as number | undefined, autoscaling_max: auto.max as number | undefined };
+  const [d, setD] = useState<Draft>({ replicas: String(ep.replicas), autoscaling_min: text(now.autoscaling_min, ""), autoscaling_max: text(now.autoscaling_max, "") });
+  const [info, setInfo] = useState<string | undefined>();
+  const scale = useMutation((changed: EndpointPatch, key: string) => api.patchEndpoint(cluster, region, ep.name, changed, key), {
+    fields: ["replicas", "autoscaling_min", "autoscaling_max"],
+    unchangedMessage: `Nothing to change: ${ep.name} is already like that.`,
+  });
+  const save = () => {
+    const edited = { replicas: int(d.replicas), autoscaling_min: int(d.autoscaling_min), autoscaling_max: int(d.autoscaling_max) };
+    const changed = changedFields(now, edited);
+    if (isEmpty(changed)) {
+      setInfo(`Nothing to change: ${ep.name} already has ${ep.replicas} replicas.`);
+      return;
+    }
+    void scale.run(changed as EndpointPatch);
+  };
+  const field = (k: string, label: string) => (
+    <FormField label={label} errorText={scale.fieldErrors[k]}>
+      <Input ariaLabel={label} type="number" value={String(d[k] ?? "")} onChange={({ detail }) => { setD((x) => ({ ...x, [k]: detail.value })); setInfo(undefined); scale.clearField(k); }} />
+    </FormField>
+  );
+  return (
+    <Modal
+      visible
+      onDismiss={onClose}
+      header={`Scale ${ep.name}`}
+      footer={
+        <Box float="right">
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button variant="link" onClick={onClose}>Cancel</Button>
+            <Button variant="primary" onClick={save} loading={scale.busy}>Save</Button>
+          </SpaceBetween>
+        </Box>
+      }
+    >
+      <SpaceBetween size="m">
+        {scale.errors.length > 0 && <Alert type="error">{scale.errors.join("; ")}</Alert>}
+        {field("replicas", "Replicas")}
+        {ep.autoscaling && field("autoscaling_min", "Autoscaling min")}
+        {ep.autoscaling && field("autoscaling_max", "Autoscaling max")}
+        {(info ?? scale.notice) && <Alert type="info">{info ?? scale.notice}</Alert>}
+      </SpaceBetween>
+    </Modal>
+  );
+}
+
+function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
+  const del = useMutation((_: null, key: string) => api.deleteEndpoint(cluster, region, ep.name, key));
+  return (
+    <ConfirmModal
+      header={`Delete ${ep.name}?`}
+      confirmLabel="Delete"
+      typeToConfirm={ep.name}
+      warning={`This deletes the endpoint and every object PodStart made for it (${(ep.objects ?? []).length} objects). Models in the bucket stay.`}
+      busy={del.busy}
+      errors={del.errors}
+      onConfirm={() => void del.run(null)}
+      onCancel={onClose}
+    />
+  );
+}
+
+/** Try it: one chat message to a READY endpoint, through PodStart (the target is the endpoint's own Service). */
+function TryIt({ cluster, region, endpoints }: { cluster: string; region: string; endpoints: Endpoint[] }) {
+  const ready = endpoints.filter((x) => x.status === "READY");
+  const [ep, setEp] = useState("");
+  const [message, setMessage] = useState("");
+  const [answer, setAnswer] = useState<InvokeResult | undefined>();
+  const chosen = ready.find((x) => x.name === ep)?.name ?? ready[0]?.name ?? "";
+  const invoke = useMutation(
+    (m: string, key: string) => api.invokeEndpoint(cluster, region, chosen, { messages: [{ role: "user", content: m }], max_tokens: 256, temperature: 0.7, stream: false }, key),
+    { fields: ["messages"], onDone: (r) => setAnswer(r) },
+  );
+  return (
+    <Container header={<Header variant="h2" description="Send a chat message to a ready endpoint (operators)">Try it</Header>}>
+      <SpaceBetween size="m">
+        <Pick label="Endpoint" value={chosen} options={ready.map((x) => opt(x.name, `${x.name} (${x.model})`))} onChange={setEp} />
+        <FormField label="Message" errorText={invoke.fieldErrors.messages}>
+          <Textarea ariaLabel="Message" rows={2} value={message} onChange={({ detail }) => { setMessage(detail.value); invoke.clearField("messages"); }} />
+        </FormField>
+        <Button onClick={() => { setAnswer(undefined); void invoke.run(message); }} loading={invoke.busy} disabled={!chosen || !message.trim()}>Send</Button>
+        {invoke.errors.length > 0 && <Alert type="error" header="No answer">{invoke.errors.join("; ")}</Alert>}
+        {answer && (
+          <Box data-testid="answer">
+            <Box variant="awsui-key-label">{`${answer.endpoint} answered${answer.model ? ` (${answer.model})` : ""}${answer.truncated ? ", truncated" : ""}`}</Box>
+            <Box variant="p">{text(answer.content, "The engine sent no message content.")}</Box>
+          </Box>
+        )}
+      </SpaceBetween>
+    </Container>
+  );
+}
+
+function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string; region: string; types: Opt[]; onClose: () => void }) {
+  const [d, setD] = useState<Draft>({ engine: "vllm", image: IMAGES.vllm, instance_type: types[0]?.value ?? "", gpus_per_worker: "1", workers: "2" });
+  const create = useMutation((body: Partial<PoolCreate>, key: string) => api.createPool(cluster, region, body, key), {
+    fields: ["name", "engine", "image", "instance_type", "gpus_per_worker", "workers"],
+  });
+  const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); create.clearField(...Object.keys(p)); };
+  const input = (k: string, label: string, description?: string) => (
+    <FormField label={label} description={description} errorText={create.fieldErrors[k]}>
+      <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set({ [k]: detail.value })} />
+    </FormField>
+  );
+  const submit = () => void create.run({
+    name: String(d.name ?? ""), engine: d.engine as PoolCreate["engine"], image: String(d.image), instance_type: String(d.instance_type),
+    gpus_per_worker: int(d.gpus_per_worker), workers: int(d.workers),
+  });
+  return (
+    <Modal visible onDismiss={onClose} header={`Create a model pool on ${cluster}`}
+      footer={<Box float="right"><SpaceBetween direction="horizontal" size="xs"><Button variant="link" onClick={onClose}>Cancel</Button><Button variant="primary" loading={create.busy} onClick={submit}>Create pool</Button></SpaceBetween></Box>}>
+      <SpaceBetween size="m">
+        {create.errors.length > 0 && <Alert type="error" header="The pool was not created">{create.errors.join("; ")}</Alert>}
+        {input("name", "Pool name", "A DNS label, at most 24 characters")}
+        <Pick label="Engine" value={String(d.engine)} error={create.fieldErrors.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
+        {input("image", "Image", "Pinned: a version tag or @sha256 digest")}
+        <Pick label="Instance type" value={String(d.instance_type)} options={types} error={create.fieldErrors.instance_type} onChange={(v) => set({ instance_type: v })} />
+        {input("gpus_per_worker", "GPUs per worker")}
+        {input("workers", "Workers", "Warm workers, labelled unassigned until assigned to an endpoint")}
+      </SpaceBetween>
+    </Modal>
+  );
+}
+
+function AssignModal({ cluster, region, pool, onClose }: { cluster: string; region: string; pool: Pool; onClose: () => void }) {
+  const [d, setD] = useState<Draft>({ source: "s3", uri: "/data/models/", workers: "1" });
+  const assign = useMutation((body: Partial<PoolAssign>, key: string) => api.assignPool(cluster, region, pool.name, body, key), {
+    fields: ["endpoint", "model", "model.uri", "model.model_id", "workers"],
+  });
+  const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); assign.clearField(...Object.keys(p), "model"); };
+  const input = (k: string, label: string, description?: string, err = assign.fieldErrors[k]) => (
+    <FormField label={label} description={description} errorText={err}>
+      <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set({ [k]: detail.value })} />
+    </FormField>
+  );
+  const model = (d.source === "s3" ? { source: "s3", uri: String(d.uri) } : { source: "huggingface", model_id: String(d.model_id ?? "") }) as PoolAssign["model"];
+  return (
+    <Modal visible onDismiss={onClose} header={`Assign ${pool.name} workers`}
+      footer={<Box float="right"><SpaceBetween direction="horizontal" size="xs"><Button variant="link" onClick={onClose}>Cancel</Button>
+        <Button variant="primary" loading={assign.busy} onClick={() => void assign.run({ endpoint: String(d.endpoint ?? ""), model, workers: int(d.workers) })}>Assign</Button></SpaceBetween></Box>}>
+      <SpaceBetween size="m">
+        {assign.errors.length > 0 && <Alert type="error" header="No workers were assigned">{assign.errors.join("; ")}</Alert>}
+        <Box>{`Now: ${byModel(pool)}`}</Box>
+        {input("endpoint", "Endpoint", "A model_pool endpoint on this pool; its Service selects the workers by label")}
+        <Pick label="Model source" value={String(d.source)} options={MODEL_SOURCES["self-managed"]} error={assign.fieldErrors.model} onChange={(v) => set({ source: v })} />
+        {d.source === "s3" ? input("uri", "Model path", undefined, assign.fieldErrors["model.uri"]) : input("model_id", "Hugging Face model id", "org/name", assign.fieldErrors["model.model_id"])}
+        {input("workers", "Workers")}
+      </SpaceBetween>
+    </Modal>
+  );
+}
+
+function ReleaseModal({ cluster, region, pool, onClose }: { cluster: string; region: string; pool: Pool; onClose: () => void }) {
+  const bound = Object.keys(pool.by_model ?? {}).filter((m) => m !== "unassigned");
+  const [endpoint, setEndpoint] = useState(bound[0] ?? "");
+  const release = useMutation((_: null, key: string) => api.releasePool(cluster, region, pool.name, { endpoint }, key));
+  return (
+    <ConfirmModal
+      header={`Release ${pool.name} workers`}
+      confirmLabel="Release"
+      busy={release.busy}
+      errors={release.errors}
+      onConfirm={() => void release.run(null)}
+      onCancel={onClose}
+    >
+      <SpaceBetween size="s">
+        <Box>Every worker serving the endpoint goes back to the pool, unassigned; the endpoint has no workers until some are assigned again.</Box>
+        <Pick label="Endpoint" value={endpoint} options={bound.map((m) => opt(m, `${m} (${pool.by_model?.[m]} workers)`))} onChange={setEndpoint} />
+      </SpaceBetween>
+    </ConfirmModal>
+  );
+}
+
+function PoolsPanel({ cluster, region, types, pools, loading, error }: { cluster: string; region: string; types: Opt[]; pools: Pool[]; loading: boolean; error?: Error }) {
+  const [modal, setModal] = useState<null | "create" | { assign: Pool } | { release: Pool }>(null);
+  return (
+    <>
+      <Table<Pool>
+        header={
+          <Header variant="h2" counter={`(${pools.length})`} description="Warm GPU workers; assigning relabels workers so an endpoint's Service selects them (seconds, no new deployment)"
+            actions={<Button onClick={() => setModal("create")}>Create pool</Button>}>
+            Model pools
+          </Header>
+        }
+        loading={loading && pools.length === 0}
+        items={pools}
+        trackBy="name"
+        ariaLabels={{ tableLabel: "Model pools" }}
+        empty={<Box textAlign="center">{error ? error.message : "None"}</Box>}
+        columnDefinitions={[
+          { id: "name", header: "Name", cell: (p) => p.name, isRowHeader: true },
+          { id: "engine", header: "Engine", cell: (p) => p.engine },
+          { id: "type", header: "Instance type", cell: (p) => `${p.instance_type} (${p.gpus_per_worker} GPU per worker)` },
+          { id: "workers", header: "Workers", cell: (p) => p.workers },
+          { id: "by", header: "Workers by model", cell: (p) => <span data-testid={`pool-${p.name}`}>{byModel(p)}</span> },
+          {
+            id: "act", header: "Actions", cell: (p) => (
+              <SpaceBetween direction="horizontal" size="xs">
+                <Button variant="inline-link" ariaLabel={`Assign ${p.name} workers`} onClick={() => setModal({ assign: p })}>Assign</Button>
+                {Object.keys(p.by_model ?? {}).some((m) => m !== "unassigned") && (
+                  <Button variant="inline-link" ariaLabel={`Release ${p.name} workers`} onClick={() => setModal({ release: p })}>Release</Button>
+                )}
+              </SpaceBetween>
+            ),
+          },
+        ]}
+      />
+      {modal === "create" && <CreatePoolModal cluster={cluster} region={region} types={types} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "assign" in modal && <AssignModal cluster={cluster} region={region} pool={modal.assign} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "release" in modal && <ReleaseModal cluster={cluster} region={region} pool={modal.release} onClose={() => setModal(null)} />}
+    </>
+  );
+}
+
+function replicasText(ep: Endpoint): string {
+  return ep.ready_replicas === null || ep.ready_replicas === undefined ? `${ep.replicas} asked` : `${ep.ready_replicas} of ${ep.replicas} ready`;
+}
+
+export default function EndpointsPage({ region, name }: { region: string; name: string }) {
+  const cluster = useAsync(() => api.cluster(name, region), [name, region]);
+  const list = useAsync(() => api.endpoints(name, region), [name, region]);
+  const pools = useAsync(() => api.pools(name, region), [name, region]);
+  const [modal, setModal] = useState<null | "deploy" | { scale: Endpoint } | { del: Endpoint }>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const reload = () => { list.reload(); pools.reload(); };
+  useLiveEvents((ev) => {
+    const t = ev.data?.target;
+    if ((t && t.cluster === name) || ev.data?.cluster === name) {
+      clearTimeout(timer.current);
+      timer.current = setTimeout(reload, 300);
+    }
+  });
+  const items = list.data?.items ?? [];
+  // Status is read live from the cluster: poll while something is still moving.
+  const moving = items.some((x) => !SETTLED.has(x.status));
+  useEffect(() => {
+    if (!moving) return;
+    const t = setInterval(list.reload, 3000);
+    return () => clearInterval(t);
+  }, [moving, list.reload]);
+  const groups = cluster.data?.instance_groups ?? [];
+  const types = groupOptions(groups);
+  const poolItems = pools.data?.items ?? [];
+  return (
+    <SpaceBetween size="l">
+      <BreadcrumbGroup ariaLabel="Breadcrumbs" items={[{ text: "Clusters", href: href.clusters() }, { text: name, href: href.cluster(region, name) }, { text: "Endpoints", href: href.endpoints(region, name) }]} />
+      <Header variant="h1" description={`Inference on ${name} (${region}): managed endpoints, self-managed vLLM/SGLang, model pools`}
+        actions={<Button onClick={reload} iconName="refresh" ariaLabel="Refresh" />}>
+        Endpoints
+      </Header>
+      <Table<Endpoint>
+        header={
+          <Header variant="h2" counter={`(${items.length})`} description="Status read from the cluster"
+            actions={<Button variant="primary" onClick={() => setModal("deploy")} disabled={!cluster.data}>Deploy endpoint</Button>}>
+            Inference endpoints
+          </Header>
+        }
+        loading={list.loading && !list.data}
+        items={items}
+        trackBy="name"
+        ariaLabels={{ tableLabel: "Inference endpoints" }}
+        empty={<Box textAlign="center">{list.error ? list.error.message : "No endpoints yet"}</Box>}
+        columnDefinitions={[
+          { id: "name", header: "Name", cell: (x) => x.name, isRowHeader: true },
+          { id: "mode", header: "Mode", cell: (x) => (x.mode === "managed" ? "Managed" : `Self-managed ${text(x.engine)}`) },
+          { id: "model", header: "Model", cell: (x) => x.model },
+          { id: "type", header: "Instance type", cell: (x) => `${x.instance_type}${x.gpus ? ` (${x.gpus} GPU)` : ""}` },
+          { id: "replicas", header: "Replicas", cell: (x) => replicasText(x) },
+          { id: "service", header: "Service", cell: (x) => `${x.service}${x.pool ? ` ${x.pool}` : ""} (${x.service_name})` },
+          {
+            id: "status", header: "Status", cell: (x) => (
+              <span data-testid={`endpoint-${x.name}`} data-status={x.status}>
+                <Status value={x.status} />
+                {x.message && <Box variant="small" display="block">{x.message}</Box>}
+              </span>
+            ),
+          },
+          {
+            id: "act", header: "Actions", cell: (x) => (
+              <SpaceBetween direction="horizontal" size="xs">
+                {x.operation_id && <Button variant="inline-link" href={href.operation(x.operation_id)}>Operation</Button>}
+                <Button variant="inline-link" ariaLabel={`Scale ${x.name}`} onClick={() => setModal({ scale: x })}>Scale</Button>
+                <Button variant="inline-link" ariaLabel={`Delete ${x.name}`} onClick={() => setModal({ del: x })}>Delete</Button>
+              </SpaceBetween>
+            ),
+          },
+        ]}
+      />
+      <TryIt cluster={name} region={region} endpoints={items} />
+      <PoolsPanel cluster={name} region={region} types={types} pools={poolItems} loading={pools.loading} error={pools.error} />
+      {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} ep={modal.scale} onClose={() => { setModal(null); reload(); }} />}
+      {modal && typeof modal === "object" && "del" in modal && <DeleteEndpointModal cluster={name} region={region} ep={modal.del} onClose={() => setModal(null)} />}
+    </SpaceBetween>
+  );
+}

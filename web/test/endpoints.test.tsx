@@ -1,0 +1,88 @@
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { Endpoint } from "../src/api/types";
+
+const apiMock = vi.hoisted(() => ({
+  cluster: vi.fn(),
+  endpoints: vi.fn(),
+  pools: vi.fn(),
+  deployEndpoint: vi.fn(),
+  invokeEndpoint: vi.fn(),
+}));
+vi.mock("../src/api/client", async (orig) => ({ ...(await orig<typeof import("../src/api/client")>()), api: apiMock }));
+
+import { ApiError } from "../src/api/client";
+import { parseRoute } from "../src/lib/router";
+import EndpointsPage, { byModel, endpointBody } from "../src/pages/Endpoints";
+
+const ready: Endpoint = {
+  name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
+  model_source: "s3", instance_type: "ml.g5.8xlarge", gpus: 1, replicas: 2, ready_replicas: 2, service: "internal",
+  status: "READY", service_name: "chat", objects: [], live: true, created_by: "admin", created_at: "2026-01-01T00:00:00Z",
+};
+const failed: Endpoint = { ...ready, name: "bad", status: "FAILED", ready_replicas: 0, message: "ErrImagePull: sandbox.invalid/vllm:v1" };
+
+beforeEach(() => {
+  for (const f of Object.values(apiMock)) f.mockReset();
+  apiMock.cluster.mockResolvedValue({ name: "llm", region: "us-west-2", status: "ACTIVE", instance_groups: [
+    { name: "gpu", instance_type: "ml.g5.8xlarge", availability_zone: "us-west-2a", capacity_type: "on-demand", efa_only: false,
+      instance_count: 1, target_count: 1, current_count: 1, counts_as_of: null }] });
+  apiMock.endpoints.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [ready, failed] });
+  apiMock.pools.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [] });
+});
+
+describe("deploy request", () => {
+  it("sends only the self-managed fields, engine args one per line, the router with KEDA", () => {
+    const body = endpointBody({ mode: "self-managed", name: "s", engine: "sglang", image: "lmsysorg/sglang:v1", source: "huggingface",
+      model_id: "Qwen/Qwen3-0.6B", token_secret: "hf", replicas: "2", gpus: "2", instance_type: "ml.g5.12xlarge",
+      engine_args: "--tp-size\n2\n", service: "internal", router: true, keda_max: "4", kv_l1: true, routing_strategy: "kvaware" });
+    expect(body).toEqual({ name: "s", mode: "self-managed", instance_type: "ml.g5.12xlarge", replicas: 2, gpus: 2,
+      model: { source: "huggingface", model_id: "Qwen/Qwen3-0.6B", token_secret: "hf" }, engine: "sglang", image: "lmsysorg/sglang:v1",
+      engine_args: ["--tp-size", "2"], service: "internal", router: { enabled: true, policy: "cache_aware" },
+      autoscaling: { keda: { max: 4, min: 1, metric: "queue_depth" } } });
+  });
+
+  it("sends only the managed fields: KV cache tiers, routing, autoscaling bounds", () => {
+    const body = endpointBody({ mode: "managed", name: "m", source: "s3", uri: "/data/models/x/main/", replicas: "1", gpus: "",
+      instance_type: "ml.g5.8xlarge", kv_l1: true, kv_l2: "redis", routing_strategy: "prefixaware", as_max: "3", engine: "vllm", service: "external" });
+    expect(body).toEqual({ name: "m", mode: "managed", instance_type: "ml.g5.8xlarge", replicas: 1, model: { source: "s3", uri: "/data/models/x/main/" },
+      routing_strategy: "prefixaware", tiered_kv_cache: { l1: true, l2_backend: "redis" }, autoscaling: { max: 3 } });
+  });
+
+  it("routes #/clusters/{region}/{name}/endpoints and words a pool's workers by model", () => {
+    expect(parseRoute("#/clusters/us-west-2/llm/endpoints")).toEqual({ page: "endpoints", region: "us-west-2", name: "llm" });
+    expect(byModel({ name: "p", cluster: "c", region: "r", engine: "vllm", image: "i", instance_type: "t", gpus_per_worker: 1, workers: 3,
+      by_model: { unassigned: 2, chat: 1 } })).toBe("unassigned: 2, chat: 1");
+  });
+});
+
+describe("Endpoints page", () => {
+  it("shows live status with the failure's message, and a refused deploy on the field it names", async () => {
+    apiMock.deployEndpoint.mockRejectedValue(new ApiError(422, { status: 422, title: "Invalid input",
+      errors: [{ loc: ["body", "image"], msg: "the image tag `latest` is not pinned" }] }));
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    const row = (await screen.findByText("ErrImagePull: sandbox.invalid/vllm:v1")).closest("tr")!;
+    expect(row.textContent).toContain("0 of 2 ready");
+    expect(screen.getByText("chat").closest("tr")!.textContent).toContain("2 of 2 ready");
+    const deploy = screen.getByRole("button", { name: "Deploy endpoint" });
+    await waitFor(() => expect(deploy.getAttribute("aria-disabled")).not.toBe("true"));
+    fireEvent.click(deploy);
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Endpoint name"), { target: { value: "x" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Deploy" }));
+    await within(dialog).findByText("the image tag `latest` is not pinned");
+    expect(apiMock.deployEndpoint.mock.calls[0][2]).toMatchObject({ name: "x", mode: "self-managed", instance_type: "ml.g5.8xlarge", gpus: 1 });
+    expect(document.body.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
+  }, 20_000);
+
+  it("Try it sends the message to the chosen ready endpoint and shows the answer", async () => {
+    apiMock.invokeEndpoint.mockResolvedValue({ status: 200, body: { endpoint: "chat", status: 200, model: "Qwen", content: "Hello from Qwen: hi" } });
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    await screen.findByText("ErrImagePull: sandbox.invalid/vllm:v1");
+    fireEvent.change(screen.getByLabelText("Message"), { target: { value: "hi" } });
+    fireEvent.click(screen.getByRole("button", { name: "Send" }));
+    expect((await screen.findByTestId("answer")).textContent).toContain("Hello from Qwen: hi");
+    const [cluster, region, name, body] = apiMock.invokeEndpoint.mock.calls[0];
+    expect([cluster, region, name, body.messages]).toEqual(["llm", "us-west-2", "chat", [{ role: "user", content: "hi" }]]);
+  }, 20_000);
+});
