@@ -79,6 +79,7 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
 
 
 def _kube(deps: Deps, rec: ClusterRecord) -> ClusterKube:
+    require_active(rec)  # a cluster still creating (or deleting) has no Kubernetes API to ask: 409, not a 500
     return deps.kube(rec.eks_cluster_name, rec.region)
 
 

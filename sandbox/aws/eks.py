@@ -301,12 +301,12 @@ def _then_install(settle: Callable[[], None], cluster: str, addon: str) -> Calla
     HyperPodPyTorchJob, which the simulated operator in sandbox/kube/operators/training.py then runs)."""
 
     def run() -> None:
-        settle()
         store = RUNTIME.kube.store_or_none(cluster) if RUNTIME.kube is not None else None
         if store is not None and addon == "amazon-sagemaker-hyperpod-training-operator":
             from sandbox.kube.operators.training import install_crd
 
-            install_crd(store)
+            install_crd(store)  # before ACTIVE: whoever sees ACTIVE finds the kind served
+        settle()
 
     return run
 

@@ -25,7 +25,14 @@ before(async () => {
   assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
   await sb.aws(`
 import boto3
-boto3.client("eks", region_name="${REGION}").create_addon(clusterName="${CLUSTER}", addonName="amazon-sagemaker-hyperpod-training-operator")
+import time
+eks = boto3.client("eks", region_name="${REGION}")
+name = "amazon-sagemaker-hyperpod-training-operator"
+eks.create_addon(clusterName="${CLUSTER}", addonName=name)
+deadline = time.monotonic() + 30
+while eks.describe_addon(clusterName="${CLUSTER}", addonName=name)["addon"]["status"] != "ACTIVE":
+    assert time.monotonic() < deadline, "the training operator add-on did not become ACTIVE"
+    time.sleep(0.1)
 `);
 });
 

@@ -29,7 +29,7 @@ def cluster(api: Any) -> str:
     return cname
 
 
-def _until(check: Any, timeout: float = 15.0) -> Any:
+def _until(check: Any, timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while not (out := check()):
         assert time.monotonic() < deadline, "condition not reached"
@@ -85,7 +85,9 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert "amazon-sagemaker-hyperpod-training-operator" in op["error"]["message"]
 
     # Enabled (as the features workflow does), the retry continues to Running.
-    aws("eks").create_addon(clusterName=cluster, addonName="amazon-sagemaker-hyperpod-training-operator")
+    eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-training-operator"
+    eks.create_addon(clusterName=cluster, addonName=addon)
+    _until(lambda: eks.describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE")
     assert api.post(f"/v1/operations/{op['id']}/retry").status_code in (200, 202)
     op = api.wait_terminal(op["id"])
     assert op["status"] == "SUCCEEDED", op.get("error")
@@ -128,7 +130,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     # A killed pod is a restart counted against the budget; the next one exhausts it and the job fails.
     kube.delete("v1", "Pod", pod, "default")
     _until(lambda: api.get(f"{base}/jobs/train").json()["budget"]["used"] == 1)
-    _until(lambda: all(p["phase"] == "Running" for p in api.get(f"{base}/jobs/train").json()["pods"]))
+    _until(lambda: [p["phase"] for p in api.get(f"{base}/jobs/train").json()["pods"]] == ["Running", "Running"])
     kube.delete("v1", "Pod", pod, "default")
     failed = _until(lambda: (x := api.get(f"{base}/jobs/train").json())["status"] == "Failed" and x)
     assert failed["budget"] == {"used": 1, "max": 1, "exhausted": True}
