@@ -283,7 +283,8 @@ class FunctionsConstruct(Construct):
         grant(
             role,
             sid="DescribeClusters",
-            actions=["sagemaker:DescribeCluster", "eks:DescribeCluster", "eks:ListAddons"],
+            actions=["sagemaker:DescribeCluster", "eks:DescribeCluster", "eks:ListAddons",
+                     "eks:ListPodIdentityAssociations"],
             resources=[_arn("sagemaker", "cluster/*", region="*"), _arn("eks", "cluster/*", region="*")],
             reason="Users browse any HyperPod cluster (and its EKS orchestrator) of this account, in any region; "
             "read-only.",
@@ -301,6 +302,14 @@ class FunctionsConstruct(Construct):
             actions=["eks:DescribeAddon"],
             resources=[_arn("eks", "addon/*/*/*", region="*")],
             reason="Add-on status on a cluster's page; read-only.",
+        )
+        grant(
+            role,
+            sid="ReadFeatureRoles",
+            actions=["iam:GetRole", "iam:GetRolePolicy"],
+            resources=[f"arn:{cdk.Aws.PARTITION}:iam::{cdk.Aws.ACCOUNT_ID}:role/podstart/*"],
+            reason="The features document shows each link of tiered checkpointing's identity chain (the role PodStart "
+            "made, its trust and policy); PodStart's roles only (path /podstart/), read-only.",
         )
         grant(
             role,

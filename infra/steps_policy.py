@@ -273,10 +273,11 @@ def _eks(role: iam.Role) -> None:
     grant(
         role,
         sid="EksDeleteManagedAddons",
-        actions=["eks:DeleteAddon"],
+        actions=["eks:DeleteAddon", "eks:UpdateAddon"],
         resources=[addons],
         conditions=_tagged(MANAGED),
-        reason=why_names + "only add-ons tagged podstart:managed=true.",
+        reason=why_names + "only add-ons tagged podstart:managed=true (features.update changes and removes "
+        "the add-ons it installed).",
     )
     grant(
         role,

@@ -48,6 +48,7 @@ class Known:
     destructive: bool = False
     idempotent: bool | None = None  # None: true for GET/PUT/DELETE, false otherwise
     only_body: tuple[str, ...] = ()  # expose just these body fields (and require them)
+    some_body: tuple[str, ...] = ()  # expose just these body fields (each optional, as in the REST API)
     small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
     paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
     hidden: tuple[str, ...] = ()  # optional query parameters the tool leaves out (the gateway's view covers them)
@@ -159,6 +160,14 @@ KNOWN: dict[tuple[str, str], Known] = {
         "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
         "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
+    ("get", "/v1/clusters/{cluster}/features"): Known(
+        "get_features", "Features: on/off, status, why, version, needs, settings.",
+        small=True),
+    # The five managed features only (their prerequisites, the base add-ons, come with them): tools/list budget.
+    ("patch", "/v1/clusters/{cluster}/features"): Known(
+        "update_features", "Features on/off or settings; send ONLY changes." + TRACK,
+        idempotent=True,
+        some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability")),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -289,7 +298,7 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         has_body = True
         fields = body_schema.get("properties") or {}
         body_required = set(body_schema.get("required") or [])
-        wanted = known.only_body if known and known.only_body else tuple(fields)
+        wanted = (known.only_body or known.some_body or tuple(fields)) if known else tuple(fields)
         for wire in wanted:
             if wire not in fields or wire in properties:
                 continue  # a body field never shadows a path or query parameter

@@ -6,8 +6,12 @@ passes `detail="full"`:
 
 - an operation is a summary: status, phase, attempt, version, each step's status and one-line message,
   the error, how many steps are done, and the next call to make (`operation`);
+- an endpoint is its model, replicas ready, status and message, objects as `Kind/name`, and the next
+  call (`endpoint`); a pool row is workers by model (`_pool_row`); an answer drops the engine's raw JSON (`invoke`);
 - a cluster is its status, groups with counts, EKS/HyperPod status, one line each for dependencies and
   storage, and its latest operation (`cluster`);
+- a features document keeps, per feature, on/off, status (and why, when DEGRADED), version, what it needs and
+  what needs it, its settings, and of tiered checkpointing's identity chain only the broken links (`features`);
 - a list keeps the fields an agent decides on (`ROWS`) and as many rows as fit, then says how many
   more there are and how to get them: a narrowing filter, `next_token`, or `detail="full"` (`page`).
 
@@ -169,6 +173,32 @@ def _storage_line(items: Any) -> str | None:
     return line("; ".join(f"{i.get('name')} ({i.get('kind')}) {i.get('status')}" for i in rows))
 
 
+def features(doc: dict[str, Any]) -> dict[str, Any]:
+    """One short entry per feature; empty lists and nulls dropped, the identity chain reduced to its
+    role and its broken links (the full chain is `detail="full"`)."""
+    out: dict[str, Any] = {}
+    for name, v in doc.items():
+        if not isinstance(v, dict):
+            continue
+        identity = _obj(v.get("identity"))
+        broken = [str(k.get("name")) for k in identity.get("links") or [] if isinstance(k, dict)
+                  and not k.get("intact")]
+        pools = [_drop_none({"name": p.get("name"), "instance_groups": p.get("instance_groups") or None,
+                             "nodes": p.get("nodes")}) for p in v.get("node_pools") or [] if isinstance(p, dict)]
+        entry = _drop_none({
+            "enabled": v.get("enabled"), "status": v.get("status"), "reason": line(v.get("reason")),
+            "version": v.get("version"), "depends_on": v.get("depends_on") or None,
+            "required_by": v.get("required_by") or None, "memory_percent": v.get("memory_percent"),
+            "role_arn": identity.get("role_arn"),
+            "broken_links": broken if identity and v.get("enabled") and broken else None,
+            "instance_groups": v.get("instance_groups") or None, "node_pools": pools or None,
+            "cpu_limit": v.get("cpu_limit"), "consolidate_after": v.get("consolidate_after"),
+            "disruption_budget": v.get("disruption_budget"),
+        })
+        out[name] = entry
+    return out
+
+
 # --- list rows -------------------------------------------------------------------------------------
 
 def _quota(q: dict[str, Any]) -> dict[str, Any]:
@@ -246,9 +276,56 @@ def _recipe_row(r: dict[str, Any]) -> dict[str, Any]:
                        "parameters": {k: _param(_obj(v)) for k, v in params.items()}})
 
 
+def endpoint(e: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint: what serves, where, its live state, and what to call next; objects as `Kind/name`."""
+    view = _drop_none({
+        "name": e.get("name"), "mode": e.get("mode"), "engine": e.get("engine"), "model": e.get("model"),
+        "model_source": e.get("model_source"), "instance_type": e.get("instance_type"), "gpus": e.get("gpus"),
+        "replicas": e.get("replicas"), "ready_replicas": e.get("ready_replicas"), "status": e.get("status"),
+        "state": e.get("state"), "message": line(e.get("message"), 300), "service": e.get("service"),
+        "service_name": e.get("service_name"), "pool": e.get("pool"), "autoscaling": e.get("autoscaling") or None,
+        "routing_strategy": e.get("routing_strategy"), "tiered_kv_cache": e.get("tiered_kv_cache") or None,
+        "router": e.get("router") or None, "live": e.get("live"), "operation_id": e.get("operation_id"),
+        "objects": [f"{o.get('kind')}/{o.get('name')}" for o in e.get("objects") or [] if isinstance(o, dict)] or None,
+    })
+    if e.get("status") == "READY":
+        view["next"] = (f'test: invoke_endpoint(cluster="{e.get("cluster")}", endpoint="{e.get("name")}", '
+                        'messages=[...])')
+    elif e.get("operation_id") and e.get("status") not in ("FAILED",):
+        view["next"] = f'watch: get_operation(operation_id="{e.get("operation_id")}")'
+    return view
+
+
+def _endpoint_row(e: dict[str, Any]) -> dict[str, Any]:
+    """One endpoint in a list: `serves` is the engine (self-managed) or `managed`; `ready` is ready/asked."""
+    ready = e.get("ready_replicas")
+    return _drop_none({"name": e.get("name"), "serves": e.get("engine") if e.get("mode") != "managed" else "managed",
+                       "model": e.get("model"), "instance_type": e.get("instance_type"),
+                       "ready": f"{'?' if ready is None else ready}/{e.get('replicas')}",
+                       "service": f"model_pool {e.get('pool')}" if e.get("pool") else e.get("service"),
+                       "status": e.get("status"), "message": line(e.get("message"))})
+
+
+def _pool_row(p: dict[str, Any]) -> dict[str, Any]:
+    """A pool: workers by model label and how many are ready; not every pod."""
+    pods = [w for w in p.get("pods") or [] if isinstance(w, dict)]
+    return _drop_none({"name": p.get("name"), "engine": p.get("engine"), "instance_type": p.get("instance_type"),
+                       "gpus_per_worker": p.get("gpus_per_worker"), "workers": p.get("workers"),
+                       "ready": sum(1 for w in pods if w.get("ready")), "by_model": p.get("by_model") or {}})
+
+
+def invoke(r: dict[str, Any]) -> dict[str, Any]:
+    """An answer: who answered, the message and token usage; not the engine's raw JSON (the message again)."""
+    usage = _obj(_obj(r.get("response")).get("usage"))
+    return _drop_none({"endpoint": r.get("endpoint"), "status": r.get("status"), "model": r.get("model"),
+                       "content": r.get("content"), "usage": usage or None, "truncated": r.get("truncated") or None})
+
+
 ROWS: dict[str, Row] = {
     "list_recipes": _recipe_row,
     "list_storage": _storage_row,
+    "list_endpoints": _endpoint_row,
+    "list_pools": _pool_row,
     "get_quotas": _quota,
     "list_instance_types": _instance_type,
     "list_training_plans": _training_plan,
@@ -344,12 +421,22 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(cluster(data), budget)
     if tool == "get_job_logs" and isinstance(data, dict) and isinstance(data.get("lines"), list):
         return log_tail(data, budget)
+    if tool == "get_endpoint" and isinstance(data, dict):
+        return fit(endpoint(data), budget)
+    if tool == "invoke_endpoint" and isinstance(data, dict):
+        return fit(invoke(data), budget)
+    if tool == "get_features" and isinstance(data, dict):
+        return fit(features(data), budget)
+    if tool == "update_features" and isinstance(data, dict) and isinstance(data.get("features"), dict):
+        return fit({**data, "features": features(data["features"])}, budget)  # changed=false: the live state
     if isinstance(data, dict):
         key = list_key(data)
         if key is not None:
             return page(data, key, ROWS.get(tool), at, filters=filters, used=used, budget=budget)
         if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
             return fit({**data, "instance_group": group(data["instance_group"])}, budget)
+        if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing
+            return fit({**data, "endpoint": endpoint(data["endpoint"])}, budget)
     return fit(data, budget)
 
 

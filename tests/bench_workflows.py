@@ -1,5 +1,6 @@
 """Workflow numbers for `make bench`: state transitions of one cluster create at realistic durations
-(EKS ~10 min, HyperPod ~20 min, time-scaled uniformly; goal <= 60) and AWS calls per GET /v1/clusters page."""
+(EKS ~10 min, HyperPod ~20 min, time-scaled uniformly; goal <= 60), AWS calls per GET /v1/clusters page, and
+per GET /v1/clusters/{cluster}/features (goal: one call per kind of thing read)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,18 @@ def main() -> None:
         calls = [c for c in sb.aws.calls.records()[before:] if c["service"] not in ("dynamodb",)]
         print(f"  GET /v1/clusters: {len(page['items'])} clusters, {len(calls)} AWS call(s) besides DynamoDB "
               f"({', '.join(sorted({c['service'] + '.' + c['operation'] for c in calls}))})")
+        from collections import Counter
+
+        before = len(sb.aws.calls.records())
+        t1 = time.monotonic()
+        features = http.get("/v1/clusters/bench/features", params={"region": "us-west-2"})
+        took_ms = (time.monotonic() - t1) * 1000
+        calls = Counter(f"{c['service']}.{c['operation']}" for c in sb.aws.calls.records()[before:]
+                        if c["service"] not in ("dynamodb",))
+        print(f"  GET .../features: HTTP {features.status_code} in {took_ms:.0f} ms, {sum(calls.values())} AWS call(s) "
+              f"besides DynamoDB ({', '.join(f'{k} x{n}' if n > 1 else k for k, n in sorted(calls.items()))}; "
+              "one DescribeAddon per installed add-on: ListAddons has no status or version), "
+              "and 4 Kubernetes reads (checkpoint service account, NodePools, HyperpodNodeClasses, Karpenter nodes)")
     finally:
         server.should_exit = True
         sb.stop()

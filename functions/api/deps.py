@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from functions.adapters.cluster_state import AwsClusterReader
+from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
@@ -38,4 +39,4 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    kube=connect, settings=s, guard=guard)
+                    features=AwsFeatureReader(s.data_bucket), kube=connect, settings=s, guard=guard)

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import edge, openapi, problems
 from functions.api.context import json_response
-from functions.api.routes import catalog, clusters, inference, jobs, operations, preferences, recipes, storage
+from functions.api.routes import catalog, clusters, features, inference, jobs, operations, preferences, recipes, storage
 from functions.domain.errors import Problem
 from functions.observability import logger, metrics, tracer
 
@@ -36,6 +36,7 @@ app.include_router(preferences.router)
 app.include_router(clusters.router)
 app.include_router(recipes.router)
 app.include_router(jobs.router)
+app.include_router(features.router)
 app.include_router(storage.router)
 app.include_router(inference.router)
 

@@ -59,3 +59,69 @@ def data_bucket_policy(region: str, bucket: str) -> str:
          "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
          "Resource": [f"{b}/*"]},
     ]})
+
+
+# -- managed features ------------------------------------------------------------------------------
+def oidc_trust(provider_arn: str, issuer: str, namespace: str, service_account: str) -> str:
+    """IRSA trust for exactly one service account: `<issuer>:sub` and `<issuer>:aud` both pinned."""
+    host = issuer.removeprefix("https://")
+    return json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Federated": provider_arn}, "Action": "sts:AssumeRoleWithWebIdentity",
+        "Condition": {"StringEquals": {f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                                       f"{host}:aud": "sts.amazonaws.com"}}}]})
+
+
+def checkpoint_policy(region: str, bucket: str, prefix: str) -> str:
+    """Tiered checkpointing's S3 tier: one bucket prefix, object actions only (never s3:*, never `*`)."""
+    b = arns.s3_bucket(region, bucket)
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "ListCheckpoints", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [b],
+         "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}},
+        {"Sid": "ReadWriteCheckpoints", "Effect": "Allow",
+         "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+         "Resource": [f"{b}/{prefix}*"]},
+    ]})
+
+
+def training_operator_policy(hyperpod_cluster_arn: str) -> str:
+    """AmazonSageMakerHyperPodTrainingOperatorAccess's permissions, scoped to this cluster only."""
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "DescribeThisClustersNodes", "Effect": "Allow",
+         "Action": ["sagemaker:DescribeClusterNode", "sagemaker:ListClusterNodes", "sagemaker:DescribeCluster"],
+         "Resource": [hyperpod_cluster_arn]},
+    ]})
+
+
+def inference_operator_policy(region: str, hyperpod_cluster_arn: str, bucket: str, tls_prefix: str) -> str:
+    """The inference operator's execution role: this cluster, its TLS prefix, models in the data bucket."""
+    b = arns.s3_bucket(region, bucket)
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "DescribeThisClustersNodes", "Effect": "Allow",
+         "Action": ["sagemaker:DescribeClusterNode", "sagemaker:ListClusterNodes", "sagemaker:DescribeCluster"],
+         "Resource": [hyperpod_cluster_arn]},
+        {"Sid": "TlsCertificates", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
+         "Resource": [f"{b}/{tls_prefix}*"]},
+        {"Sid": "ListModelsAndCertificates", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [b]},
+        {"Sid": "ReadModels", "Effect": "Allow", "Action": ["s3:GetObject"], "Resource": [f"{b}/models/*"]},
+    ]})
+
+
+def autoscaling_policy(hyperpod_cluster_arn: str) -> str:
+    """HyperPod-managed Karpenter's cluster role: add and remove nodes of this cluster only."""
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "ScaleThisClustersGroups", "Effect": "Allow",
+         "Action": ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+         "Resource": [hyperpod_cluster_arn]},
+    ]})
+
+
+def observability_policy(hyperpod_cluster_arn: str, hyperpod_cluster_name: str) -> str:
+    """The observability collector: metrics under HyperPod's namespace and this cluster's log groups."""
+    _, p, _, region, account = hyperpod_cluster_arn.split(":")[:5]
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "ClusterMetrics", "Effect": "Allow", "Action": ["cloudwatch:PutMetricData"], "Resource": "*",
+         "Condition": {"StringEquals": {"cloudwatch:namespace": "/aws/sagemaker/Clusters"}}},
+        {"Sid": "ClusterLogs", "Effect": "Allow",
+         "Action": ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+         "Resource": [f"arn:{p}:logs:{region}:{account}:log-group:/aws/sagemaker/Clusters/{hyperpod_cluster_name}/*"]},
+    ]})

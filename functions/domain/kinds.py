@@ -3,6 +3,7 @@ start, retry or cancel it), and how long each step may take at real AWS speed.""
 
 from __future__ import annotations
 
+from functions.domain.features import STEPS as FEATURE_STEPS
 from functions.domain.principal import Role
 
 KINDS: dict[str, tuple[str, ...]] = {
@@ -15,6 +16,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # other one is skipped (one state machine for both kinds).
     "job.submit": ("training_operator", "kuberay_operator", "validate", "submit", "watch"),
     "job.delete": ("delete",),
+    # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
+    # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
+    "features.update": FEATURE_STEPS,
     "cluster.reconcile": ("dependencies", "storage"),
     "storage.add": ("backing", "volume"),
     "storage.remove": ("volume", "backing"),
@@ -49,6 +53,8 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "validate": 0.25 * H,
                    "submit": 0.25 * H, "watch": 2 * H},
     "job.delete": {"delete": 0.5 * H},
+    "features.update": {s: (1 * H if s.removeprefix("disable_") in ("tiered_checkpointing", "autoscaling")
+                            else 0.5 * H) for s in FEATURE_STEPS},
     "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},
     "storage.add": {"backing": 1 * H, "volume": 0.5 * H},
     "storage.remove": {"volume": 0.5 * H, "backing": 1 * H},

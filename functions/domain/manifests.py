@@ -217,3 +217,50 @@ def fsx_volume(fs_id: str, dns_name: str, mount_name: str, capacity_gib: int,
                  "resources": {"requests": {"storage": f"{capacity_gib}Gi"}}},
     }
     return [pv, pvc]
+
+
+# -- managed features ------------------------------------------------------------------------------
+KARPENTER_NODEPOOL = ("karpenter.sh/v1", "NodePool")
+HYPERPOD_NODECLASS = ("karpenter.sagemaker.amazonaws.com/v1", "HyperpodNodeClass")
+POOL_PREFIX = "podstart-"
+POOL_GROUP_LABEL = "podstart.dev/instance-group"
+
+
+def checkpoint_service_account(namespace: str, name: str, role_arn: str) -> dict[str, Any]:
+    """Tiered checkpointing's service account, bound to its IAM role by the IRSA annotation."""
+    meta = _meta(name, namespace, **{"podstart.dev/feature": "tiered_checkpointing"})
+    meta["annotations"] = {"eks.amazonaws.com/role-arn": role_arn}
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}
+
+
+def pool_name(group: str) -> str:
+    return f"{POOL_PREFIX}{group}"[:63]
+
+
+def hyperpod_node_class(group: str) -> dict[str, Any]:
+    """A HyperpodNodeClass naming exactly one HyperPod instance group (never general EC2 capacity)."""
+    return {"apiVersion": HYPERPOD_NODECLASS[0], "kind": HYPERPOD_NODECLASS[1],
+            "metadata": _meta(pool_name(group), **{POOL_GROUP_LABEL: group}),
+            "spec": {"instanceGroups": [group]}}
+
+
+def node_pool(group: str, *, cpu_limit: int, consolidate_after: str, budget: str,
+              labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """A Karpenter NodePool over the group's HyperpodNodeClass: limits, disruption budget, labels/taints."""
+    template_spec: dict[str, Any] = {
+        "nodeClassRef": {"group": HYPERPOD_NODECLASS[0].split("/")[0], "kind": HYPERPOD_NODECLASS[1],
+                         "name": pool_name(group)},
+        "expireAfter": "Never",
+        "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "Exists"}],
+    }
+    if taints:
+        template_spec["taints"] = taints
+    disruption: dict[str, Any] = {"consolidationPolicy": "WhenEmpty", "consolidateAfter": consolidate_after,
+                                  "budgets": [{"nodes": budget}]}
+    return {"apiVersion": KARPENTER_NODEPOOL[0], "kind": KARPENTER_NODEPOOL[1],
+            "metadata": _meta(pool_name(group), **{POOL_GROUP_LABEL: group}),
+            "spec": {"template": {"metadata": {"labels": {**MANAGED_LABELS, POOL_GROUP_LABEL: group,
+                                                          **(labels or {})}},
+                                  "spec": template_spec},
+                     "limits": {"cpu": str(cpu_limit)},
+                     "disruption": disruption}}

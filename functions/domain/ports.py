@@ -141,6 +141,18 @@ class ClusterReader(Protocol):
         """HyperPod instance types offered in the zone: name -> catalog.InstanceType."""
 
 
+class FeatureReader(Protocol):
+    """The live state behind the features document (never mutates)."""
+
+    @property
+    def bucket(self) -> str:
+        """PodStart's data bucket (tiered checkpointing's S3 tier lives under a prefix of it)."""
+
+    def read(self, region: str, cluster: str, eks_name: str, hyperpod_name: str | None) -> Any:
+        """A features.FeatureInputs: add-ons, Pod Identity associations, HyperPod, the checkpoint role,
+        and the Kubernetes objects (service account, node pools, node classes, Karpenter nodes)."""
+
+
 class ClusterKube(Protocol):
     """Read access to one cluster's Kubernetes API, and POST through the service proxy (the API's only door
     to an endpoint: namespace, Service and port come from PodStart's record)."""

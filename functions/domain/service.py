@@ -75,6 +75,7 @@ class OperationService:
         principal: Actor,
         idempotency_key: str | None,
         admission: Admission | None = None,
+        steps: tuple[str, ...] | None = None,
     ) -> tuple[Operation, bool]:
         """Start an operation; returns (operation, created). A replayed key returns the first one.
 
@@ -82,9 +83,14 @@ class OperationService:
         request (a replay returns the first operation without checking again), and it may claim a
         resource (a cluster name) that is released if the operation cannot be stored.
         """
-        steps = self.steps_for.get(kind)
-        if steps is None or not self.runner.has_workflow(kind):
+        all_steps = self.steps_for.get(kind)
+        if all_steps is None or not self.runner.has_workflow(kind):
             raise NotFound(f"no workflow is deployed for operation kind {kind!r}")
+        if steps is None:
+            steps = all_steps
+        elif not steps or [s for s in all_steps if s in steps] != list(steps):
+            # a kind whose steps depend on the request (features.update) lists only those it needs, in order
+            raise ValueError(f"{steps} is not an ordered subset of {kind}'s steps")
         rhash = ops.request_hash(kind, target, request)
         created: list[Operation] = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from functions.domain.cluster_record import ClusterRecords
-from functions.domain.ports import ClusterKube, ClusterReader, KubeConnector, StateStore
+from functions.domain.ports import ClusterKube, ClusterReader, FeatureReader, KubeConnector, StateStore
 from functions.domain.service import OperationService
 
 
@@ -14,6 +14,7 @@ class Deps:
     operations: OperationService
     state: StateStore
     reader: ClusterReader
+    features: FeatureReader | None = None
     kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
 
     @property

@@ -124,6 +124,8 @@ class Engine:
 
     def _run(self, op: Operation, name: str) -> dict[str, Any]:
         svc = self._service()
+        if name not in {s.name for s in op.steps}:
+            return {"status": "DONE", "wait_seconds": 0}  # a step this operation does not need (features.update)
         step = op.step(name)
         if step.status.done:
             return {"status": "DONE", "wait_seconds": 0}  # a retry skips what already succeeded

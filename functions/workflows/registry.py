@@ -13,6 +13,7 @@ from functions.workflows import (
     cluster_create,
     cluster_delete,
     cluster_import,
+    features,
     inference,
     instance_groups,
     jobs,
@@ -48,4 +49,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     inference.POOL_ASSIGN,
     inference.POOL_RELEASE,
     inference.DOWNLOAD,
+    features.WORKFLOW,
 )

@@ -33,7 +33,8 @@ ADDONS: dict[str, tuple[str, str, str]] = {
     "cert-manager": ("v1.17.1-eksbuild.1", "security", "cert-manager"),
     "amazon-sagemaker-hyperpod-taskgovernance": ("v1.1.2-eksbuild.1", "machine-learning", "eks"),
     "amazon-sagemaker-hyperpod-observability": ("v1.0.0-eksbuild.1", "observability", "eks"),
-    "amazon-sagemaker-hyperpod-training-operator": ("v1.0.0-eksbuild.1", "machine-learning", "eks"),
+    "amazon-sagemaker-hyperpod-training-operator": ("v1.2.0-eksbuild.1", "machine-learning", "eks"),
+    "amazon-sagemaker-hyperpod-inference": ("v1.0.0-eksbuild.1", "machine-learning", "eks"),
 }
 ACCESS_POLICIES = (
     "AmazonEKSClusterAdminPolicy",
@@ -291,29 +292,35 @@ def create_addon(self: Any) -> Any:
         addons[name] = addon
         region = cluster.arn.split(":")[3]
         armed = RUNTIME.take_armed("eks", "addon", region, "next_create", cluster=cluster.name, addon=name)
-    settle = _settle_failed(addon, "CREATING", armed) if armed else _settle(addon, "CREATING", "ACTIVE")
-    RUNTIME.after(ADDON_S, settle if armed else _then_install(settle, cluster.name, name))
+    settle = _settle_failed(addon, "CREATING", armed) if armed else _settle(addon, "CREATING", "ACTIVE",
+                                                                             then=_installed(addon))
+    RUNTIME.after(ADDON_S, settle)
     return ActionResult({"addon": addon})
 
 
-def _then_install(settle: Callable[[], None], cluster: str, addon: str) -> Callable[[], None]:
-    """An add-on that serves Kubernetes kinds registers its CRDs as it becomes ACTIVE (the training operator's
-    HyperPodPyTorchJob, which the simulated operator in sandbox/kube/operators/training.py then runs)."""
+def _kube_store(cluster_name: str) -> Any:
+    find = getattr(RUNTIME.kube, "store_or_none", None)
+    return find(cluster_name) if find else None
 
+
+def _installed(addon: dict[str, Any]) -> Callable[[], None]:
+    """What the add-on puts into the cluster (namespaces, controllers, CRDs) appears as it turns ACTIVE."""
     def run() -> None:
-        store = RUNTIME.kube.store_or_none(cluster) if RUNTIME.kube is not None else None
-        if store is not None and addon == "amazon-sagemaker-hyperpod-training-operator":
-            from sandbox.kube.operators.training import install_crd
+        from sandbox.kube.addons import install
 
-            install_crd(store)  # before ACTIVE: whoever sees ACTIVE finds the kind served
-        settle()
+        store = _kube_store(addon["clusterName"])
+        if store is not None:
+            install(store, addon["addonName"], addon["addonVersion"])
 
     return run
 
 
-def _settle(addon: dict[str, Any], from_status: str, to_status: str) -> Callable[[], None]:
+def _settle(addon: dict[str, Any], from_status: str, to_status: str,
+            then: Callable[[], None] | None = None) -> Callable[[], None]:
     def run() -> None:
         if addon["status"] == from_status:
+            if then is not None:
+                then()
             addon["status"] = to_status
             addon["modifiedAt"] = now()
 
@@ -349,6 +356,11 @@ def delete_addon(self: Any) -> Any:
     def gone() -> None:
         if addons.get(addon["addonName"]) is addon:
             del addons[addon["addonName"]]
+            from sandbox.kube.addons import uninstall
+
+            store = _kube_store(addon["clusterName"])
+            if store is not None:
+                uninstall(store, addon["addonName"])
 
     RUNTIME.after(ADDON_S, gone)
     return ActionResult({"addon": dict(addon)})

@@ -13,7 +13,7 @@ let sb;
 let browser;
 
 before(async () => {
-  sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
+  sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 1000) });
   browser = await launch();
   const r = await sb.api("/v1/clusters", {
     method: "POST",

@@ -1,6 +1,10 @@
-// The Storage panel on a sandbox cluster: a bad bucket is refused on its field, an existing bucket is
-// mounted (progress on the operation page, then its claim Bound on the cluster page), then removed
-// (the bucket stays); every mutation carried an Idempotency-Key.
+// Issue 10's panels on one sandbox cluster (one sandbox and one create for both tests, to keep the browser
+// suite short). Storage: a bad bucket is refused on its field, an existing bucket is mounted (progress on the
+// operation page, then its claim Bound on the cluster page), then removed (the bucket stays).
+// Advanced features: turning observability on says which prerequisites come with it, sends only that one
+// field, and its progress shows on the operation page (one step per feature); back on the cluster page it is
+// ACTIVE, and turning off a prerequisite it needs is explained, then refused (409), changing nothing.
+// Every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
@@ -86,5 +90,65 @@ print(len(boto3.client("s3", region_name="${REGION}").list_objects_v2(Bucket="${
   const mine = mutations.slice(since);
   assert.equal(mine.length, 3, JSON.stringify(mine));
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
+  assert.deepEqual(problems, []);
+});
+
+test("turn observability on from the Advanced features panel, watch it finish, see a needed prerequisite refused", async () => {
+  const { page, problems } = await newPage(browser);
+  const since = mutations.length;
+  const bodies = [];
+  page.on("request", (r) => { if (r.method() === "PATCH") bodies.push(r.postDataJSON()); });
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  const panel = page.getByRole("table", { name: "Advanced features" });
+  await panel.locator('[data-testid="feature-observability"][data-status="DISABLED"]').waitFor();
+  await panel.locator('[data-testid="feature-pod_identity_agent"][data-status="ACTIVE"]').waitFor();
+  const apply = page.getByRole("button", { name: "Apply changes" });
+  assert.equal(await apply.isDisabled(), true, "nothing changed yet");
+
+  // Turn observability on: the panel says what comes with it, and what Apply will do.
+  await page.getByLabel("Enable HyperPod observability").click();
+  await panel.getByTestId("deps-observability").getByText("Needs cert-manager, metrics-server: will be installed first.").waitFor();
+  await page.getByText("Apply will turn on HyperPod observability.").waitFor();
+  await assertCleanText(page, "features panel with a pending change");
+  await apply.click();
+
+  // Progress on the operation page: prerequisites first, each watched to ACTIVE, then the feature.
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  const opId = decodeURIComponent(page.url().split("/operations/")[1]);
+  const op = (await sb.api(`/v1/operations/${opId}`)).json;
+  assert.equal(op.kind, "features.update");
+  assert.deepEqual(op.steps.map((s) => s.name), ["cert_manager", "metrics_server", "observability"]);
+  assert.deepEqual(bodies, [{ observability: { enabled: true } }], "only the changed field is sent");
+  await assertCleanText(page, "features.update operation");
+  const addons = await sb.aws(`
+import boto3
+print(" ".join(sorted(boto3.client("eks", region_name="${REGION}").list_addons(clusterName="${CLUSTER}")["addons"])))
+`);
+  for (const a of ["amazon-sagemaker-hyperpod-observability", "cert-manager", "metrics-server"]) assert.match(addons, new RegExp(a), addons);
+
+  // Back on the cluster page: ACTIVE with its version; cert-manager is needed by it.
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  await panel.locator('[data-testid="feature-observability"][data-status="ACTIVE"]').waitFor();
+  await panel.getByTestId("deps-cert_manager").getByText("Needed by HyperPod observability").waitFor();
+
+  // Turning cert-manager off while observability needs it: explained before, refused (409) on Apply, nothing changes.
+  await page.getByLabel("Enable cert-manager").click();
+  await panel.getByTestId("deps-cert_manager").getByText(/Needed by HyperPod observability: turn that off too/).waitFor();
+  await apply.click();
+  await page.getByText(/cert_manager is needed by observability/).first().waitFor();
+  assert.equal(problems.filter((p) => !p.startsWith("http 409") && !p.includes("409")).length, 0, problems.join("\n"));
+  problems.length = 0; // the refused request's 409 is expected
+  await shot(page, "features-refused");
+  const live = (await sb.api(`/v1/clusters/${CLUSTER}/features?region=${REGION}`)).json;
+  assert.equal(live.cert_manager.status, "ACTIVE");
+
+  const mine = mutations.slice(since);
+  assert.equal(mine.length, 2, JSON.stringify(mine));
+  for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
+  assert.deepEqual(bodies[1], { cert_manager: { enabled: false } });
   assert.deepEqual(problems, []);
 });

@@ -128,11 +128,11 @@ def test_ctrl_c_stops_every_thread_the_sandbox_started(tmp_path: Path) -> None:
     """With a cluster creation in flight (a Step Functions execution waiting, simulated AWS timers
     pending), main() returns after Ctrl-C with only the main thread left."""
     script = ("import sys, threading\n"
-              "from sandbox.__main__ import main\n"
+              "from sandbox.__main__ import exit_now, main\n"
               "code = main()\n"
               "alive = [t.name for t in threading.enumerate() if t is not threading.main_thread()]\n"
               "print('alive threads:', alive)\n"
-              "sys.exit(code)\n")
+              "exit_now(code)\n")
     running = _start(tmp_path, "-c", script)
     try:
         running.wait_healthy()
@@ -157,10 +157,10 @@ def test_ctrl_c_answers_a_long_poll_and_does_not_wait_for_it(tmp_path: Path) -> 
     # Time scale 1: nothing changes for 20 s. After main() returns, the process lives 3 s more, so the
     # released long poll (a daemon thread) reaches the stopped embedded AWS before the process ends.
     linger = ("import sys, time\n"
-              "from sandbox.__main__ import main\n"
+              "from sandbox.__main__ import exit_now, main\n"
               "code = main()\n"
               "time.sleep(3)\n"
-              "sys.exit(code)\n")
+              "exit_now(code)\n")
     started = _start(tmp_path, "-c", linger, PODSTART_TIME_SCALE="1")
     try:
         _long_poll_then_interrupt(started)

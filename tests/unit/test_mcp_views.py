@@ -232,3 +232,118 @@ def test_the_clusters_list_says_which_clusters_can_be_imported_and_never_shows_n
                                                              "target_count": 2, "current_count": None}]})
     assert "origin" not in created and "importable" not in created
     assert created["instance_groups"] == [{"name": "accel", "instance_type": "ml.p5.48xlarge", "target_count": 2}]
+
+
+# --- inference -------------------------------------------------------------------------------------
+
+def _endpoint(name: str, status: str = "READY", **over: Any) -> dict[str, Any]:
+    return {"name": name, "cluster": "llm", "region": "us-west-2", "mode": "self-managed", "engine": "vllm",
+            "model": "Qwen/Qwen3-0.6B/main", "model_source": "s3", "instance_type": "ml.g5.8xlarge", "gpus": 1,
+            "replicas": 2, "ready_replicas": 2 if status == "READY" else 0, "autoscaling": None, "service": "internal",
+            "pool": None, "status": status, "state": None, "message": None, "service_name": name,
+            "routing_strategy": None, "tiered_kv_cache": None, "router": None, "live": True,
+            "objects": [{"api_version": "apps/v1", "kind": "Deployment", "name": name, "namespace": "default"},
+                        {"api_version": "v1", "kind": "Service", "name": name, "namespace": "default"},
+                        {"api_version": "policy/v1", "kind": "PodDisruptionBudget", "name": f"{name}-workers",
+                         "namespace": "default"}],
+            "operation_id": "op-000042", "created_by": "sandbox-admin", "created_at": "2026-01-01T00:00:00Z", **over}
+
+
+def test_an_endpoint_says_what_serves_and_the_next_call() -> None:
+    ready = compact("get_endpoint", _endpoint("chat"))
+    assert (ready["status"], ready["ready_replicas"], ready["replicas"]) == ("READY", 2, 2)
+    assert ready["objects"] == ["Deployment/chat", "Service/chat", "PodDisruptionBudget/chat-workers"]
+    assert ready["next"].startswith('test: invoke_endpoint(cluster="llm", endpoint="chat"')
+    failed = compact("get_endpoint", _endpoint("bad", "FAILED", message="ErrImagePull: " + "x" * 600))
+    assert failed["message"].startswith("ErrImagePull") and len(failed["message"]) <= 300 and "next" not in failed
+    deploying = compact("get_endpoint", _endpoint("new", "DEPLOYING"))
+    assert deploying["next"] == 'watch: get_operation(operation_id="op-000042")'
+    assert "null" not in json.dumps([ready, failed, deploying])
+
+
+def test_many_endpoints_and_a_big_pool_fit_the_budget_with_what_an_agent_decides_on() -> None:
+    items = [_endpoint(f"chat-{i:02d}", "READY" if i % 3 else "FAILED", message="ErrImagePull" if i % 3 == 0 else None)
+             for i in range(64)]
+    view = compact("list_endpoints", {"cluster": "llm", "region": "us-west-2", "items": items, "next_token": None})
+    assert result_bytes(view) <= BUDGET and len(view["items"]) >= 10 and "more" in view
+    assert view["items"][1] == {"name": "chat-01", "serves": "vllm", "model": "Qwen/Qwen3-0.6B/main",
+                                "instance_type": "ml.g5.8xlarge", "ready": "2/2", "service": "internal",
+                                "status": "READY"}
+    pods = [{"pod": f"warm-{i:02d}-abcde", "model": "chat" if i < 10 else "unassigned", "ready": i != 5,
+             "node": f"hyperpod-i-{i:017d}"} for i in range(64)]
+    pool = {"name": "warm", "cluster": "llm", "region": "us-west-2", "engine": "vllm",
+            "image": "vllm/vllm-openai:v0.10.1",
+            "instance_type": "ml.g5.8xlarge", "gpus_per_worker": 1, "workers": 64,
+            "by_model": {"chat": 10, "unassigned": 54}, "pods": pods, "operation_id": "op-1"}
+    pools = compact("list_pools", {"cluster": "llm", "region": "us-west-2", "items": [pool]})
+    assert result_bytes(pools) <= BUDGET
+    assert pools["items"] == [{"name": "warm", "engine": "vllm", "instance_type": "ml.g5.8xlarge", "gpus_per_worker": 1,
+                               "workers": 64, "ready": 63, "by_model": {"chat": 10, "unassigned": 54}}]
+
+
+def test_an_answer_keeps_the_message_and_usage_not_the_engines_raw_json() -> None:
+    content = "Hello from Qwen: " + "word " * 100
+    raw = {"id": "chatcmpl-1", "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+           "usage": {"prompt_tokens": 3, "completion_tokens": 100, "total_tokens": 103}}
+    view = compact("invoke_endpoint", {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content,
+                                       "response": raw, "truncated": False})
+    assert view == {"endpoint": "chat", "status": 200, "model": "Qwen", "content": content, "usage": raw["usage"]}
+# --- features ----------------------------------------------------------------------------------------
+
+def _features_doc() -> dict[str, Any]:
+    """A live features document as the REST API builds it: training operator on, tiered checkpointing on with
+    a broken chain (the annotation is gone), Karpenter on with two pools."""
+    from functions.domain import features as f
+
+    role_arn = "arn:aws:iam::123456789012:role/podstart/ps-demo-checkpoint"
+    inp = f.FeatureInputs(
+        addons={"cert-manager": {"status": "ACTIVE", "addonVersion": "v1.16.1-eksbuild.1"},
+                "eks-pod-identity-agent": {"status": "ACTIVE", "addonVersion": "v1.3.4-eksbuild.1"},
+                "amazon-sagemaker-hyperpod-training-operator": {"status": "ACTIVE",
+                                                                "addonVersion": "v1.2.0-eksbuild.1"},
+                "metrics-server": {"status": "CREATE_FAILED", "addonVersion": "v0.7.2-eksbuild.1",
+                                   "health": {"issues": [{"message": "insufficient capacity " * 40}]}}},
+        associations=(("aws-hyperpod", "hp-training-operator-controller-manager"),),
+        hyperpod={"ClusterStatus": "InService",
+                  "TieredStorageConfig": {"Mode": "Enable", "InstanceMemoryAllocationPercentage": 20},
+                  "AutoScaling": {"Mode": "Enable", "AutoScalerType": "Karpenter", "Status": "InService"}},
+        checkpoint_role={"Arn": role_arn, "AssumeRolePolicyDocument": {"Statement": []}, "policy": None},
+        service_account={"metadata": {"name": "podstart-checkpointing", "annotations": {}}},
+        issuer="https://oidc.eks.us-west-2.amazonaws.com/id/ABC",
+        node_pools=tuple({"metadata": {"name": f"podstart-{g}", "labels": {
+            "app.kubernetes.io/managed-by": "podstart", "podstart.dev/instance-group": g}},
+            "spec": {"template": {"spec": {"nodeClassRef": {"name": f"podstart-{g}"}}}, "limits": {"cpu": "1000"},
+                     "disruption": {"consolidateAfter": "30s", "budgets": [{"nodes": "10%"}]}}}
+            for g in ("workers", "accel")),
+        node_classes=tuple({"metadata": {"name": f"podstart-{g}"}, "spec": {"instanceGroups": [g]}}
+                           for g in ("workers", "accel")),
+    )
+    return f.document(inp, checkpoint_role="ps-demo-checkpoint", bucket="podstart-data",
+                      prefix="checkpoints/demo/").model_dump(mode="json")
+
+
+def test_features_view_keeps_status_reasons_dependencies_and_only_the_broken_links() -> None:
+    # Given a document with a broken checkpointing chain, a failed add-on and two Karpenter pools
+    doc = _features_doc()
+
+    view = compact("get_features", doc)
+
+    # Then each feature is one short entry: what an agent decides on, within the budget
+    assert result_bytes(view) <= BUDGET < result_bytes(doc)
+    assert view["training_operator"] == {"enabled": True, "status": "ACTIVE", "version": "v1.2.0-eksbuild.1",
+                                         "depends_on": ["cert_manager", "pod_identity_agent"]}
+    assert view["cert_manager"]["required_by"] == ["training_operator"]
+    checkpointing = view["tiered_checkpointing"]
+    assert checkpointing["status"] == "DEGRADED" and "annotation" in checkpointing["reason"]
+    assert {"annotation", "policy", "trust"} <= set(checkpointing["broken_links"])
+    assert "service_account" not in checkpointing["broken_links"]
+    assert view["metrics_server"]["status"] == "DEGRADED" and len(view["metrics_server"]["reason"]) <= views.LINE
+    assert [p["instance_groups"] for p in view["autoscaling"]["node_pools"]] == [["workers"], ["accel"]]
+    assert view["observability"] == {"enabled": False, "status": "DISABLED",
+                                     "depends_on": ["cert_manager", "pod_identity_agent", "metrics_server"]}
+
+
+def test_a_features_patch_that_changed_nothing_shows_the_compact_live_state() -> None:
+    view = compact("update_features", {"changed": False, "features": _features_doc()})
+    assert view["changed"] is False and view["features"]["autoscaling"]["status"] == "ACTIVE"
+    assert result_bytes(view) <= BUDGET

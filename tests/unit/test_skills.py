@@ -289,3 +289,14 @@ def test_the_readme_names_both_agents() -> None:
     assert "`hypd-inst-agent`" in section and "`hypd-inst-agent-readonly`" in section
     for path in re.findall(r"skills/agents/[a-z/._-]+\.(?:json|md)", section):
         assert (ROOT / path).is_file(), path
+
+
+def test_the_deploy_skill_shows_a_self_managed_body_the_api_accepts() -> None:
+    from functions.domain.inference import EndpointCreate
+
+    text = (SKILLS / "deploy-model" / "SKILL.md").read_text()
+    body = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]
+
+    assert EndpointCreate.model_validate(body).image == "vllm/vllm-openai:v0.10.1"
+    assert set(body) <= set(catalog()["deploy_endpoint"].input_schema["properties"])
+    assert "`:latest` is refused" in text and "never the token" in text

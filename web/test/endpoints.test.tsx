@@ -73,7 +73,7 @@ describe("Endpoints page", () => {
     await within(dialog).findByText("the image tag `latest` is not pinned");
     expect(apiMock.deployEndpoint.mock.calls[0][2]).toMatchObject({ name: "x", mode: "self-managed", instance_type: "ml.g5.8xlarge", gpus: 1 });
     expect(document.body.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
-  }, 20_000);
+  });
 
   it("Try it sends the message to the chosen ready endpoint and shows the answer", async () => {
     apiMock.invokeEndpoint.mockResolvedValue({ status: 200, body: { endpoint: "chat", status: 200, model: "Qwen", content: "Hello from Qwen: hi" } });
@@ -84,5 +84,5 @@ describe("Endpoints page", () => {
     expect((await screen.findByTestId("answer")).textContent).toContain("Hello from Qwen: hi");
     const [cluster, region, name, body] = apiMock.invokeEndpoint.mock.calls[0];
     expect([cluster, region, name, body.messages]).toEqual(["llm", "us-west-2", "chat", [{ role: "user", content: "hi" }]]);
-  }, 20_000);
+  });
 });

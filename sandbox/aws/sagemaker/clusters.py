@@ -302,5 +302,31 @@ def update_cluster(self: Any) -> Any:
                 c.groups.pop(group, None)
 
             RUNTIME.after(NODE_DELETE_S, drop)
+        if "AutoScaling" in params:
+            _autoscaling(c, params["AutoScaling"])
         _settle(c, "Updating", UPDATE_S)
         return ActionResult({"ClusterArn": c.arn})
+
+
+def _autoscaling(c: HyperPodCluster, config: dict[str, Any]) -> None:
+    """Managed Karpenter: Creating -> InService with the update; its CRDs appear in the EKS cluster."""
+    enable = config.get("Mode") == "Enable"
+    c.spec["AutoScaling"] = {**config, "Status": "Creating" if enable else "Deleting"}
+    eks_name = str(((c.spec.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn", "")).rsplit("/", 1)[-1]
+
+    def settle() -> None:
+        current = c.spec.get("AutoScaling") or {}
+        if current.get("Mode") != config.get("Mode"):
+            return
+        if enable:
+            find = getattr(RUNTIME.kube, "store_or_none", None)
+            kube = find(eks_name) if find else None
+            if kube is not None:
+                from sandbox.kube.addons import install_karpenter
+
+                install_karpenter(kube)
+            c.spec["AutoScaling"] = {**current, "Status": "InService"}
+        else:
+            c.spec["AutoScaling"] = {k: v for k, v in current.items() if k != "Status"}
+
+    RUNTIME.after(UPDATE_S * 0.9, settle)

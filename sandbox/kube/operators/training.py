@@ -7,7 +7,7 @@ counts the restart against `runPolicy.jobMaxRetryCount`; past it, the job is Fai
 `sandbox.podstart.dev/hang: "true"` on the job stops its log lines, and a `logMonitoringConfiguration` rule
 whose `expectedRecurringFrequencyInSeconds` passes without a line sets the Hanging condition.
 
-The CRD is what the EKS add-on `amazon-sagemaker-hyperpod-training-operator` installs (`sandbox/aws/eks.py`
+The CRD is what the EKS add-on `amazon-sagemaker-hyperpod-training-operator` installs (`sandbox/kube/addons.py`
 applies it when the add-on becomes ACTIVE).
 """
 
@@ -29,23 +29,6 @@ HANG = "sandbox.podstart.dev/hang"
 GPU = "nvidia.com/gpu"
 LOG_EVERY_S = 10.0  # realistic seconds between a running pod's log lines
 TERMINAL = ("Failed", "Succeeded", "Completed")
-
-CRD: dict[str, Any] = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"{PLURAL}.{GROUP}"},
-    "spec": {"group": GROUP, "scope": "Namespaced",
-             "names": {"kind": KIND, "plural": PLURAL, "singular": KIND.lower(), "listKind": KIND + "List",
-                       "shortNames": ["hpj"]},
-             "versions": [{"name": VERSION, "served": True, "storage": True, "subresources": {"status": {}},
-                           "schema": {"openAPIV3Schema": {"type": "object",
-                                                          "x-kubernetes-preserve-unknown-fields": True}}}]},
-}
-
-
-def install_crd(store: Any) -> None:
-    if store.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD["metadata"]["name"]) is None:
-        store.create(copy.deepcopy(CRD))
-
 
 def _gpus(resources: dict[str, Any] | None) -> int:
     r = resources or {}

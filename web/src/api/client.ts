@@ -19,6 +19,8 @@ import type {
   ClusterImport,
   ClusterDetail,
   ClusterSummary,
+  FeaturesDocument,
+  FeaturesUnchanged,
   InstanceGroupSpec,
   InstanceType,
   Me,
@@ -180,6 +182,14 @@ export const api = {
       `/v1/clusters/${encodeURIComponent(cluster)}/storage/${encodeURIComponent(name)}${qs({ region, confirm })}`,
       { method: "DELETE", idempotencyKey: key },
     ),
+  features: (cluster: string, region: string) =>
+    get<FeaturesDocument>(`/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region })}`),
+  patchFeatures: (cluster: string, region: string, changed: Record<string, Record<string, unknown>>, key: string) =>
+    request<Operation | FeaturesUnchanged>(`/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region })}`, {
+      method: "PATCH",
+      body: changed,
+      idempotencyKey: key,
+    }),
   reconcile: (cluster: string, region: string, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/reconcile${qs({ region })}`, {
       method: "POST",

@@ -193,6 +193,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Managed features: on/off, status (from AWS and Kubernetes), version, dependencies, settings */
+        get: operations["get_features_v1_clusters__cluster__features_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Turn managed features on/off or change their settings: send only what changed (operation features.update; 200 changed=false when nothing differs) */
+        patch: operations["update_features_v1_clusters__cluster__features_patch"];
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/instance-groups": {
         parameters: {
             query?: never;
@@ -582,6 +600,14 @@ export interface components {
             /** Sub */
             sub: string;
         };
+        /** AddonFeaturePatch */
+        AddonFeaturePatch: {
+            /**
+             * Enabled
+             * @description On or off; absent: unchanged
+             */
+            enabled?: boolean | null;
+        };
         /**
          * Attempt
          * @description One run of the operation: the first start or a retry, by whom and when.
@@ -610,6 +636,34 @@ export interface components {
             /** Trigger */
             trigger?: ("cloudwatch" | "prometheus") | null;
         };
+        /** AutoscalingPatch */
+        AutoscalingPatch: {
+            /**
+             * Consolidate After
+             * @description Remove empty nodes after this long (e.g. 30s, 5m, Never)
+             */
+            consolidate_after?: string | null;
+            /**
+             * Cpu Limit
+             * @description NodePool limit: vCPUs Karpenter may launch per pool (1-1000000)
+             */
+            cpu_limit?: number | null;
+            /**
+             * Disruption Budget
+             * @description At most this many nodes (or percent) disrupted at once
+             */
+            disruption_budget?: string | null;
+            /**
+             * Enabled
+             * @description On or off; absent: unchanged
+             */
+            enabled?: boolean | null;
+            /**
+             * Instance Groups
+             * @description HyperPod instance groups Karpenter manages (one NodePool each, at most 20); nothing else is allowed
+             */
+            instance_groups?: string[] | null;
+        };
         /** Budget */
         Budget: {
             /** Exhausted */
@@ -630,6 +684,18 @@ export interface components {
          * @enum {string}
          */
         CapacityType: "on-demand" | "spot" | "training-plan";
+        /** ChainLink */
+        ChainLink: {
+            /** Detail */
+            detail?: string | null;
+            /** Intact */
+            intact: boolean;
+            /**
+             * Name
+             * @description service_account | annotation | role | policy | trust
+             */
+            name: string;
+        };
         /**
          * ClusterCreate
          * @description POST /v1/clusters.
@@ -1113,6 +1179,104 @@ export interface components {
             /** Retryable */
             retryable: boolean;
         };
+        /**
+         * FeaturesDocument
+         * @description GET /v1/clusters/{cluster}/features: one entry per feature, read live from AWS and Kubernetes.
+         */
+        FeaturesDocument: {
+            autoscaling: components["schemas"]["FeatureView"];
+            cert_manager: components["schemas"]["FeatureView"];
+            fsx_csi: components["schemas"]["FeatureView"];
+            inference_operator: components["schemas"]["FeatureView"];
+            metrics_server: components["schemas"]["FeatureView"];
+            observability: components["schemas"]["FeatureView"];
+            pod_identity_agent: components["schemas"]["FeatureView"];
+            s3_csi: components["schemas"]["FeatureView"];
+            tiered_checkpointing: components["schemas"]["FeatureView"];
+            training_operator: components["schemas"]["FeatureView"];
+        };
+        /**
+         * FeaturesPatch
+         * @description PATCH /v1/clusters/{cluster}/features: only the fields the caller changed (the diff contract).
+         *
+         *     Absent features and absent fields are never touched; a PATCH equal to the live state starts nothing.
+         */
+        FeaturesPatch: {
+            autoscaling?: components["schemas"]["AutoscalingPatch"] | null;
+            cert_manager?: components["schemas"]["AddonFeaturePatch"] | null;
+            fsx_csi?: components["schemas"]["AddonFeaturePatch"] | null;
+            inference_operator?: components["schemas"]["AddonFeaturePatch"] | null;
+            metrics_server?: components["schemas"]["AddonFeaturePatch"] | null;
+            observability?: components["schemas"]["AddonFeaturePatch"] | null;
+            pod_identity_agent?: components["schemas"]["AddonFeaturePatch"] | null;
+            s3_csi?: components["schemas"]["AddonFeaturePatch"] | null;
+            tiered_checkpointing?: components["schemas"]["TieredCheckpointingPatch"] | null;
+            training_operator?: components["schemas"]["AddonFeaturePatch"] | null;
+        };
+        /**
+         * FeatureStatus
+         * @description What AWS/Kubernetes say a feature is (ACTIVE/DISABLED are the two resting states).
+         * @enum {string}
+         */
+        FeatureStatus: "CREATING" | "ACTIVE" | "UPDATING" | "DEGRADED" | "DELETING" | "DISABLED";
+        /**
+         * FeaturesUnchanged
+         * @description A PATCH equal to the live state: nothing starts.
+         */
+        FeaturesUnchanged: {
+            /**
+             * Changed
+             * @default false
+             * @constant
+             */
+            changed: false;
+            features: components["schemas"]["FeaturesDocument"];
+        };
+        /** FeatureView */
+        FeatureView: {
+            /** Consolidate After */
+            consolidate_after?: string | null;
+            /** Cpu Limit */
+            cpu_limit?: number | null;
+            /** Depends On */
+            depends_on?: string[];
+            /** Disruption Budget */
+            disruption_budget?: string | null;
+            /** Enabled */
+            enabled: boolean;
+            identity?: components["schemas"]["IdentityView"] | null;
+            /** Instance Groups */
+            instance_groups?: string[] | null;
+            /** Memory Percent */
+            memory_percent?: number | null;
+            /** Node Pools */
+            node_pools?: components["schemas"]["NodePoolView"][] | null;
+            /**
+             * Reason
+             * @description Why DEGRADED (the missing part, AWS's message)
+             */
+            reason?: string | null;
+            /**
+             * Required By
+             * @description Enabled features that need this one
+             */
+            required_by?: string[];
+            status: components["schemas"]["FeatureStatus"];
+            /**
+             * Summary
+             * @description What it gives, one line
+             * @default
+             */
+            summary: string;
+            /**
+             * Title
+             * @description What the UI calls it
+             * @default
+             */
+            title: string;
+            /** Version */
+            version?: string | null;
+        };
         /** FieldError */
         FieldError: {
             /**
@@ -1215,6 +1379,24 @@ export interface components {
             node_recovery?: string | null;
             /** Status */
             status?: string | null;
+        };
+        /**
+         * IdentityView
+         * @description Tiered checkpointing's identity chain, link by link.
+         */
+        IdentityView: {
+            /** Bucket */
+            bucket: string;
+            /** Links */
+            links: components["schemas"]["ChainLink"][];
+            /** Prefix */
+            prefix: string;
+            /** Role */
+            role: string;
+            /** Role Arn */
+            role_arn?: string | null;
+            /** Service Account */
+            service_account: string;
         };
         /**
          * InstanceGroupAdd
@@ -1695,6 +1877,20 @@ export interface components {
             changed: false;
             endpoint?: components["schemas"]["EndpointView"] | null;
             instance_group?: components["schemas"]["GroupView"] | null;
+        };
+        /** NodePoolView */
+        NodePoolView: {
+            /** Cpu Limit */
+            cpu_limit?: string | null;
+            /** Instance Groups */
+            instance_groups: string[];
+            /** Name */
+            name: string;
+            /**
+             * Nodes
+             * @description Nodes Karpenter launched from this pool
+             */
+            nodes: number;
         };
         /**
          * NodeRecovery
@@ -2328,6 +2524,19 @@ export interface components {
             region?: string | null;
             /** Resource */
             resource?: string | null;
+        };
+        /** TieredCheckpointingPatch */
+        TieredCheckpointingPatch: {
+            /**
+             * Enabled
+             * @description On or off; absent: unchanged
+             */
+            enabled?: boolean | null;
+            /**
+             * Memory Percent
+             * @description InstanceMemoryAllocationPercentage: share of instance memory for checkpoints (AWS accepts 0-100)
+             */
+            memory_percent?: number | null;
         };
         /** TieredKvCache */
         TieredKvCache: {
@@ -3740,6 +3949,200 @@ export interface operations {
                 };
             };
             /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_features_v1_clusters__cluster__features_get: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeaturesDocument"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_features_v1_clusters__cluster__features_patch: {
+        parameters: {
+            query?: {
+                /** @description The cluster's region (if the name is ambiguous) */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeaturesPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeaturesUnchanged"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
             409: {
                 headers: {
                     [name: string]: unknown;

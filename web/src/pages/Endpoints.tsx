@@ -463,11 +463,13 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
   const items = list.data?.items ?? [];
   // Status is read live from the cluster: poll while something is still moving.
   const moving = items.some((x) => !SETTLED.has(x.status));
+  const reloadList = useRef(list.reload);
+  reloadList.current = list.reload;
   useEffect(() => {
     if (!moving) return;
-    const t = setInterval(list.reload, 3000);
+    const t = setInterval(() => reloadList.current(), 3000);
     return () => clearInterval(t);
-  }, [moving, list.reload]);
+  }, [moving]);
   const groups = cluster.data?.instance_groups ?? [];
   const types = groupOptions(groups);
   const poolItems = pools.data?.items ?? [];

@@ -1,0 +1,43 @@
+"""/v1/clusters/{cluster}/features: the managed features document and its PATCH (the diff contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
+from functions.api.schemas import OPERATION_RESPONSES
+from functions.domain.features import FeaturesDocument, FeaturesPatch, FeaturesUnchanged
+from functions.domain.kinds import required_role
+from functions.logic import features
+
+router = Router()
+
+
+def _ok(model: type) -> dict[int, Any]:
+    return {200: {"description": "OK", "content": {"application/json": {"model": model}}}}
+
+
+@router.get("/v1/clusters/<cluster>/features",
+            summary="Managed features: on/off, status (from AWS and Kubernetes), version, dependencies, settings",
+            tags=["features"], responses=_ok(FeaturesDocument))
+def get_features(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]:
+    principal(router)
+    return model_response(features.get_features(services(), cluster, region))
+
+
+@router.patch("/v1/clusters/<cluster>/features",
+              summary="Turn managed features on/off or change their settings: send only what changed "
+                      "(operation features.update; 200 changed=false when nothing differs)",
+              tags=["features"], responses={**OPERATION_RESPONSES, **_ok(FeaturesUnchanged)})
+@requires(required_role("features.update"))
+def update_features(cluster: ClusterPath, body: FeaturesPatch, region: RegionOpt = None,
+                    idempotency_key: IdempotencyKey = None) -> Response[str]:
+    p = require(router, required_role("features.update"))
+    result = features.update_features(services(), cluster, region, body, actor(p), idempotency_key)
+    if isinstance(result, FeaturesUnchanged):
+        return model_response(result)
+    return accepted(result)

@@ -1,0 +1,101 @@
+"""GET|PATCH /v1/clusters/{cluster}/features: the features document, and the diff contract over it.
+
+The PATCH carries only what the caller changed. It is compared with the live document (read now,
+not remembered): equal means `changed: false` and nothing starts; otherwise one `features.update`
+operation whose steps are exactly the changes (functions.domain.features.plan_changes), with the
+prerequisites it enables on the way named in the request (`auto_enabled`) and in their steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from functions.domain import features as fdom
+from functions.domain import iam as iamdoc
+from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.operations import Actor, Operation, Target
+from functions.logic.cluster_views import find_record
+from functions.logic.deps import Deps
+
+KIND = "features.update"
+
+
+def _read(deps: Deps, rec: ClusterRecord) -> tuple[fdom.FeaturesDocument, fdom.FeatureInputs]:
+    if deps.features is None:
+        raise RuntimeError("the API was built without a feature reader")
+    inputs = deps.features.read(rec.region, rec.name, rec.eks_cluster_name, rec.hyperpod_cluster_name)
+    doc = fdom.document(inputs, checkpoint_role=iamdoc.role_name(rec.name, rec.region, "checkpoint"),
+                        bucket=deps.features.bucket, prefix=fdom.CHECKPOINT_PREFIX.format(cluster=rec.name))
+    return doc, inputs
+
+
+def get_features(deps: Deps, name: str, region: str | None) -> fdom.FeaturesDocument:
+    rec = find_record(deps, name, region)
+    return _read(deps, rec)[0]
+
+
+class _Unchanged(Exception):
+    """Nothing differs: no operation is stored (and an Idempotency-Key stays unused)."""
+
+
+@dataclass
+class FeaturesAdmission:
+    request: dict[str, Any] | None  # None: the PATCH changes nothing
+
+    def normalize(self) -> dict[str, Any]:
+        if self.request is None:
+            raise _Unchanged
+        return self.request
+
+    def claim(self, op: Operation) -> None:
+        return None
+
+    def unclaim(self, op: Operation) -> None:
+        return None
+
+
+def _check_groups(patch: fdom.FeaturesPatch, inputs: fdom.FeatureInputs, rec: ClusterRecord) -> None:
+    groups = (patch.autoscaling.instance_groups if patch.autoscaling else None) or []
+    live = {g["InstanceGroupName"] for g in (inputs.hyperpod or {}).get("InstanceGroups", [])}
+    for i, g in enumerate(groups):
+        if g not in live:
+            raise InvalidInput.field(
+                ["body", "autoscaling", "instance_groups", i],
+                f"{g!r} is not an instance group of {rec.hyperpod_cluster_name}: managed Karpenter scales HyperPod "
+                f"instance groups only (never general EC2 capacity); groups: {', '.join(sorted(live)) or 'none'}")
+
+
+def update_features(deps: Deps, name: str, region: str | None, patch: fdom.FeaturesPatch, actor: Actor,
+                    key: str | None) -> Operation | fdom.FeaturesUnchanged:
+    rec = find_record(deps, name, region)
+    doc, inputs = _read(deps, rec)
+    _check_groups(patch, inputs, rec)
+    try:
+        changes = fdom.plan_changes(patch, fdom.live_state(doc))
+    except fdom.DependencyConflict as exc:
+        raise Conflict(str(exc), errors=[{"loc": ["body", exc.feature, "enabled"], "msg": str(exc)}],
+                       feature=exc.feature, required_by=exc.dependants) from None
+    sent = patch.model_dump(mode="json", exclude_unset=True)
+    target = Target(cluster=rec.name, region=rec.region, resource="features")
+    replay = {"cluster": rec.name, "region": rec.region, "patch": sent}  # what a replay of the same key compares
+    if not changes:
+        if not key:
+            return fdom.FeaturesUnchanged(features=doc)
+        try:  # a replay of a key whose operation already made the change returns that operation
+            op, _ = deps.operations.start(kind=KIND, target=target, request=replay, principal=actor,
+                                          idempotency_key=key, admission=FeaturesAdmission(None))
+        except _Unchanged:
+            return fdom.FeaturesUnchanged(features=doc)
+        return op
+    if rec.status is not ClusterStatus.ACTIVE or not rec.hyperpod_cluster_name:
+        raise Conflict(f"cluster {rec.name} is {rec.status.value}; features change only on an ACTIVE cluster")
+    request = {
+        **replay, "eks_cluster": rec.eks_cluster_name, "hyperpod_cluster": rec.hyperpod_cluster_name,
+        "changes": {c.step: {"settings": dict(c.settings), "reason": c.reason} for c in changes},
+        "auto_enabled": {c.feature: c.reason for c in changes if c.reason != "requested"},
+    }
+    op, _ = deps.operations.start(kind=KIND, target=target, request=replay, principal=actor, idempotency_key=key,
+                                  admission=FeaturesAdmission(request), steps=tuple(c.step for c in changes))
+    return op
