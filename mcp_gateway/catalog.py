@@ -121,19 +121,19 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
     ("get", "/v1/recipes"): Known(
-        "list_recipes", "Training recipes and their parameters, for submit_job.",
+        "list_recipes", "Recipes and their parameters, for submit_job.",
         paged=False),
     ("post", "/v1/clusters/{cluster}/jobs"): Known(
         "submit_job", "Submit a training job from a recipe; ends when it runs." + TRACK),
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
         "list_jobs", "Training jobs: status, budget used."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "get_job", "One job: status, pods, recovery budget used, detections."),
+        "get_job", "One job: status, pods, budget used, detections."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
         "get_job_logs", "A job pod's newest log lines.", small=True,
         hidden=("container", "since_seconds", "limit_bytes")),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "delete_job", "Delete a job and its pods; /data stays." + TRACK, destructive=True),
+        "delete_job", "Delete a job and its pods." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/secrets"): Known(
         "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(
