@@ -139,6 +139,21 @@ KNOWN: dict[tuple[str, str], Known] = {
         destructive=True),
     ("get", "/v1/clusters/{cluster}/events"): Known(
         "list_cluster_events", "HyperPod cluster events, newest first; filter by node_id, group, since."),
+    ("get", "/v1/recipes"): Known(
+        "list_recipes", "Recipes and their parameters, for submit_job.",
+        paged=False),
+    ("post", "/v1/clusters/{cluster}/jobs"): Known(
+        "submit_job", "Submit a training job from a recipe; ends when it runs." + TRACK),
+    ("get", "/v1/clusters/{cluster}/jobs"): Known(
+        "list_jobs", "Training jobs: status, budget used."),
+    ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
+        "get_job", "One job: status, pods, budget used, detections."),
+    ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
+        "get_job_logs", "A job pod's newest log lines.", small=True),
+    ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
+        "delete_job", "Delete a job and its pods." + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/secrets"): Known(
+        "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(
         "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
     ("post", "/v1/clusters/{cluster}/endpoints"): Known(
@@ -190,6 +205,7 @@ HIDDEN: dict[str, frozenset[str]] = {
     "list_audit": frozenset({"since", "until", "action"}),
     "set_active_cluster": frozenset({"dry_run"}),
     "cancel_operation": frozenset({"dry_run"}),
+    "get_job_logs": frozenset({"container", "since_seconds", "limit_bytes"}),  # the gateway's log view covers them
 }
 
 # Schema keywords the gateway sets for a tool argument (it serves these itself).
@@ -217,10 +233,10 @@ FALLBACK_DESCRIPTIONS: dict[str, str] = {
     "pool": "Model pool name",
 }
 
-# Titles repeat the name. Patterns (30-60 bytes each) and string lengths: the descriptions say the format in
-# words, and the REST API still checks them: its 422 names the field and the rule, and the tool error says it.
+# Titles repeat the name. Patterns (30-60 bytes each), string lengths and item counts: the descriptions say the
+# format in words, and the REST API still checks them: its 422 names the field and the rule, and the tool error says it.
 # Numeric bounds and enums stay: they are what an agent chooses from.
-_SCHEMA_NOISE = ("title", "pattern", "maxLength", "minLength")
+_SCHEMA_NOISE = ("title", "pattern", "maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")
 
 
 @dataclass(frozen=True)
@@ -423,7 +439,8 @@ def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> 
 
 def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     """Titles go; `default: null` goes; 100.0 is 100; `additionalProperties: false` goes (the REST API
-    refuses unknown fields by name anyway); `anyOf [X, null]` becomes X unless `null` means something
+    refuses unknown fields by name anyway), and `true` too (the default); `anyOf [X, null]` becomes X unless
+    `null` means something
     (a required argument, or a field a PUT clears). Nested optional fields never need `null`: omit them, and
     their defaults and descriptions go too: the argument's own description says what the object is, the names
     and enums say the rest, the REST API applies the defaults, and its 422 names a wrong nested field."""
@@ -445,7 +462,7 @@ def _slim(schema: Any, keep_null: bool, nested: bool = False) -> Any:
     for k, v in schema.items():
         if k in _SCHEMA_NOISE or (k == "default" and (v is None or nested)) or (k == "description" and nested):
             continue
-        if k == "additionalProperties" and v is False:
+        if k == "additionalProperties" and isinstance(v, bool):  # false: see above; true: the default
             continue
         if k in ("properties", "patternProperties", "$defs", "definitions") and isinstance(v, dict):
             out[k] = {n: _slim(sub, keep_null=False, nested=True) for n, sub in v.items()}  # keys here are names

@@ -296,6 +296,28 @@ def node(n: dict[str, Any]) -> dict[str, Any]:
     })
 
 
+def _param(spec: dict[str, Any]) -> str:
+    """One recipe parameter in a few words: type, default, bounds or choices."""
+    kind = spec.get("type") or "|".join(str(a.get("type")) for a in spec.get("anyOf") or [] if a.get("type"))
+    out = [str(kind or "any")]
+    if "enum" in spec:
+        out = ["|".join(str(v) for v in spec["enum"])]
+    if "default" in spec:
+        out.append(f"={dumps(spec['default'])}")
+    lo = spec.get("minimum", spec.get("exclusiveMinimum"))
+    hi = spec.get("maximum", spec.get("exclusiveMaximum"))
+    if lo is not None or hi is not None:
+        out.append(f" [{'' if lo is None else lo}..{'' if hi is None else hi}]")
+    return "".join(out)
+
+
+def _recipe_row(r: dict[str, Any]) -> dict[str, Any]:
+    params = _obj(_obj(r.get("parameters")).get("properties"))
+    return _drop_none({"name": r.get("name"), "version": r.get("version"), "kind": r.get("kind"),
+                       "example_image": r.get("example_image"),
+                       "parameters": {k: _param(_obj(v)) for k, v in params.items()}})
+
+
 def endpoint(e: dict[str, Any]) -> dict[str, Any]:
     """An endpoint: what serves, where, its live state, and what to call next; objects as `Kind/name`."""
     view = _drop_none({
@@ -344,6 +366,7 @@ def invoke(r: dict[str, Any]) -> dict[str, Any]:
 ROWS: dict[str, Row] = {
     "list_nodes": _node_row,
     "list_cluster_events": _event_row,
+    "list_recipes": _recipe_row,
     "list_storage": _storage_row,
     "list_endpoints": _endpoint_row,
     "list_pools": _pool_row,
@@ -445,6 +468,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(cluster(data), budget)
     if tool == "get_node" and isinstance(data, dict):
         return fit(node(data), budget)
+    if tool == "get_job_logs" and isinstance(data, dict) and isinstance(data.get("lines"), list):
+        return log_tail(data, budget)
     if tool == "get_endpoint" and isinstance(data, dict):
         return fit(endpoint(data), budget)
     if tool == "invoke_endpoint" and isinstance(data, dict):
@@ -488,6 +513,17 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
                                for line in lines], "sources": sources},
             "warnings": data.get("warnings", []),
             "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
+
+
+def log_tail(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:
+    """A log answer within the budget: the newest lines are the ones kept (long lines cut), and `truncated`
+    says older ones were left out (`tail` and `limit_bytes` ask the REST API for fewer)."""
+    lines = [line(x, 400) or "" for x in data["lines"]]
+    view = {**data, "lines": lines}
+    while lines and result_bytes(view) > budget:
+        lines.pop(0)
+        view = {**data, "lines": lines, "truncated": True}
+    return view
 
 
 def fit(data: Any, budget: int = BUDGET) -> Any:

@@ -46,11 +46,14 @@ class KubeCluster:
         dyn = dynamic.DynamicClient(self.api)
         return dyn.resources.get(api_version=api_version, kind=kind)
 
-    def apply(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """Server-side apply (create or update), owned by the `podstart` field manager."""
+    def apply(self, manifest: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
+        """Server-side apply (create or update), owned by the `podstart` field manager; with dry_run the
+        API server validates and answers the result without storing it."""
         res = self._resource(manifest["apiVersion"], manifest["kind"])
         ns = manifest.get("metadata", {}).get("namespace")
-        out = res.server_side_apply(body=manifest, namespace=ns, field_manager=FIELD_MANAGER, force_conflicts=True)
+        extra = {"dry_run": "All"} if dry_run else {}
+        out = res.server_side_apply(body=manifest, namespace=ns, field_manager=FIELD_MANAGER, force_conflicts=True,
+                                    **extra)
         return out.to_dict()  # type: ignore[no-any-return]
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:

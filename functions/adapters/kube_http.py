@@ -1,5 +1,6 @@
 """A small read-and-proxy Kubernetes client for the API function (no `kubernetes` package in its bundle):
-GET objects and lists, and POST through the API server's service proxy to an endpoint's own Service.
+GET objects and lists, POST through the API server's service proxy to an endpoint's own Service, read a
+pod's log in bounded memory, and server-side apply (write-only Secrets: the answer is never read back).
 
 The proxy path is built from a namespace, a Service name and a port taken from PodStart's endpoint
 record: no caller-given URL or host reaches it (the SSRF guard is the signature)."""
@@ -11,11 +12,16 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from functions.adapters import aws
 from functions.adapters.eks_auth import _ca_file, eks_token
+from functions.domain.errors import InvalidInput, NotFound
+
+FIELD_MANAGER = "podstart"
+PLURALS = {"Secret": "secrets", "Pod": "pods", "HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs"}
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 
@@ -83,6 +89,66 @@ class KubeHttp:
             return err.code, err.read(max_response), False
         except (urllib.error.URLError, TimeoutError, OSError) as err:
             raise KubeUnavailable(f"endpoint unreachable: {err}") from None
+
+    def apply(self, manifest: dict[str, Any]) -> None:
+        meta = manifest["metadata"]
+        api_version = manifest["apiVersion"]
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        ns = f"/namespaces/{_segment(meta['namespace'])}" if meta.get("namespace") else ""
+        url = (f"{self.host}{base}{ns}/{PLURALS[manifest['kind']]}/{_segment(meta['name'])}?"
+               + urllib.parse.urlencode({"fieldManager": FIELD_MANAGER, "force": "true"}))
+        req = urllib.request.Request(url, data=json.dumps(manifest).encode(), method="PATCH",
+                                     headers={"Content-Type": "application/apply-patch+yaml",
+                                              "Accept": "application/json"})
+        try:
+            with self._open(req, self.timeout) as r:
+                r.read()
+        except urllib.error.HTTPError as err:
+            if err.code == 404:
+                raise NotFound(f"namespace {meta.get('namespace')!r} does not exist") from None
+            if err.code in (400, 422):
+                raise InvalidInput(f"Kubernetes refused the {manifest['kind']}: {_message(err)}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {manifest['kind']}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
+
+    def logs(self, namespace: str, pod: str, container: str | None, tail: int, since_seconds: int | None,
+             limit_bytes: int) -> tuple[str, bool]:
+        """Read in 64 KiB chunks keeping only the newest `limit_bytes`: memory stays bounded however large the
+        log is (the API server's tailLines already cuts most of it)."""
+        query = {k: str(v) for k, v in (("container", container), ("tailLines", tail),
+                                        ("sinceSeconds", since_seconds)) if v is not None}
+        url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/pods/{_segment(pod)}/log?"
+               + urllib.parse.urlencode(query))
+        kept: deque[bytes] = deque()
+        size, cut = 0, False
+        try:
+            with self._open(urllib.request.Request(url), self.timeout) as r:
+                while chunk := r.read(64 * 1024):
+                    kept.append(chunk)
+                    size += len(chunk)
+                    while len(kept) > 1 and size - len(kept[0]) >= limit_bytes:
+                        size -= len(kept.popleft())
+                        cut = True
+        except urllib.error.HTTPError as err:
+            if err.code in (400, 404):
+                raise NotFound(f"no log for pod {pod} in {namespace}: {_message(err)}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for the log of {pod}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
+        data = b"".join(kept)
+        if len(data) > limit_bytes:
+            data, cut = data[-limit_bytes:], True
+            nl = data.find(b"\n")
+            data = data[nl + 1:] if nl >= 0 else data
+        return data.decode("utf-8", "replace"), cut
+
+
+def _message(err: urllib.error.HTTPError) -> str:
+    try:
+        return str(json.loads(err.read() or b"{}").get("message") or err.reason)
+    except (ValueError, OSError):
+        return str(err.reason)
 
 
 def connect(eks_name: str, region: str) -> KubeHttp:

@@ -46,6 +46,8 @@ def build(app: APIGatewayRestResolver, status: int, body: str, replay: bool) -> 
         sent = event.json_body if event.body else None
     except Exception:
         sent = None
+    if isinstance(sent, dict) and event.path.rstrip("/").endswith("/secrets") and isinstance(sent.get("data"), dict):
+        sent = {**sent, "data": dict.fromkeys(sent["data"], "***")}  # a Secret's values, whatever their keys
     answer = _json(body) if status == 202 else None
     op = answer if isinstance(answer, dict) and str(answer.get("id", "")).startswith("op-") else None
     op_target = (op or {}).get("target") or {}

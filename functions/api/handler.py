@@ -14,7 +14,19 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api import edge, openapi, problems
 from functions.api.context import json_response
-from functions.api.routes import audit, catalog, clusters, features, inference, nodes, operations, preferences, storage
+from functions.api.routes import (
+    audit,
+    catalog,
+    clusters,
+    features,
+    inference,
+    jobs,
+    nodes,
+    operations,
+    preferences,
+    recipes,
+    storage,
+)
 from functions.domain.errors import Problem
 from functions.observability import logger, metrics, tracer
 
@@ -34,6 +46,8 @@ app.include_router(operations.router)
 app.include_router(catalog.router)
 app.include_router(preferences.router)
 app.include_router(clusters.router)
+app.include_router(recipes.router)
+app.include_router(jobs.router)
 app.include_router(features.router)
 app.include_router(storage.router)
 app.include_router(inference.router)

@@ -12,6 +12,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.import": ("discover", "access", "activate", "inventory"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
+    # The operator step is training_operator for a HyperPodPyTorchJob, kuberay_operator for a RayJob: the
+    # other one is skipped (one state machine for both kinds).
+    "job.submit": ("training_operator", "kuberay_operator", "validate", "submit", "watch"),
+    "job.delete": ("delete",),
     # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
     # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
     "features.update": FEATURE_STEPS,
@@ -49,6 +53,10 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
+    # Enabling an operator add-on ~5 min; a job reaches Running after image pulls (large images: 20+ min).
+    "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "validate": 0.25 * H,
+                   "submit": 0.25 * H, "watch": 2 * H},
+    "job.delete": {"delete": 0.5 * H},
     "features.update": {s: (1 * H if s.removeprefix("disable_") in ("tiered_checkpointing", "autoscaling")
                             else 0.5 * H) for s in FEATURE_STEPS},
     "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},

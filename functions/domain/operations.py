@@ -74,7 +74,10 @@ class Target(BaseModel):
 
     @property
     def lock_key(self) -> str:
-        """Operations on the same cluster run one at a time."""
+        """Operations on the same cluster run one at a time; a job's operations lock only that job (jobs
+        are independent workloads: one job watched to Running must not hold up another's submit)."""
+        if self.cluster and self.resource and self.resource.startswith("jobs/"):
+            return f"LOCK#{self.region or '-'}/{self.cluster}/{self.resource}"
         return f"LOCK#{self.region or '-'}/{self.cluster or self.resource or '-'}"
 
     @property

@@ -202,5 +202,12 @@ class ClusterKube(Protocol):
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
                    max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
 
+    def apply(self, manifest: dict[str, Any]) -> None:
+        """Server-side apply (field manager podstart); the answer is dropped (a Secret's would echo its data)."""
+
+    def logs(self, namespace: str, pod: str, container: str | None, tail: int, since_seconds: int | None,
+             limit_bytes: int) -> tuple[str, bool]:
+        """The newest bytes (at most limit_bytes) of the pod's last `tail` lines, in bounded memory; (text, cut)."""
+
 
 KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube

@@ -16,6 +16,7 @@ from functions.workflows import (
     features,
     inference,
     instance_groups,
+    jobs,
     nodes,
     storage,
 )
@@ -37,6 +38,8 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     cluster_import.WORKFLOW,
     instance_groups.ADD,
     instance_groups.SCALE,
+    jobs.SUBMIT,
+    jobs.DELETE,
     storage.RECONCILE,
     storage.ADD,
     storage.REMOVE,

@@ -395,6 +395,8 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(200, obj)
         if method == "PUT":
             return self._json(200, store.replace_rt(rt, namespace, name, self._decode(body), sub, manager))
+        if method == "PATCH" and query.get("dryRun") == "All":
+            return self._json(200, dry_run_apply(store, rt, namespace, name, body))
         if method == "PATCH":
             ctype = self.headers.get("Content-Type", "application/merge-patch+json")
             force = query.get("force", "") in ("true", "1")
@@ -515,9 +517,10 @@ class _Handler(BaseHTTPRequestHandler):
             raise bad_request(f"container {container} is not valid for pod {name}")
         text = store.read_log(namespace, name, container)
         offset = len(text)
+        if query.get("sinceSeconds"):
+            text = _since(text, int(query["sinceSeconds"]))
         if query.get("tailLines"):
-            lines = text.splitlines(keepends=True)
-            text = "".join(lines[-int(query["tailLines"]) :]) if int(query["tailLines"]) else ""
+            text = _tail(text, int(query["tailLines"]))
         if query.get("limitBytes"):
             text = text[: int(query["limitBytes"])]
         if query.get("follow", "") not in ("true", "1"):
@@ -534,6 +537,65 @@ class _Handler(BaseHTTPRequestHandler):
             self._end_stream()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+
+def _tail(text: str, n: int) -> str:
+    """The last n lines, found from the end (a 100 MB log is not split into a list of lines)."""
+    if n <= 0:
+        return ""
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    pos = end
+    for _ in range(n):
+        pos = text.rfind("\n", 0, pos)
+        if pos < 0:
+            return text
+    return text[pos + 1:]
+
+
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ", re.M)
+
+
+def _since(text: str, seconds: int) -> str:
+    """Lines stamped (RFC 3339, as the simulated operators write them) within the last `seconds`."""
+    cutoff = datetime.now(UTC).timestamp() - seconds
+    for m in _STAMP.finditer(text):
+        try:
+            at = datetime.strptime(m.group(1)[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
+        except ValueError:
+            continue
+        if at >= cutoff:
+            return text[m.start():]
+    return ""
+
+
+def dry_run_apply(store: ClusterStore, rt: ResourceType, namespace: str | None, name: str, raw: bytes) -> Obj:
+    """Server-side apply with dryRun=All: the object as it would be stored, nothing written. Checks what
+    the API server checks before admission: the body, the kind, the namespace, the CRD's schema."""
+    try:
+        body = json.loads(raw or b"null")
+    except ValueError as err:
+        raise bad_request(f"invalid apply body: {err}") from err
+    if not isinstance(body, dict):
+        raise bad_request("the apply configuration must be an object")
+    if body.get("kind") and body["kind"] != rt.kind:
+        raise bad_request(f"the kind {body['kind']!r} does not match the resource {rt.qualified!r}")
+    if rt.namespaced and store.get("v1", "Namespace", namespace or "default") is None:
+        raise not_found("namespaces", namespace or "default")
+    if rt.from_crd:
+        crd = store.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", rt.from_crd) or {}
+        version = rt.api_version.rsplit("/", 1)[-1]
+        schema = next((v.get("schema", {}).get("openAPIV3Schema") for v in get_path(crd, "spec.versions") or []
+                       if v.get("name") == version), None)
+        if schema:
+            import jsonschema
+
+            errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(body), key=lambda e: list(e.path))
+            if errors:
+                e = errors[0]
+                path = ".".join(str(p) for p in e.path)
+                raise ApiError(422, "Invalid", f"{rt.kind}.{rt.group} {name!r} is invalid: {path}: {e.message}")
+    live = store.get(rt.api_version, rt.kind, name, namespace) or {}
+    return {**live, **body, "metadata": {**(live.get("metadata") or {}), **(body.get("metadata") or {})}}
 
 
 class _Server(ThreadingHTTPServer):

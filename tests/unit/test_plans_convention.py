@@ -26,10 +26,14 @@ NO_PLAN_YET_ROUTES = {
     "POST /v1/clusters/{cluster}/nodes/reboot",
     "POST /v1/clusters/{cluster}/nodes/replace",
     "POST /v1/clusters/{cluster}/nodes/delete",
+    "POST /v1/clusters/{cluster}/jobs",
+    "DELETE /v1/clusters/{cluster}/jobs/{job}",
+    "POST /v1/clusters/{cluster}/secrets",
 }
 NO_PLAN_YET_KINDS = {"cluster.reconcile", "features.update", "storage.add", "storage.remove", "endpoint.deploy",
                      "endpoint.update", "endpoint.delete", "model.download", "pool.create", "pool.assign",
-                     "pool.release", "nodes.reboot", "nodes.replace", "nodes.delete"}
+                     "pool.release", "nodes.reboot", "nodes.replace", "nodes.delete",
+                     "job.submit", "job.delete"}
 
 
 def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:

@@ -23,6 +23,7 @@ const Endpoints = lazy(() => import("./pages/Endpoints"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
 const Audit = lazy(() => import("./pages/Audit"));
+const JobDetail = lazy(() => import("./pages/JobDetail"));
 
 function LiveBadge() {
   const { state } = useLive();
@@ -43,6 +44,8 @@ function Page({ route }: { route: Route }) {
       return <ImportCluster key={`${route.region ?? ""}/${route.eks_cluster_name ?? ""}`} region={route.region} eksClusterName={route.eks_cluster_name} />;
     case "cluster":
       return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+    case "job":
+      return <JobDetail key={`${route.region}/${route.name}/${route.namespace}/${route.job}`} region={route.region} name={route.name} job={route.job} namespace={route.namespace} />;
     case "endpoints":
       return <Endpoints key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "operations":
@@ -70,6 +73,8 @@ function titleOf(route: Route): string {
       return "Import cluster";
     case "cluster":
       return route.name;
+    case "job":
+      return `Job ${route.job}`;
     case "endpoints":
       return `Endpoints · ${route.name}`;
     case "operations":

@@ -8,7 +8,7 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import garbage, inference, scheduler, storage, workloads
+from sandbox.kube.operators import garbage, inference, scheduler, storage, training, workloads
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
@@ -16,6 +16,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "scheduler": scheduler.RECONCILERS,
     "workloads": workloads.RECONCILERS,
     "storage": storage.RECONCILERS,
+    "training": training.RECONCILERS,
     "garbage": garbage.RECONCILERS,
     "inference": inference.RECONCILERS,
 }

@@ -4,15 +4,16 @@ Nodes come from HyperPod: each instance of the cluster is a Node (`sandbox/aws/s
 labelled with its instance group, instance type, zone and `sagemaker.amazonaws.com/node-health-status`,
 with allocatable `nvidia.com/gpu` / `aws.amazon.com/neuroncore` / `vpc.amazonaws.com/efa` from its type.
 
-How other simulated operators get their pods placed: they only create Pods (a training operator makes
-one pod per replica of a HyperPodPyTorchJob, the inference operator a Deployment's pods, the Job
-controller in `workloads.py` a Job's pod) with `spec.nodeSelector` and/or
+How other simulated operators get their pods placed: they only create Pods (the inference operator a
+Deployment's pods, the Job controller in `workloads.py` a Job's pod) with `spec.nodeSelector` and/or
 `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution` (e.g. on
 `node.kubernetes.io/instance-type` or `sagemaker.amazonaws.com/instance-group-name`), `tolerations`,
 and container `resources.requests`/`limits` for `nvidia.com/gpu`, `aws.amazon.com/neuroncore`,
 `aws.amazon.com/neuron` or `vpc.amazonaws.com/efa` (a limit alone counts as the request, as for
-extended resources in Kubernetes). They never set `spec.nodeName` themselves. On each tick this
-scheduler, oldest pod first:
+extended resources in Kubernetes). They never set `spec.nodeName` themselves, except the training
+operator (`training.py`), which names its own `schedulerName` and places a job's pods one per node with
+GPUs counted (it uses `admits` below for everything but resources). On each tick this scheduler, oldest
+default-scheduler pod first:
   - binds a pod to the first Node (by name) that is Ready, not cordoned, whose NoSchedule/NoExecute
     taints the pod tolerates (unhealthy HyperPod nodes carry one), whose labels satisfy the pod's
     selector and required affinity, and whose allocatable covers the pod's requests (plus what pods
@@ -38,6 +39,7 @@ from sandbox.kube.store import Obj
 
 EXTENDED = ("nvidia.com/gpu", "aws.amazon.com/neuroncore", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
+DEFAULT = "default-scheduler"  # pods that name another schedulerName are that scheduler's (as in Kubernetes)
 # The sandbox overcommits extended resources: a pod fits a node whose allocatable covers its own request,
 # whatever pods already bound there take. Rehearsal clusters are small (two 1-GPU instances) while the
 # inference tests deploy more GPU replicas than that; a pod that can never fit (8 GPUs on a CPU node)
@@ -128,6 +130,14 @@ def _taint_blocks(pod: Obj, node: Obj) -> dict[str, Any] | None:
     return None
 
 
+def admits(pod_spec: dict[str, Any], node: Obj) -> bool:
+    """The node could run a pod of this spec, resources aside: Ready, not cordoned, selector and required
+    affinity hold, taints tolerated (an operator that places its own pods, as the training operator does)."""
+    pod = {"spec": pod_spec}
+    return _ready(node) and not (node.get("spec") or {}).get("unschedulable") and selects(pod, node) \
+        and _taint_blocks(pod, node) is None
+
+
 def _reason(pod: Obj, node: Obj, used: dict[str, Counter[str]]) -> str | None:
     """None when the pod fits the node, else kube-scheduler's reason text for the summary."""
     if not _ready(node):
@@ -167,7 +177,8 @@ def reconcile_scheduling(ctx: ReconcileContext) -> None:
     if not store.count("v1", "Node"):
         return
     pods = store.list("v1", "Pod", field_selector="status.phase=Pending")
-    waiting = [p for p in pods if not (p.get("spec") or {}).get("nodeName") and _active(p)]
+    waiting = [p for p in pods if not (p.get("spec") or {}).get("nodeName") and _active(p)
+               and (p.get("spec") or {}).get("schedulerName", DEFAULT) == DEFAULT]
     if not waiting:
         return
     nodes = sorted(store.list("v1", "Node"), key=lambda n: n["metadata"]["name"])

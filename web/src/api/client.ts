@@ -9,6 +9,10 @@ import type {
   EndpointPatch,
   InvokeRequest,
   InvokeResult,
+  JobDetail,
+  JobList,
+  JobLogs,
+  JobSubmit,
   PoolAssign,
   PoolCreate,
   PoolList,
@@ -26,6 +30,7 @@ import type {
   Plan,
   Preferences,
   Quota,
+  RecipeList,
   Region,
   StorageAdd,
   TrainingPlan,
@@ -257,6 +262,24 @@ export const api = {
     request<Operation>(`${clusterPath(cluster)}/pools/${encodeURIComponent(pool)}/release${qs({ region })}`, {
       method: "POST",
       body,
+      idempotencyKey: key,
+    }),
+  recipes: () => get<RecipeList>("/v1/recipes"),
+  jobs: (cluster: string, region: string) =>
+    get<JobList>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`),
+  job: (cluster: string, region: string, job: string, namespace: string) =>
+    get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`),
+  jobLogs: (cluster: string, region: string, job: string, p: { namespace: string; pod?: string; tail?: number }) =>
+    get<JobLogs>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}/logs${qs({ region, ...p })}`),
+  submitJob: (cluster: string, region: string, body: Partial<JobSubmit>, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  deleteJob: (cluster: string, region: string, job: string, namespace: string, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`, {
+      method: "DELETE",
       idempotencyKey: key,
     }),
   retry: (id: string, key: string) =>

@@ -280,6 +280,59 @@ export interface paths {
         patch: operations["scale_instance_group_v1_clusters__cluster__instance_groups__group__patch"];
         trace?: never;
     };
+    "/v1/clusters/{cluster}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Training jobs PodStart submitted, newest first */
+        get: operations["list_jobs_v1_clusters__cluster__jobs_get"];
+        put?: never;
+        /** Submit a training job from a recipe (operation job.submit: operator, dry-run, apply, watch to Running) */
+        post: operations["submit_job_v1_clusters__cluster__jobs_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/jobs/{job}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths */
+        get: operations["get_job_v1_clusters__cluster__jobs__job__get"];
+        put?: never;
+        post?: never;
+        /** Delete a job and its pods (operation job.delete) */
+        delete: operations["delete_job_v1_clusters__cluster__jobs__job__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/jobs/{job}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job pod's log, bounded: the last `tail` lines within `limit_bytes` (default 200, ≤ 64 KiB) */
+        get: operations["get_job_logs_v1_clusters__cluster__jobs__job__logs_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/nodes": {
         parameters: {
             query?: never;
@@ -428,6 +481,23 @@ export interface paths {
         put?: never;
         /** Re-run the create's dependencies and storage steps (add-ons, health agent, NVIDIA/Neuron/EFA device plugins, volumes); idempotent, also for imported clusters (operation cluster.reconcile) */
         post: operations["reconcile_cluster_v1_clusters__cluster__reconcile_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write a Kubernetes Secret for jobs to reference by name (write-only: values never returned) */
+        post: operations["create_secret_v1_clusters__cluster__secrets_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -606,6 +676,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Training recipes: versioned templates with typed parameters on one data contract */
+        get: operations["list_recipes_v1_recipes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -767,6 +854,21 @@ export interface components {
              * @description HyperPod instance groups Karpenter manages (one NodePool each, at most 20); nothing else is allowed
              */
             instance_groups?: string[] | null;
+        };
+        /** Budget */
+        Budget: {
+            /** Exhausted */
+            exhausted: boolean;
+            /**
+             * Max
+             * @description runPolicy.jobMaxRetryCount (RayJob: backoffLimit)
+             */
+            max: number;
+            /**
+             * Used
+             * @description Recoveries used (restarts the operator made)
+             */
+            used: number;
         };
         /**
          * CapacityType
@@ -1013,6 +1115,19 @@ export interface components {
              */
             status: string;
         };
+        /** Condition */
+        Condition: {
+            /** At */
+            at?: string | null;
+            /** Message */
+            message?: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Status */
+            status: string;
+            /** Type */
+            type: string;
+        };
         /** Cost */
         Cost: {
             /**
@@ -1056,6 +1171,26 @@ export interface components {
              */
             unit_hourly: number | null;
         };
+        /**
+         * DataPaths
+         * @description Where a job's data lives, in pods and in the bucket (the same keys).
+         */
+        DataPaths: {
+            /** Checkpoints */
+            checkpoints: string;
+            /**
+             * Datasets
+             * @default /data/datasets/
+             */
+            datasets: string;
+            /**
+             * Mount
+             * @default /data
+             */
+            mount: string;
+            /** Outputs */
+            outputs: string;
+        };
         /** DependencyView */
         DependencyView: {
             /**
@@ -1070,6 +1205,20 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /**
+         * Detection
+         * @description A stuck/anomaly detection the operator reported (log monitoring: HANGING, SLOW).
+         */
+        Detection: {
+            /** At */
+            at?: string | null;
+            /** Message */
+            message: string;
+            /** Rule */
+            rule?: string | null;
+            /** Type */
+            type: string;
+        };
         /** EksView */
         EksView: {
             /** Arn */
@@ -1082,6 +1231,19 @@ export interface components {
             status?: string | null;
             /** Version */
             version?: string | null;
+        };
+        /** ElasticSpec */
+        ElasticSpec: {
+            /**
+             * Max Nodes
+             * @description Most nodes
+             */
+            max_nodes: number;
+            /**
+             * Min Nodes
+             * @description Fewest nodes
+             */
+            min_nodes: number;
         };
         /**
          * EndpointCreate
@@ -1742,6 +1904,178 @@ export interface components {
              */
             truncated: boolean;
         };
+        /** JobDetail */
+        JobDetail: {
+            budget: components["schemas"]["Budget"];
+            /** Conditions */
+            conditions: components["schemas"]["Condition"][];
+            /** Created At */
+            created_at?: string | null;
+            data: components["schemas"]["DataPaths"];
+            /** Detections */
+            detections: components["schemas"]["Detection"][];
+            /** Ended At */
+            ended_at?: string | null;
+            /** Gpus Per Node */
+            gpus_per_node?: number | null;
+            /** Image */
+            image?: string | null;
+            /** Instance Type */
+            instance_type?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Nodes */
+            nodes?: number | null;
+            /** Pods */
+            pods: components["schemas"]["PodView"][];
+            /** Recipe */
+            recipe?: string | null;
+            /** Started At */
+            started_at?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+        };
+        /** JobList */
+        JobList: {
+            /** Items */
+            items: components["schemas"]["JobSummary"][];
+            /** Next Token */
+            next_token?: string | null;
+        };
+        /** JobLogs */
+        JobLogs: {
+            /** Container */
+            container?: string | null;
+            /** Lines */
+            lines: string[];
+            /** Pod */
+            pod: string;
+            /**
+             * Truncated
+             * @description True when older lines or bytes were cut to stay within the bounds
+             */
+            truncated: boolean;
+        };
+        /**
+         * JobSubmit
+         * @description POST /v1/clusters/{cluster}/jobs: a training job from a recipe.
+         */
+        JobSubmit: {
+            /** @description Elastic node bounds */
+            elastic?: components["schemas"]["ElasticSpec"] | null;
+            /**
+             * Env
+             * @description Env vars (no credentials)
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Gpus Per Node
+             * @description GPUs per pod (0: CPU only)
+             * @default 0
+             */
+            gpus_per_node: number;
+            /**
+             * Image
+             * @description Image with a tag or digest, not :latest
+             */
+            image: string;
+            /**
+             * Instance Type
+             * @description A group's instance type
+             */
+            instance_type: string;
+            /**
+             * Log Monitoring
+             * @description Stuck-job rules
+             */
+            log_monitoring?: components["schemas"]["LogMonitoringRule"][];
+            /**
+             * Max Retries
+             * @description Restarts allowed
+             * @default 3
+             */
+            max_retries: number;
+            /**
+             * Name
+             * @description Job name
+             */
+            name: string;
+            /**
+             * Namespace
+             * @description Kubernetes namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Nodes
+             * @description Pods, one per node
+             * @default 1
+             */
+            nodes: number;
+            /**
+             * Parameters
+             * @description The recipe's parameters
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /**
+             * Recipe
+             * @description Recipe name (GET /v1/recipes)
+             */
+            recipe: string;
+            /**
+             * Recipe Version
+             * @description Recipe version
+             * @default 1
+             */
+            recipe_version: string;
+            /**
+             * Secrets
+             * @description Secrets to load as env vars
+             */
+            secrets?: string[];
+        };
+        /** JobSummary */
+        JobSummary: {
+            budget: components["schemas"]["Budget"];
+            /** Created At */
+            created_at?: string | null;
+            /** Gpus Per Node */
+            gpus_per_node?: number | null;
+            /** Instance Type */
+            instance_type?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Nodes */
+            nodes?: number | null;
+            /** Recipe */
+            recipe?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+        };
         /** KedaSpec */
         KedaSpec: {
             /** Max */
@@ -1794,6 +2128,29 @@ export interface components {
             operation_id: string;
             /** Reason */
             reason?: string | null;
+        };
+        /** LogMonitoringRule */
+        LogMonitoringRule: {
+            /**
+             * Expected Recurring Frequency S
+             * @description Longer gap between matches: HANGING
+             */
+            expected_recurring_frequency_s?: number | null;
+            /**
+             * Expected Start Cutoff S
+             * @description No first match by then: HANGING
+             */
+            expected_start_cutoff_s?: number | null;
+            /**
+             * Log Pattern
+             * @description Regex a healthy log matches regularly
+             */
+            log_pattern: string;
+            /**
+             * Name
+             * @description Rule name, e.g. hang
+             */
+            name: string;
         };
         /** ModelSource */
         ModelSource: {
@@ -2252,6 +2609,22 @@ export interface components {
             /** Start Time */
             start_time: string | null;
         };
+        /** PodView */
+        PodView: {
+            /** Name */
+            name: string;
+            /** Node */
+            node?: string | null;
+            /** Phase */
+            phase: string;
+            /** Reason */
+            reason?: string | null;
+            /**
+             * Restarts
+             * @default 0
+             */
+            restarts: number;
+        };
         /** PoolAssign */
         PoolAssign: {
             /**
@@ -2463,6 +2836,38 @@ export interface components {
              */
             requested: number;
         };
+        /** RecipeList */
+        RecipeList: {
+            /** Items */
+            items: components["schemas"]["RecipeOut"][];
+        };
+        /**
+         * RecipeOut
+         * @description One recipe as GET /v1/recipes lists it: its parameters as a JSON Schema (defaults, bounds, descriptions).
+         */
+        RecipeOut: {
+            /** @description The data contract, for a job named {job} */
+            data: components["schemas"]["DataPaths"];
+            /** Description */
+            description: string;
+            /** Example Image */
+            example_image: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Parameters */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** Title */
+            title: string;
+            /** Version */
+            version: string;
+        };
         /** RouterSpec */
         RouterSpec: {
             /**
@@ -2476,6 +2881,42 @@ export interface components {
              * @enum {string}
              */
             policy: "cache_aware" | "round_robin" | "random" | "power_of_two";
+        };
+        /**
+         * SecretCreate
+         * @description POST /v1/clusters/{cluster}/secrets: write-only; values are never returned or logged.
+         */
+        SecretCreate: {
+            /**
+             * Data
+             * @description Names and values (write-only)
+             */
+            data: {
+                [key: string]: string;
+            };
+            /**
+             * Name
+             * @description Secret name
+             */
+            name: string;
+            /**
+             * Namespace
+             * @description Kubernetes namespace
+             * @default default
+             */
+            namespace: string;
+        };
+        /** SecretWritten */
+        SecretWritten: {
+            /**
+             * Keys
+             * @description The keys written (values are never returned)
+             */
+            keys: string[];
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
         };
         /** StepOut */
         StepOut: {
@@ -4858,6 +5299,489 @@ export interface operations {
             };
         };
     };
+    list_jobs_v1_clusters__cluster__jobs_get: {
+        parameters: {
+            query?: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+                /** @description Only jobs in this status */
+                status?: ("Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed") | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submit_job_v1_clusters__cluster__jobs_post: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobSubmit"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_job_v1_clusters__cluster__jobs__job__get: {
+        parameters: {
+            query?: {
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobDetail"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_job_v1_clusters__cluster__jobs__job__delete: {
+        parameters: {
+            query?: {
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_job_logs_v1_clusters__cluster__jobs__job__logs_get: {
+        parameters: {
+            query?: {
+                /** @description Container */
+                container?: string | null;
+                /** @description Byte bound */
+                limit_bytes?: number;
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Pod (default: the first) */
+                pod?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+                /** @description Only this recent */
+                since_seconds?: number | null;
+                /** @description Newest lines */
+                tail?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobLogs"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_nodes_v1_clusters__cluster__nodes_get: {
         parameters: {
             query?: {
@@ -5879,6 +6803,108 @@ export interface operations {
             };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_secret_v1_clusters__cluster__secrets_post: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecretCreate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretWritten"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6985,6 +8011,80 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_recipes_v1_recipes_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

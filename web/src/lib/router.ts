@@ -1,14 +1,15 @@
 import { useEffect, useState } from "react";
 
 /**
- * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/endpoints, #/import, #/operations,
- * #/operations/{id}.
+ * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/endpoints,
+ * #/clusters/{region}/{name}/jobs/{job}, #/import, #/operations, #/operations/{id}.
  */
 export type Route =
   | { page: "clusters" }
   | { page: "create" }
   | { page: "import"; region?: string; eks_cluster_name?: string }
   | { page: "cluster"; region: string; name: string }
+  | { page: "job"; region: string; name: string; job: string; namespace: string }
   | { page: "endpoints"; region: string; name: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
@@ -25,6 +26,8 @@ export function parseRoute(hash: string): Route {
   if (parts.length === 0 || (parts[0] === "clusters" && parts.length === 1)) return { page: "clusters" };
   if (parts[0] === "clusters" && parts[1] === "new" && parts.length === 2) return { page: "create" };
   if (parts[0] === "clusters" && parts.length === 3) return { page: "cluster", region: parts[1], name: parts[2] };
+  if (parts[0] === "clusters" && parts.length === 5 && parts[3] === "jobs")
+    return { page: "job", region: parts[1], name: parts[2], job: parts[4], namespace: q.get("namespace") ?? "default" };
   if (parts[0] === "clusters" && parts.length === 4 && parts[3] === "endpoints")
     return { page: "endpoints", region: parts[1], name: parts[2] };
   if (parts[0] === "import" && parts.length === 1)
@@ -73,6 +76,9 @@ export const href = {
     const s = q.toString();
     return `#/audit${s ? `?${s}` : ""}`;
   },
+  job: (region: string, name: string, job: string, namespace = "default") =>
+    `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/jobs/${encodeURIComponent(job)}` +
+    (namespace === "default" ? "" : `?namespace=${encodeURIComponent(namespace)}`),
 };
 
 export function navigate(to: string): void {

@@ -27,6 +27,7 @@ import {
 } from "../components/InstanceGroupFields";
 import { Status } from "../components/Status";
 import { NodesPanel } from "../components/NodesPanel";
+import { JobsPanel } from "../components/JobsPanel";
 import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
 import { changedFields, isEmpty } from "../lib/diff";
@@ -299,6 +300,9 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
             </Container>
           )}
           <StoragePanel cluster={name} region={region} />
+          {c.status === "ACTIVE" && (
+            <JobsPanel cluster={name} region={region} instanceTypes={[...new Set((c.instance_groups ?? []).map((g) => g.instance_type).filter((t): t is string => !!t))]} />
+          )}
           <FeaturesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
           <Container header={<Header variant="h2">Operations</Header>}>
             <OperationsTable cluster={name} embedded />

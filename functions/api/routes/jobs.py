@@ -1,0 +1,99 @@
+"""/v1/clusters/{cluster}/jobs|secrets: training jobs, bounded logs, write-only secrets."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
+from functions.api.schemas import OPERATION_RESPONSES
+from functions.domain import training
+from functions.domain.kinds import required_role
+from functions.logic import jobs
+
+router = Router()
+
+
+def _ok(model: type, status: int = 200) -> dict[int, Any]:
+    return {status: {"description": "OK", "content": {"application/json": {"model": model}}}}
+
+
+JobPath = Annotated[str, Path(description="Job name", pattern=training.NAME)]
+NamespaceQ = Annotated[str, Query(description="Namespace", pattern=training.NAMESPACE)]
+
+
+@router.post("/v1/clusters/<cluster>/jobs",
+             summary="Submit a training job from a recipe (operation job.submit: operator, dry-run, apply, watch "
+                     "to Running)", tags=["jobs"], responses=OPERATION_RESPONSES)
+@requires(required_role("job.submit"))
+def submit_job(cluster: ClusterPath, body: training.JobSubmit, region: RegionOpt = None,
+               idempotency_key: IdempotencyKey = None) -> Response[str]:
+    p = require(router, required_role("job.submit"))
+    return accepted(jobs.submit_job(services(), cluster, region, body, actor(p), idempotency_key))
+
+
+@router.get("/v1/clusters/<cluster>/jobs", summary="Training jobs PodStart submitted, newest first",
+            tags=["jobs"], responses=_ok(training.JobList))
+def list_jobs(
+    cluster: ClusterPath,
+    region: RegionOpt = None,
+    status: Annotated[Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed"] | None,
+                      Query(description="Only jobs in this status")] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
+    next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
+) -> Response[str]:
+    principal(router)
+    return model_response(jobs.jobs_page(services(), cluster, region, status, limit, next_token))
+
+
+@router.get("/v1/clusters/<cluster>/jobs/<job>",
+            summary="A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths",
+            tags=["jobs"], responses=_ok(training.JobDetail))
+def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
+            region: RegionOpt = None) -> Response[str]:
+    principal(router)
+    return model_response(jobs.get_job(services(), cluster, region, job, namespace))
+
+
+@router.delete("/v1/clusters/<cluster>/jobs/<job>", summary="Delete a job and its pods (operation job.delete)",
+               tags=["jobs"], responses=OPERATION_RESPONSES)
+@requires(required_role("job.delete"))
+def delete_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default", region: RegionOpt = None,
+               idempotency_key: IdempotencyKey = None) -> Response[str]:
+    p = require(router, required_role("job.delete"))
+    return accepted(jobs.remove_job(services(), cluster, region, job, namespace, actor(p), idempotency_key))
+
+
+@router.get("/v1/clusters/<cluster>/jobs/<job>/logs",
+            summary="A job pod's log, bounded: the last `tail` lines within `limit_bytes` (default 200, ≤ 64 KiB)",
+            tags=["jobs"], responses=_ok(training.JobLogs))
+def get_job_logs(
+    cluster: ClusterPath,
+    job: JobPath,
+    namespace: NamespaceQ = "default",
+    region: RegionOpt = None,
+    pod: Annotated[str | None, Query(description="Pod (default: the first)",
+                                     pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")] = None,
+    container: Annotated[str | None, Query(description="Container",
+                                           pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")] = None,
+    tail: Annotated[int, Query(ge=1, le=training.MAX_TAIL, description="Newest lines")] = 200,
+    since_seconds: Annotated[int | None, Query(ge=1, le=7 * 86400, description="Only this recent")] = None,
+    limit_bytes: Annotated[int, Query(ge=1024, le=training.MAX_LOG_BYTES, description="Byte bound")]
+    = training.MAX_LOG_BYTES,
+) -> Response[str]:
+    principal(router)
+    return model_response(jobs.job_logs(services(), cluster, region, job, namespace, pod, container, tail,
+                                        since_seconds, limit_bytes))
+
+
+@router.post("/v1/clusters/<cluster>/secrets",
+             summary="Write a Kubernetes Secret for jobs to reference by name (write-only: values never returned)",
+             tags=["jobs"], responses=_ok(training.SecretWritten, 201))
+@requires(required_role("job.submit"))
+def create_secret(cluster: ClusterPath, body: training.SecretCreate, region: RegionOpt = None) -> Response[str]:
+    require(router, required_role("job.submit"))
+    return model_response(jobs.write_secret(services(), cluster, region, body), 201)

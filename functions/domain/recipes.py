@@ -1,0 +1,235 @@
+"""Training recipes: versioned templates with typed, described parameters, all on one data contract.
+
+The data contract: the cluster's shared S3 bucket is mounted through the Mountpoint PVC at `/data` in
+every pod. Datasets are read from `/data/datasets/...`, a job writes its outputs to `/data/jobs/{job}/`
+and its checkpoints to `/data/checkpoints/{job}/`. The same bucket is what a developer syncs with
+`aws s3 sync`, so what a user puts there is what pods see.
+
+A recipe renders a container command (an argument list, never a shell string built from user input:
+every value is validated by a strict pattern first and quoted where Ray needs a single string).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from functions.domain.errors import InvalidInput, NotFound
+
+DATA_MOUNT = "/data"
+DATASETS_DIR = f"{DATA_MOUNT}/datasets"
+
+# A relative path under a data-contract folder: no `..`, no leading slash, no shell metacharacters.
+REL_PATH = r"^[A-Za-z0-9_][A-Za-z0-9_./=-]{0,254}$"
+# A Hugging Face model id or a path under /data.
+MODEL_REF = r"^([A-Za-z0-9_][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,95}|/data/[A-Za-z0-9_./-]{1,250})$"
+ARG = r"^[A-Za-z0-9_@%+=:,./-]{1,256}$"
+
+
+class DataPaths(BaseModel):
+    """Where a job's data lives, in pods and in the bucket (the same keys)."""
+
+    mount: str = DATA_MOUNT
+    datasets: str = DATASETS_DIR + "/"
+    outputs: str
+    checkpoints: str
+
+
+def data_paths(job: str) -> DataPaths:
+    return DataPaths(outputs=f"{DATA_MOUNT}/jobs/{job}/", checkpoints=f"{DATA_MOUNT}/checkpoints/{job}/")
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*")
+    @classmethod
+    def _no_parent(cls, v: Any) -> Any:
+        for s in v if isinstance(v, list) else [v]:
+            if isinstance(s, str) and ".." in s:
+                raise ValueError("'..' is not allowed: paths stay inside the data contract")
+        return v
+
+
+class PyTorchParams(_Params):
+    script: str = Field("train.py", pattern=REL_PATH,
+                        description="Training script: a path inside the image, or under /data (e.g. code/train.py "
+                                    "is /data/code/train.py when it does not exist in the image)")
+    args: list[str] = Field(default_factory=list, max_length=64,
+                            description="Arguments passed to the script, one item each (letters, digits, _@%+=:,./-)")
+    dataset: str | None = Field(None, pattern=REL_PATH, description="Dataset folder under /data/datasets")
+    epochs: int = Field(1, ge=1, le=1000, description="Passed as --epochs")
+
+
+class LlamaFactoryParams(_Params):
+    model_name_or_path: str = Field("Qwen/Qwen2.5-0.5B-Instruct", pattern=MODEL_REF,
+                                    description="Hugging Face model id, or a path under /data")
+    dataset: str = Field("alpaca_en_demo", pattern=REL_PATH,
+                         description="Dataset name in /data/datasets/dataset_info.json")
+    template: str = Field("qwen", pattern=r"^[a-z0-9_]{1,32}$", description="Chat template name")
+    stage: Literal["sft", "pt", "dpo"] = Field("sft", description="Training stage")
+    finetuning_type: Literal["lora", "full", "freeze"] = Field("lora", description="LoRA, full or freeze tuning")
+    lora_rank: int = Field(8, ge=1, le=512, description="LoRA rank (lora only)")
+    learning_rate: float = Field(1e-4, gt=0, le=1, description="Peak learning rate")
+    num_train_epochs: float = Field(3.0, gt=0, le=100, description="Epochs over the dataset")
+    per_device_train_batch_size: int = Field(1, ge=1, le=1024, description="Batch size per GPU")
+    cutoff_len: int = Field(2048, ge=16, le=131072, description="Max tokens per sample")
+
+
+class MsSwiftParams(_Params):
+    model: str = Field("Qwen/Qwen2.5-7B-Instruct", pattern=MODEL_REF,
+                       description="Hugging Face/ModelScope model id, or a path under /data")
+    dataset: str = Field("sft/train.jsonl", pattern=REL_PATH, description="Dataset file under /data/datasets")
+    train_type: Literal["lora", "full"] = Field("lora", description="LoRA or full fine-tuning")
+    learning_rate: float = Field(1e-4, gt=0, le=1, description="Peak learning rate")
+    num_train_epochs: float = Field(1.0, gt=0, le=100, description="Epochs over the dataset")
+    per_device_train_batch_size: int = Field(1, ge=1, le=1024, description="Batch size per GPU")
+    max_length: int = Field(2048, ge=16, le=131072, description="Max tokens per sample")
+
+
+class VerlParams(_Params):
+    algorithm: Literal["grpo", "ppo"] = Field("grpo", description="Advantage estimator")
+    model: str = Field("Qwen/Qwen2.5-0.5B-Instruct", pattern=MODEL_REF,
+                       description="Actor model: Hugging Face id, or a path under /data")
+    train_files: str = Field("gsm8k/train.parquet", pattern=REL_PATH, description="Parquet file under /data/datasets")
+    val_files: str = Field("gsm8k/test.parquet", pattern=REL_PATH, description="Parquet file under /data/datasets")
+    rollout_n: int = Field(5, ge=1, le=64, description="Responses sampled per prompt")
+    total_epochs: int = Field(15, ge=1, le=1000, description="Training epochs")
+    learning_rate: float = Field(1e-6, gt=0, le=1, description="Actor learning rate")
+    train_batch_size: int = Field(256, ge=1, le=65536, description="Prompts per step")
+
+
+JobKind = Literal["pytorch", "ray"]
+
+
+class RecipeOut(BaseModel):
+    """One recipe as GET /v1/recipes lists it: its parameters as a JSON Schema (defaults, bounds, descriptions)."""
+
+    name: str
+    version: str
+    title: str
+    description: str
+    kind: JobKind
+    example_image: str
+    parameters: dict[str, Any]
+    data: DataPaths = Field(description="The data contract, for a job named {job}")
+
+
+class RecipeList(BaseModel):
+    items: list[RecipeOut]
+
+
+class _Recipe(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str
+    version: str
+    title: str
+    description: str
+    kind: JobKind
+    example_image: str
+    params: type[_Params]
+
+
+RECIPES: dict[tuple[str, str], _Recipe] = {(r.name, r.version): r for r in (
+    _Recipe(name="pytorch", version="1", title="PyTorch (torchrun script)", kind="pytorch",
+            description="Your script under the HyperPod launcher (hyperpodrun, torchrun-compatible): one process "
+                        "per GPU on every node; --data-dir, --output-dir and --checkpoint-dir follow the data contract",
+            example_image="public.ecr.aws/pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", params=PyTorchParams),
+    _Recipe(name="llama-factory", version="1", title="LLaMA-Factory (SFT / LoRA)", kind="pytorch",
+            description="llamafactory-cli train with a typed config: datasets from /data/datasets, adapters and "
+                        "checkpoints to /data/checkpoints/{job}/",
+            example_image="hiyouga/llamafactory:0.9.3", params=LlamaFactoryParams),
+    _Recipe(name="ms-swift", version="1", title="MS-Swift (SFT)", kind="pytorch",
+            description="swift sft with LoRA or full tuning: dataset from /data/datasets, output to "
+                        "/data/checkpoints/{job}/",
+            example_image="modelscope-registry.us-west-1.cr.aliyuncs.com/modelscope-repo/modelscope:ubuntu22.04-"
+                          "cuda12.4.0-py311-torch2.6.0-1.26.0", params=MsSwiftParams),
+    _Recipe(name="verl", version="1", title="VERL (RL on a RayJob)", kind="ray",
+            description="VERL's PPO/GRPO trainer as a KubeRay RayJob: a head and GPU workers, data from "
+                        "/data/datasets, checkpoints to /data/checkpoints/{job}/",
+            example_image="verlai/verl:app-verl0.5-vllm0.9.1-mcore0.12.2-te2.2", params=VerlParams),
+)}
+
+
+def recipe(name: str, version: str) -> _Recipe:
+    r = RECIPES.get((name, version))
+    if r is None:
+        known = ", ".join(f"{n}@{v}" for n, v in RECIPES)
+        raise NotFound(f"no recipe {name}@{version} (known: {known})")
+    return r
+
+
+def list_recipes() -> RecipeList:
+    return RecipeList(items=[
+        RecipeOut(name=r.name, version=r.version, title=r.title, description=r.description, kind=r.kind,
+                  example_image=r.example_image, parameters=r.params.model_json_schema(),
+                  data=data_paths("{job}"))
+        for r in RECIPES.values()])
+
+
+def parse_parameters(name: str, version: str, raw: dict[str, Any]) -> _Params:
+    """The recipe's typed parameters; a wrong type or an out-of-range value is a 422 naming the parameter."""
+    r = RECIPES.get((name, version))
+    if r is None:
+        known = ", ".join(sorted({n for n, _ in RECIPES}))
+        raise InvalidInput.field(["body", "recipe"], f"no recipe {name}@{version}; known recipes: {known}")
+    try:
+        return r.params.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInput.of([{"loc": ["body", "parameters", *e["loc"]], "msg": e["msg"]}
+                               for e in exc.errors()]) from None
+
+
+def _dataset(rel: str | None) -> str | None:
+    return f"{DATASETS_DIR}/{rel}" if rel else None
+
+
+def _model(ref: str) -> str:
+    return ref  # an id, or already a /data path (MODEL_REF admits only those two shapes)
+
+
+def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int) -> list[str]:
+    """The container command for a pytorch-kind recipe (an argument list: no shell)."""
+    paths = data_paths(job)
+    nproc = str(max(gpus_per_node, 1))
+    launcher = ["hyperpodrun", f"--nnodes={nodes}", f"--nproc-per-node={nproc}"]
+    if isinstance(params, PyTorchParams):
+        return [*launcher, params.script, f"--epochs={params.epochs}", f"--output-dir={paths.outputs}",
+                f"--checkpoint-dir={paths.checkpoints}",
+                *([f"--data-dir={_dataset(params.dataset)}"] if params.dataset else []), *params.args]
+    if isinstance(params, LlamaFactoryParams):
+        p = params
+        return ["llamafactory-cli", "train", "--stage", p.stage, "--do_train", "true",
+                "--model_name_or_path", _model(p.model_name_or_path), "--dataset", p.dataset,
+                "--dataset_dir", DATASETS_DIR, "--template", p.template, "--finetuning_type", p.finetuning_type,
+                *(["--lora_rank", str(p.lora_rank)] if p.finetuning_type == "lora" else []),
+                "--learning_rate", repr(p.learning_rate), "--num_train_epochs", repr(p.num_train_epochs),
+                "--per_device_train_batch_size", str(p.per_device_train_batch_size), "--cutoff_len", str(p.cutoff_len),
+                "--output_dir", paths.checkpoints, "--logging_dir", paths.outputs, "--report_to", "none"]
+    if isinstance(params, MsSwiftParams):
+        p2 = params
+        return ["swift", "sft", "--model", _model(p2.model), "--dataset", f"{DATASETS_DIR}/{p2.dataset}",
+                "--train_type", p2.train_type, "--learning_rate", repr(p2.learning_rate),
+                "--num_train_epochs", repr(p2.num_train_epochs),
+                "--per_device_train_batch_size", str(p2.per_device_train_batch_size),
+                "--max_length", str(p2.max_length), "--output_dir", paths.checkpoints,
+                "--logging_dir", paths.outputs, "--report_to", "none"]
+    raise ValueError(f"recipe {name} does not render a container command")
+
+
+def ray_entrypoint(params: _Params, job: str, nodes: int, gpus_per_node: int) -> str:
+    """The RayJob entrypoint (Ray takes one string; every value was validated, and each is quoted)."""
+    if not isinstance(params, VerlParams):
+        raise ValueError("only VERL runs on a RayJob")
+    p, paths = params, data_paths(job)
+    args = ["python3", "-m", "verl.trainer.main_ppo", f"algorithm.adv_estimator={p.algorithm}",
+            f"data.train_files={DATASETS_DIR}/{p.train_files}", f"data.val_files={DATASETS_DIR}/{p.val_files}",
+            f"data.train_batch_size={p.train_batch_size}", f"actor_rollout_ref.model.path={_model(p.model)}",
+            f"actor_rollout_ref.actor.optim.lr={p.learning_rate!r}", f"actor_rollout_ref.rollout.n={p.rollout_n}",
+            f"trainer.total_epochs={p.total_epochs}", f"trainer.nnodes={nodes}",
+            f"trainer.n_gpus_per_node={gpus_per_node}", f"trainer.default_local_dir={paths.checkpoints}",
+            f"trainer.experiment_name={job}", "trainer.logger=[console]"]
+    return shlex.join(args)

@@ -1,0 +1,532 @@
+"""Training jobs: the submit request (validated here once, for every face), AWS's elastic-training
+exclusions, the GPU arithmetic, the HyperPodPyTorchJob / RayJob renderers, and the job views.
+
+A secret is referenced by name only (`envFrom.secretRef`): its value never appears in a manifest.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from functions.domain import recipes
+from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
+
+NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"
+NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+SECRET_NAME = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+# Env names that carry credentials: those go in a Secret (`secrets`), never a literal in the manifest.
+SECRET_LIKE_ENV = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)", re.I)
+IMAGE = re.compile(
+    r"^(?P<repo>[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+|[a-z0-9]+(?:[._-][a-z0-9]+)*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}))?$")
+
+API_VERSIONS = {"pytorch": ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob"), "ray": ("ray.io/v1", "RayJob")}
+LABEL_JOB = "podstart.dev/job"
+LABEL_RECIPE = "podstart.dev/recipe"
+GPU = "nvidia.com/gpu"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def check_image(image: str) -> str:
+    """An image pinned by tag or digest; `:latest` or no tag at all would change under a running job."""
+    m = IMAGE.match(image)
+    if m is None:
+        raise ValueError("not an image reference: <registry>/<repository>:<tag> or @sha256:<digest>")
+    if not m.group("tag") and not m.group("digest"):
+        raise ValueError("pin the image with a tag or a digest (no tag means :latest, which moves under a job)")
+    if m.group("tag") == "latest" and not m.group("digest"):
+        raise ValueError(":latest moves under a running job: pin a version tag or a digest")
+    return image
+
+
+class LogMonitoringRule(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][-a-z0-9]{0,62}$", description="Rule name, e.g. hang")
+    log_pattern: str = Field(min_length=1, max_length=256,
+                             description="Regex a healthy log matches regularly")
+    expected_recurring_frequency_s: int | None = Field(
+        None, ge=10, le=86400, description="Longer gap between matches: HANGING")
+    expected_start_cutoff_s: int | None = Field(
+        None, ge=10, le=86400, description="No first match by then: HANGING")
+
+    @field_validator("log_pattern")
+    @classmethod
+    def _regex(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        return v
+
+
+class ElasticSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min_nodes: int = Field(ge=1, le=256, description="Fewest nodes")
+    max_nodes: int = Field(ge=1, le=256, description="Most nodes")
+
+    @model_validator(mode="after")
+    def _order(self) -> ElasticSpec:
+        if self.min_nodes > self.max_nodes:
+            raise ValueError("min_nodes must not exceed max_nodes")
+        return self
+
+
+class JobSubmit(BaseModel):
+    """POST /v1/clusters/{cluster}/jobs: a training job from a recipe."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME, description="Job name")
+    namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
+    recipe: str = Field(pattern=r"^[a-z][-a-z0-9]{0,31}$", description="Recipe name (GET /v1/recipes)")
+    recipe_version: str = Field("1", pattern=r"^[0-9]{1,4}$", description="Recipe version")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="The recipe's parameters")
+    image: str = Field(max_length=512, description="Image with a tag or digest, not :latest")
+    instance_type: str = Field(pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$", max_length=40,
+                               description="A group's instance type")
+    nodes: int = Field(1, ge=1, le=256, description="Pods, one per node")
+    gpus_per_node: int = Field(0, ge=0, le=16, description="GPUs per pod (0: CPU only)")
+    max_retries: int = Field(3, ge=0, le=100, description="Restarts allowed")
+    log_monitoring: list[LogMonitoringRule] = Field(default_factory=list, max_length=8,
+                                                    description="Stuck-job rules")
+    elastic: ElasticSpec | None = Field(None, description="Elastic node bounds")
+    env: dict[str, str] = Field(default_factory=dict, max_length=64,
+                                description="Env vars (no credentials)")
+    secrets: list[str] = Field(default_factory=list, max_length=16,
+                               description="Secrets to load as env vars")
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        return check_image(v)
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+        for k, val in v.items():
+            if not re.match(ENV_NAME, k):
+                raise ValueError(f"{k!r} is not an environment variable name")
+            if SECRET_LIKE_ENV.findall(k):  # findall, not search: the IAM scan reads that name as sagemaker:Search
+                raise ValueError(f"{k} looks like a credential: create a secret (POST .../secrets) and list it "
+                                 f"in secrets instead of a literal value")
+            if len(val) > 4096:
+                raise ValueError(f"{k}: value longer than 4096 characters")
+        return v
+
+    @field_validator("secrets")
+    @classmethod
+    def _secrets(cls, v: list[str]) -> list[str]:
+        for s in v:
+            if not re.match(SECRET_NAME, s):
+                raise ValueError(f"{s!r} is not a Secret name")
+        if len(set(v)) != len(v):
+            raise ValueError("a secret is listed twice")
+        return v
+
+
+class SecretCreate(BaseModel):
+    """POST /v1/clusters/{cluster}/secrets: write-only; values are never returned or logged."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=SECRET_NAME, max_length=253, description="Secret name")
+    namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
+    data: dict[str, str] = Field(min_length=1, max_length=16,
+                                 description="Names and values (write-only)")
+
+    @field_validator("data")
+    @classmethod
+    def _keys(cls, v: dict[str, str]) -> dict[str, str]:
+        for k, val in v.items():
+            if not re.match(ENV_NAME, k):
+                raise ValueError(f"{k!r} is not an environment variable name")
+            if len(val) > 16384:
+                raise ValueError(f"{k}: value longer than 16 KiB")
+        return v
+
+    def __repr__(self) -> str:  # never print the values
+        return f"SecretCreate(name={self.name!r}, namespace={self.namespace!r}, keys={sorted(self.data)})"
+
+    __str__ = __repr__
+
+
+class SecretWritten(BaseModel):
+    name: str
+    namespace: str
+    keys: list[str] = Field(description="The keys written (values are never returned)")
+
+
+# --- refusals -------------------------------------------------------------------------------------
+
+def elastic_refusal(job: JobSubmit, capacity_types: set[str], tiered_checkpointing: bool,
+                    checkpointless: bool = False) -> str | None:
+    """AWS's current exclusions for elastic training, as the reason to show; None when elastic is allowed."""
+    if job.elastic is None:
+        return None
+    if job_kind(job) == "ray":
+        return "elastic training applies to HyperPodPyTorchJob only; a RayJob scales with its worker group"
+    if "spot" in capacity_types:
+        return (f"elastic training does not run on Spot capacity: the {job.instance_type} group is Spot; "
+                f"use an On-Demand or training-plan group, or submit without elastic")
+    if tiered_checkpointing:
+        return ("elastic training is not supported while managed tiered checkpointing is enabled on the "
+                "cluster; disable it or submit without elastic")
+    if checkpointless:
+        return "elastic training cannot be combined with checkpointless training"
+    return None
+
+
+class GroupCapacity(BaseModel):
+    """One instance group of the requested type, as admission and the validate step see it."""
+
+    name: str
+    instance_type: str
+    instances: int
+    gpus_per_instance: int
+    free_gpus: int | None = None  # None: unknown (no node inventory); treated as all free
+    autoscaling_max: int | None = None
+
+
+def gpu_refusal(job: JobSubmit, groups: list[GroupCapacity]) -> str | None:
+    """The GPU arithmetic: the request must fit the cluster's groups of that instance type, with numbers."""
+    nodes = job.elastic.min_nodes if job.elastic else job.nodes
+    mine = [g for g in groups if g.instance_type == job.instance_type]
+    if not mine:
+        have = sorted({g.instance_type for g in groups}) or ["none"]
+        return f"the cluster has no {job.instance_type} instances (it has: {', '.join(have)})"
+    per = mine[0].gpus_per_instance
+    if job.gpus_per_node > per:
+        return f"{job.instance_type} has {per} GPUs per instance; gpus_per_node {job.gpus_per_node} cannot fit one pod"
+    need = nodes * job.gpus_per_node
+    instances = sum(g.instances for g in mine)
+    reachable = sum(max(g.instances, g.autoscaling_max or 0) for g in mine)
+    names = ", ".join(g.name for g in mine)
+    if job.gpus_per_node == 0:
+        if nodes > reachable:
+            return (f"needs {nodes} {job.instance_type} nodes; the cluster has {instances} in {names}"
+                    + (f" (at most {reachable} with autoscaling)" if reachable > instances else ""))
+        return None
+    total = instances * per
+    free = sum(g.instances * per if g.free_gpus is None else g.free_gpus for g in mine)
+    growth = (reachable - instances) * per
+    # Whole pods: each pod needs gpus_per_node on one instance.
+    pods_fit = sum(_pods_on(g, job.gpus_per_node) for g in mine) + (reachable - instances) * (per // job.gpus_per_node)
+    if need > free + growth or nodes > pods_fit:
+        return (f"needs {nodes} x {job.gpus_per_node} = {need} GPUs on {job.instance_type}; the cluster has "
+                f"{instances} instance{'s' if instances != 1 else ''} x {per} = {total} GPUs in {names}, "
+                f"{free} free" + (f", and can grow by {growth} with autoscaling" if growth else ""))
+    return None
+
+
+def _pods_on(g: GroupCapacity, gpus_per_pod: int) -> int:
+    """Pods of gpus_per_pod that fit the group's free GPUs (free GPUs are spread per instance; assume packed)."""
+    per = g.gpus_per_instance
+    free = g.instances * per if g.free_gpus is None else g.free_gpus
+    whole, rest = divmod(free, per)
+    return whole * (per // gpus_per_pod) + rest // gpus_per_pod
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+def labels(job: str, recipe: str) -> dict[str, str]:
+    return {**MANAGED_LABELS, LABEL_JOB: job, LABEL_RECIPE: recipe}
+
+
+def _env(job: JobSubmit, kind: str) -> list[dict[str, Any]]:
+    paths = recipes.data_paths(job.name)
+    out = [{"name": "PODSTART_JOB", "value": job.name}, {"name": "DATA_DIR", "value": recipes.DATASETS_DIR},
+           {"name": "OUTPUT_DIR", "value": paths.outputs}, {"name": "CHECKPOINT_DIR", "value": paths.checkpoints}]
+    if kind == "pytorch" and job.recipe == "llama-factory":
+        out.append({"name": "FORCE_TORCHRUN", "value": "1"})
+    out += [{"name": k, "value": v} for k, v in sorted(job.env.items())]
+    return out
+
+
+def _resources(gpus: int) -> dict[str, Any]:
+    if not gpus:
+        return {"requests": {"cpu": "1"}}
+    return {"requests": {GPU: gpus}, "limits": {GPU: gpus}}
+
+
+def _container(name: str, job: JobSubmit, kind: str, gpus: int, **extra: Any) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": name, "image": job.image, "imagePullPolicy": "IfNotPresent",
+                         "env": _env(job, kind), "resources": _resources(gpus),
+                         "volumeMounts": [{"name": "data", "mountPath": recipes.DATA_MOUNT}], **extra}
+    if job.secrets:
+        c["envFrom"] = [{"secretRef": {"name": s}} for s in job.secrets]
+    return c
+
+
+def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": containers,
+        "nodeSelector": {INSTANCE_TYPE_LABEL: job.instance_type},
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}}],
+    }
+    if service_account:
+        spec["serviceAccountName"] = service_account
+    return spec
+
+
+def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
+    nodes = job.elastic.max_nodes if job.elastic else job.nodes
+    cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node)
+    meta_labels = labels(job.name, job.recipe)
+    run_policy: dict[str, Any] = {
+        "jobMaxRetryCount": job.max_retries,
+        "cleanPodPolicy": "None",
+        "ttlSecondsAfterFinished": 86400,
+        "restartPolicy": {"evalPeriodSeconds": 3600, "numRestartBeforeFullJobRestart": 3,
+                          "maxFullJobRestarts": max(job.max_retries, 1)},
+    }
+    if job.log_monitoring:
+        run_policy["logMonitoringConfiguration"] = [
+            {"name": r.name, "logPattern": r.log_pattern,
+             **({"expectedRecurringFrequencyInSeconds": r.expected_recurring_frequency_s}
+                if r.expected_recurring_frequency_s else {}),
+             **({"expectedStartCutOffInSeconds": r.expected_start_cutoff_s} if r.expected_start_cutoff_s else {})}
+            for r in job.log_monitoring]
+    spec: dict[str, Any] = {
+        "nprocPerNode": str(job.gpus_per_node) if job.gpus_per_node else "1",
+        "replicaSpecs": [{
+            "name": "pod", "replicas": job.elastic.min_nodes if job.elastic else job.nodes,
+            **({"maxReplicas": job.elastic.max_nodes} if job.elastic else {}),
+            "template": {"metadata": {"labels": meta_labels},
+                         "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node,
+                                                            command=cmd)], None)},
+        }],
+        "runPolicy": run_policy,
+    }
+    if job.elastic:
+        spec["elasticPolicy"] = {"minReplicas": job.elastic.min_nodes, "maxReplicas": job.elastic.max_nodes}
+    return {"apiVersion": API_VERSIONS["pytorch"][0], "kind": API_VERSIONS["pytorch"][1],
+            "metadata": {"name": job.name, "namespace": job.namespace, "labels": meta_labels,
+                         "annotations": _annotations(job)},
+            "spec": spec}
+
+
+RAY_VERSION = "2.46.0"
+
+
+def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
+    entry = recipes.ray_entrypoint(params, job.name, job.nodes, job.gpus_per_node)
+    meta_labels = labels(job.name, job.recipe)
+    head = _container("ray-head", job, "ray", 0, ports=[{"containerPort": 6379, "name": "gcs"},
+                                                        {"containerPort": 8265, "name": "dashboard"},
+                                                        {"containerPort": 10001, "name": "client"}])
+    head["resources"] = {"requests": {"cpu": "2", "memory": "8Gi"}}
+    worker = _container("ray-worker", job, "ray", job.gpus_per_node)
+    return {
+        "apiVersion": API_VERSIONS["ray"][0], "kind": API_VERSIONS["ray"][1],
+        "metadata": {"name": job.name, "namespace": job.namespace, "labels": meta_labels,
+                     "annotations": _annotations(job)},
+        "spec": {
+            "entrypoint": entry,
+            "backoffLimit": job.max_retries,
+            "shutdownAfterJobFinishes": True,
+            "ttlSecondsAfterFinished": 3600,
+            "rayClusterSpec": {
+                "rayVersion": RAY_VERSION,
+                "headGroupSpec": {
+                    "rayStartParams": {"dashboard-host": "0.0.0.0"},
+                    "template": {"metadata": {"labels": meta_labels},
+                                 "spec": {**_pod_spec(job, [head], None), "nodeSelector": {}}},
+                },
+                "workerGroupSpecs": [{
+                    "groupName": "workers", "replicas": job.nodes, "minReplicas": job.nodes,
+                    "maxReplicas": job.nodes, "rayStartParams": {},
+                    "template": {"metadata": {"labels": meta_labels},
+                                 "spec": _pod_spec(job, [worker], None)},
+                }],
+            },
+        },
+    }
+
+
+def _annotations(job: JobSubmit) -> dict[str, str]:
+    return {"podstart.dev/recipe-version": job.recipe_version, "podstart.dev/instance-type": job.instance_type,
+            "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node)}
+
+
+def render(job: JobSubmit, params: Any) -> dict[str, Any]:
+    return ray_job(job, params) if job_kind(job) == "ray" else pytorch_job(job, params)
+
+
+def job_kind(job: JobSubmit) -> str:
+    r = recipes.RECIPES.get((job.recipe, job.recipe_version))
+    return r.kind if r else "pytorch"
+
+
+# --- views ----------------------------------------------------------------------------------------
+
+JobStatus = Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed", "Unknown"]
+
+
+class PodView(BaseModel):
+    name: str
+    node: str | None = None
+    phase: str
+    restarts: int = 0
+    reason: str | None = None
+
+
+class Detection(BaseModel):
+    """A stuck/anomaly detection the operator reported (log monitoring: HANGING, SLOW)."""
+
+    type: str
+    rule: str | None = None
+    message: str
+    at: str | None = None
+
+
+class Budget(BaseModel):
+    used: int = Field(description="Recoveries used (restarts the operator made)")
+    max: int = Field(description="runPolicy.jobMaxRetryCount (RayJob: backoffLimit)")
+    exhausted: bool
+
+
+class JobSummary(BaseModel):
+    name: str
+    namespace: str
+    kind: Literal["pytorch", "ray"]
+    recipe: str | None = None
+    status: JobStatus
+    budget: Budget
+    instance_type: str | None = None
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    created_at: str | None = None
+
+
+class JobList(BaseModel):
+    items: list[JobSummary]
+    next_token: str | None = None
+
+
+class Condition(BaseModel):
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    at: str | None = None
+
+
+class JobDetail(JobSummary):
+    conditions: list[Condition]
+    pods: list[PodView]
+    detections: list[Detection]
+    started_at: str | None = None
+    ended_at: str | None = None
+    image: str | None = None
+    data: recipes.DataPaths
+
+
+class JobLogs(BaseModel):
+    pod: str
+    container: str | None = None
+    lines: list[str]
+    truncated: bool = Field(description="True when older lines or bytes were cut to stay within the bounds")
+
+
+def _conditions(obj: dict[str, Any]) -> list[Condition]:
+    return [Condition(type=c.get("type", ""), status=c.get("status", ""), reason=c.get("reason"),
+                      message=c.get("message"), at=c.get("lastTransitionTime"))
+            for c in (obj.get("status") or {}).get("conditions") or []]
+
+
+def status_of(kind: str, obj: dict[str, Any]) -> JobStatus:
+    st = obj.get("status") or {}
+    if kind == "ray":
+        dep = st.get("jobDeploymentStatus") or ""
+        js = st.get("jobStatus") or ""
+        if dep == "Failed" or js == "FAILED":
+            return "Failed"
+        if dep == "Complete" or js == "SUCCEEDED":
+            return "Succeeded"
+        if dep == "Retrying":
+            return "Restarting"
+        if dep == "Running" and js in ("RUNNING", ""):
+            return "Running"
+        return "Pending"
+    true = {c.type for c in _conditions(obj) if c.status == "True"}
+    for t, s in (("Failed", "Failed"), ("Succeeded", "Succeeded"), ("Completed", "Succeeded"),
+                 ("Hanging", "Hanging"), ("Restarting", "Restarting"), ("Running", "Running")):
+        if t in true:
+            return s  # type: ignore[return-value]
+    return "Pending"
+
+
+def budget_of(kind: str, obj: dict[str, Any]) -> Budget:
+    st, spec = obj.get("status") or {}, obj.get("spec") or {}
+    if kind == "ray":
+        used, cap = int(st.get("failed") or 0), int(spec.get("backoffLimit") or 0)
+    else:
+        used, cap = int(st.get("restartCount") or 0), int((spec.get("runPolicy") or {}).get("jobMaxRetryCount") or 0)
+    return Budget(used=used, max=cap, exhausted=used >= cap and status_of(kind, obj) == "Failed")
+
+
+def summary(kind: str, obj: dict[str, Any]) -> JobSummary:
+    meta = obj.get("metadata") or {}
+    ann = meta.get("annotations") or {}
+
+    def _int(k: str) -> int | None:
+        v = ann.get(k)
+        return int(v) if v and v.isdigit() else None
+
+    return JobSummary(name=meta.get("name", ""), namespace=meta.get("namespace", "default"), kind=kind,  # type: ignore[arg-type]
+                      recipe=(meta.get("labels") or {}).get(LABEL_RECIPE), status=status_of(kind, obj),
+                      budget=budget_of(kind, obj), instance_type=ann.get("podstart.dev/instance-type"),
+                      nodes=_int("podstart.dev/nodes"), gpus_per_node=_int("podstart.dev/gpus-per-node"),
+                      created_at=meta.get("creationTimestamp"))
+
+
+def pod_view(pod: dict[str, Any]) -> PodView:
+    st = pod.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    reason = st.get("reason") or next((c.get("message") or c.get("reason") for c in st.get("conditions") or []
+                                       if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
+    return PodView(name=pod["metadata"]["name"], node=(pod.get("spec") or {}).get("nodeName"),
+                   phase=st.get("phase", "Pending"), restarts=sum(int(c.get("restartCount") or 0) for c in cs),
+                   reason=reason)
+
+
+def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDetail:
+    s = summary(kind, obj)
+    st = obj.get("status") or {}
+    conds = _conditions(obj)
+    detections = [Detection(type=c.type, rule=(c.reason or None), message=c.message or c.type, at=c.at)
+                  for c in conds if c.type in ("Hanging", "Slow", "Degraded") and c.status == "True"]
+    containers = [c for rs in (obj.get("spec") or {}).get("replicaSpecs") or []
+                  for c in ((rs.get("template") or {}).get("spec") or {}).get("containers") or []]
+    if kind == "ray":
+        head = ((((obj.get("spec") or {}).get("rayClusterSpec") or {}).get("headGroupSpec") or {})
+                .get("template") or {}).get("spec") or {}
+        containers = head.get("containers") or []
+    return JobDetail(**s.model_dump(), conditions=conds, pods=[pod_view(p) for p in pods], detections=detections,
+                     started_at=st.get("startTime"), ended_at=st.get("completionTime") or st.get("endTime"),
+                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name))
+
+
+MAX_LOG_BYTES = 64 * 1024
+MAX_TAIL = 5000
+
+
+def bound_lines(text: str, tail: int, limit_bytes: int, cut: bool) -> JobLogs:
+    """The last `tail` lines within `limit_bytes` (whole lines; `cut` says the source was cut already)."""
+    lines = text.splitlines()
+    truncated = cut or len(lines) > tail
+    lines = lines[-tail:] if tail else []
+    size, keep = 0, []
+    for line in reversed(lines):
+        size += len(line.encode()) + 1
+        if size > limit_bytes:
+            truncated = True
+            break
+        keep.append(line)
+    return JobLogs(pod="", lines=list(reversed(keep)), truncated=truncated)

@@ -1,0 +1,169 @@
+"""Training jobs: submit (admission: recipe parameters, elastic exclusions, GPU arithmetic, name taken),
+list, inspect, delete, bounded logs, and write-only secrets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.domain import recipes, training
+from functions.domain.cluster_record import ClusterRecord
+from functions.domain.errors import Conflict, InvalidInput, NotFound
+from functions.domain.operations import Actor, Operation, Target
+from functions.domain.ports import ClusterKube
+from functions.logic.cluster_views import find_record
+from functions.logic.deps import Deps
+from functions.logic.group_add import require_active
+
+KINDS = {"pytorch": training.API_VERSIONS["pytorch"], "ray": training.API_VERSIONS["ray"]}
+
+
+def job_target(rec: ClusterRecord, namespace: str, name: str) -> Target:
+    return Target(cluster=rec.name, region=rec.region, resource=f"jobs/{namespace}/{name}")
+
+
+def capacity(deps: Deps, rec: ClusterRecord) -> list[training.GroupCapacity]:
+    """The cluster's groups with GPUs per instance (from the instance-type catalog of each group's zone)."""
+    out = []
+    for g in rec.instance_groups:
+        info = deps.reader.offered(rec.region, g.availability_zone).get(g.instance_type)
+        acc = getattr(info, "accelerator", None)
+        gpus = acc.count if acc is not None and acc.kind == "gpu" else 0
+        count = g.current_count if g.current_count is not None else g.instance_count
+        out.append(training.GroupCapacity(name=g.name, instance_type=g.instance_type, instances=count,
+                                          gpus_per_instance=gpus))
+    return out
+
+
+def _tiered_checkpointing(hp: dict[str, Any] | None) -> bool:
+    return str(((hp or {}).get("TieredStorageConfig") or {}).get("Mode", "")).lower() == "enable"
+
+
+def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobSubmit, actor: Actor,
+               key: str | None) -> Operation:
+    rec = find_record(deps, cluster, region)
+    params = recipes.parse_parameters(body.recipe, body.recipe_version, body.parameters)
+    r = recipes.RECIPES[(body.recipe, body.recipe_version)]
+    kind = r.kind
+    require_active(rec)
+    if body.elastic:
+        types = {g.capacity_type for g in rec.instance_groups if g.instance_type == body.instance_type}
+        hp = deps.reader.describe_hyperpod(rec.region, rec.hyperpod_cluster_name or rec.name)
+        why = training.elastic_refusal(body, types, _tiered_checkpointing(hp))
+        if why:
+            raise InvalidInput.field(["body", "elastic"], why)
+    why = training.gpu_refusal(body, capacity(deps, rec))
+    if why:
+        raise InvalidInput.field(["body", "gpus_per_node" if body.gpus_per_node else "nodes"], why)
+    api_version, k8s_kind = KINDS[kind]
+    target = job_target(rec, body.namespace, body.name)
+    request = {"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
+               "job": body.model_dump(mode="json", exclude_none=True)}
+    training.render(body, params)  # renders, or raises: nothing starts for a job that cannot be rendered
+
+    class _Admission:
+        def normalize(self) -> dict[str, Any]:
+            if _kube(deps, rec).get(_path(api_version, k8s_kind, body.namespace, body.name)) is not None:
+                raise Conflict(f"a {k8s_kind} named {body.name} already exists in {body.namespace}; "
+                               f"delete it first or choose another name")
+            return request
+
+        def claim(self, op: Operation) -> None:
+            """Nothing to reserve: the job's name is taken on the cluster when the submit step applies it."""
+
+        def unclaim(self, op: Operation) -> None:
+            """Nothing was reserved."""
+
+    op, _ = deps.operations.start(kind="job.submit", target=target, request=request, principal=actor,
+                                  idempotency_key=key, admission=_Admission())
+    return op
+
+
+def _kube(deps: Deps, rec: ClusterRecord) -> ClusterKube:
+    require_active(rec)  # a cluster still creating (or deleting) has no Kubernetes API to ask: 409, not a 500
+    return deps.kube(rec.eks_cluster_name, rec.region)
+
+
+def _path(api_version: str, kind: str, namespace: str | None = None, name: str | None = None) -> str:
+    plural = {"HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs", "Pod": "pods"}[kind]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    return base + (f"/namespaces/{namespace}" if namespace else "") + f"/{plural}" + (f"/{name}" if name else "")
+
+
+def _find(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> tuple[str, dict[str, Any]]:
+    kube = _kube(deps, rec)
+    for kind, (api_version, k8s_kind) in KINDS.items():
+        obj = kube.get(_path(api_version, k8s_kind, namespace, name))
+        if obj is not None:
+            return kind, obj
+    raise NotFound(f"no job {name!r} in namespace {namespace} of {rec.name}")
+
+
+def _managed(obj: dict[str, Any]) -> bool:
+    return (obj.get("metadata", {}).get("labels") or {}).get(training.LABEL_JOB) is not None
+
+
+def jobs_page(deps: Deps, cluster: str, region: str | None, status: str | None, limit: int,
+              token: str | None) -> training.JobList:
+    rec = find_record(deps, cluster, region)
+    kube = _kube(deps, rec)
+    rows: list[training.JobSummary] = []
+    for kind, (api_version, k8s_kind) in KINDS.items():
+        for obj in kube.list(_path(api_version, k8s_kind), label_selector=training.LABEL_JOB):
+            s = training.summary(kind, obj)
+            if status is None or s.status == status:
+                rows.append(s)
+    rows.sort(key=lambda s: (s.created_at or "", s.namespace, s.name), reverse=True)
+    start = int(token or 0)
+    return training.JobList(items=rows[start:start + limit],
+                            next_token=str(start + limit) if start + limit < len(rows) else None)
+
+
+def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[dict[str, Any]]:
+    pods = _kube(deps, rec).list(_path("v1", "Pod", namespace), label_selector=f"{training.LABEL_JOB}={name}")
+    return sorted(pods, key=lambda p: p["metadata"]["name"])
+
+
+def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> training.JobDetail:
+    rec = find_record(deps, cluster, region)
+    kind, obj = _find(deps, rec, name, namespace)
+    return training.detail(kind, obj, pods_of(deps, rec, name, namespace))
+
+
+def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
+               key: str | None) -> Operation:
+    rec = find_record(deps, cluster, region)
+    kind, _ = _find(deps, rec, name, namespace)
+    op, _ = deps.operations.start(
+        kind="job.delete", target=job_target(rec, namespace, name),
+        request={"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
+                 "name": name, "namespace": namespace},
+        principal=actor, idempotency_key=key)
+    return op
+
+
+def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, pod: str | None,
+             container: str | None, tail: int, since_seconds: int | None, limit_bytes: int) -> training.JobLogs:
+    rec = find_record(deps, cluster, region)
+    pods = pods_of(deps, rec, name, namespace)
+    if not pods:
+        _find(deps, rec, name, namespace)  # 404 for an unknown job
+        raise NotFound(f"job {name} has no pods yet")
+    names = [p["metadata"]["name"] for p in pods]
+    if pod is None:
+        pod = names[0]
+    elif pod not in names:
+        raise InvalidInput.field(["query", "pod"], f"{pod} is not a pod of {name} (pods: {', '.join(names)})")
+    text, cut = _kube(deps, rec).logs(namespace, pod, container, tail, since_seconds, limit_bytes)
+    out = training.bound_lines(text, tail, limit_bytes, cut)
+    return out.model_copy(update={"pod": pod, "container": container})
+
+
+def write_secret(deps: Deps, cluster: str, region: str | None, body: training.SecretCreate) -> training.SecretWritten:
+    """Server-side apply of an Opaque Secret. Write-only: not stored by PodStart, not returned, not logged."""
+    rec = find_record(deps, cluster, region)
+    manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                "metadata": {"name": body.name, "namespace": body.namespace,
+                             "labels": {"app.kubernetes.io/managed-by": "podstart"}},
+                "stringData": dict(body.data)}
+    _kube(deps, rec).apply(manifest)
+    return training.SecretWritten(name=body.name, namespace=body.namespace, keys=sorted(body.data))

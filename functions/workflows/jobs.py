@@ -1,0 +1,176 @@
+"""job.submit and job.delete: the operator the job's kind needs, a server-side dry-run with the live GPU
+arithmetic, server-side apply (field manager `podstart`), and a watch until the job runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.adapters.kube import KubeCluster
+from functions.domain import manifests, recipes, training
+from functions.domain.errors import PermanentStepError
+from functions.domain.workflow import Done, Outcome, Skip, Wait
+from functions.workflows.context import StepContext, Workflow
+
+START_SECONDS = 120.0  # image pull and rendezvous, at real speed
+CRDS = {
+    "pytorch": ("sagemaker.amazonaws.com", "v1", "HyperPodPyTorchJob", "hyperpodpytorchjobs"),
+    "ray": ("ray.io", "v1", "RayJob", "rayjobs"),
+}
+
+
+def _kube(ctx: StepContext) -> KubeCluster:
+    return KubeCluster.for_eks(ctx.request["eks_cluster"], ctx.request["region"])
+
+
+def _job(ctx: StepContext) -> tuple[training.JobSubmit, Any]:
+    job = training.JobSubmit.model_validate(ctx.request["job"])
+    return job, recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
+
+
+# What serves each kind, and how a user turns it on (the features workflow enables these; this step checks).
+OPERATORS = {
+    "pytorch": "the HyperPod training operator (EKS add-on amazon-sagemaker-hyperpod-training-operator)",
+    "ray": "the KubeRay operator (Helm chart kuberay-operator v1.x)",
+}
+
+
+def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
+    """The job's operator must serve its kind; a cluster without it fails here, saying what to enable (nothing was
+    submitted, so a retry after enabling it continues from this step)."""
+    if ctx.request["kind"] != kind:
+        return Skip(message=f"a {ctx.request['kind']} job does not need the {label}")
+    group, version, k8s_kind, _ = CRDS[kind]
+    if _kube(ctx).has_kind(f"{group}/{version}", k8s_kind):
+        return Done(message=f"{label} serves {k8s_kind}")
+    raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: enable "
+                             f"{OPERATORS[kind]} on the cluster, then retry this operation")
+
+
+def training_operator(ctx: StepContext) -> Outcome:
+    return _ensure_operator(ctx, "pytorch", "HyperPod training operator")
+
+
+def kuberay_operator(ctx: StepContext) -> Outcome:
+    return _ensure_operator(ctx, "ray", "KubeRay operator")
+
+
+def _gpus(q: Any) -> int:
+    try:
+        return int(str(q or 0))
+    except ValueError:
+        return 0
+
+
+def live_capacity(kube: KubeCluster, instance_type: str) -> training.GroupCapacity | None:
+    """Free GPUs on the Nodes of that instance type: allocatable minus what scheduled pods request."""
+    nodes = [n for n in kube.list("v1", "Node")
+             if (n["metadata"].get("labels") or {}).get(training.INSTANCE_TYPE_LABEL) == instance_type]
+    if not nodes:
+        return None
+    names = {n["metadata"]["name"] for n in nodes}
+    used = 0
+    for p in kube.list("v1", "Pod"):
+        if (p.get("spec") or {}).get("node_name", (p.get("spec") or {}).get("nodeName")) not in names:
+            continue
+        if ((p.get("status") or {}).get("phase")) in ("Succeeded", "Failed"):
+            continue
+        for c in (p.get("spec") or {}).get("containers") or []:
+            used += _gpus(((c.get("resources") or {}).get("requests") or {}).get(training.GPU))
+    per = max(_gpus(((n.get("status") or {}).get("allocatable") or {}).get(training.GPU)) for n in nodes)
+    total = sum(_gpus(((n.get("status") or {}).get("allocatable") or {}).get(training.GPU)) for n in nodes)
+    group = (nodes[0]["metadata"].get("labels") or {}).get("sagemaker.amazonaws.com/instance-group-name", "nodes")
+    return training.GroupCapacity(name=group, instance_type=instance_type, instances=len(nodes),
+                                  gpus_per_instance=per, free_gpus=max(0, total - used))
+
+
+def validate(ctx: StepContext) -> Outcome:
+    job, params = _job(ctx)
+    manifest = training.render(job, params)
+    kube = _kube(ctx)
+    live = live_capacity(kube, job.instance_type)
+    checked = "no node inventory yet: instance counts were checked at admission"
+    if live is not None:
+        why = training.gpu_refusal(job, [live])
+        if why:
+            raise PermanentStepError("NotEnoughGpus", why)
+        checked = f"{live.free_gpus} GPUs free on {live.instances} {job.instance_type} nodes" if job.gpus_per_node \
+            else f"{live.instances} {job.instance_type} nodes"
+    if kube.get("v1", "Namespace", job.namespace) is not None:
+        kube.apply(manifest, dry_run=True)
+        return Done(message=f"server-side dry-run accepted the {manifest['kind']}; {checked}")
+    return Done(message=f"namespace {job.namespace} is created on submit; {checked}")
+
+
+def _data_volume(ctx: StepContext, kube: KubeCluster, namespace: str) -> None:
+    """The data contract in another namespace: a PV on the same bucket bound to a PVC of the same name."""
+    if namespace == "default" or kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, namespace):
+        return
+    pv, pvc = manifests.s3_volume(ctx.settings.data_bucket, ctx.request["region"], namespace)
+    pv_name = f"{manifests.DATA_VOLUME}-{namespace}"
+    pv["metadata"]["name"] = pv_name
+    pvc["spec"]["volumeName"] = pv_name
+    kube.apply(pv)
+    kube.apply(pvc)
+
+
+def submit(ctx: StepContext) -> Outcome:
+    job, params = _job(ctx)
+    manifest = training.render(job, params)
+    kube = _kube(ctx)
+    existing = kube.get(manifest["apiVersion"], manifest["kind"], job.name, job.namespace)
+    if existing is not None and existing["metadata"].get("uid") != ctx.outputs.get("job_uid") and (
+            ctx.outputs.get("job_uid") or (existing["metadata"].get("labels") or {}).get(training.LABEL_JOB) is None):
+        raise PermanentStepError("JobExists", f"a {manifest['kind']} named {job.name} already exists in "
+                                 f"{job.namespace} and is not this operation's")
+    if existing is None:
+        if kube.get("v1", "Namespace", job.namespace) is None:
+            kube.apply({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": job.namespace, "labels": dict(manifests.MANAGED_LABELS)}})
+        _data_volume(ctx, kube, job.namespace)
+        existing = kube.apply(manifest)
+    ctx.record(job_uid=existing["metadata"]["uid"], job_kind=manifest["kind"])
+    return Done(message=f"applied {manifest['kind']} {job.namespace}/{job.name} (field manager podstart)",
+                outputs={"job_uid": existing["metadata"]["uid"]})
+
+
+def watch(ctx: StepContext) -> Outcome:
+    job = training.JobSubmit.model_validate(ctx.request["job"])
+    kind = ctx.request["kind"]
+    group, version, k8s_kind, _ = CRDS[kind]
+    kube = _kube(ctx)
+    obj = kube.get(f"{group}/{version}", k8s_kind, job.name, job.namespace)
+    if obj is None:
+        raise PermanentStepError("JobGone", f"{k8s_kind} {job.namespace}/{job.name} was deleted before it ran")
+    status = training.status_of(kind, obj)
+    pods = kube.list("v1", "Pod", job.namespace, label_selector=f"{training.LABEL_JOB}={job.name}")
+    views = [training.pod_view(p) for p in pods]
+    if status in ("Running", "Succeeded"):
+        where = ", ".join(f"{p.name} on {p.node or '?'}" for p in views if p.phase == "Running")
+        return Done(message=f"{k8s_kind} {job.name} is {status}" + (f": {where}" if where else ""),
+                    outputs={"pods": len(views)})
+    if status == "Failed":
+        reason = next((c.get("message") or c.get("reason") for c in (obj.get("status") or {}).get("conditions") or []
+                       if c.get("type") == "Failed"), None) or "the operator reported Failed"
+        raise PermanentStepError("JobFailed", f"{job.name} failed before running: {reason}")
+    pending = next((f"{p.name}: {p.reason}" for p in views if p.phase == "Pending" and p.reason), None)
+    return Wait(message=f"{job.name} is {status} ({len(views)} pods)" + (f"; {pending}" if pending else ""),
+                expected_seconds=START_SECONDS)
+
+
+def delete(ctx: StepContext) -> Outcome:
+    name, ns, kind = ctx.request["name"], ctx.request["namespace"], ctx.request["kind"]
+    group, version, k8s_kind, _ = CRDS[kind]
+    kube = _kube(ctx)
+    if not ctx.outputs.get("delete_requested"):
+        kube.delete(f"{group}/{version}", k8s_kind, name, ns)
+        ctx.record(delete_requested=True)
+    left = kube.list("v1", "Pod", ns, label_selector=f"{training.LABEL_JOB}={name}")
+    if kube.get(f"{group}/{version}", k8s_kind, name, ns) is not None or left:
+        return Wait(message=f"deleting {k8s_kind} {name}: {len(left)} pods left", expected_seconds=30)
+    return Done(message=f"{k8s_kind} {ns}/{name} and its pods are gone")
+
+
+SUBMIT = Workflow(kind="job.submit", steps={"training_operator": training_operator,
+                                            "kuberay_operator": kuberay_operator, "validate": validate,
+                                            "submit": submit, "watch": watch})
+DELETE = Workflow(kind="job.delete", steps={"delete": delete})

@@ -1,0 +1,201 @@
+"""The HyperPod training operator, simulated: a HyperPodPyTorchJob becomes one pod per replica on Nodes of the
+right instance type with free GPUs (Pending and Unschedulable when none are), phases Created -> Running, and
+log lines per pod with steps, loss and throughput.
+
+Knobs, as a user would cause them: deleting one of a job's pods is a pod failure (the operator restarts it and
+counts the restart against `runPolicy.jobMaxRetryCount`; past it, the job is Failed); the annotation
+`sandbox.podstart.dev/hang: "true"` on the job stops its log lines, and a `logMonitoringConfiguration` rule
+whose `expectedRecurringFrequencyInSeconds` passes without a line sets the Hanging condition.
+
+The CRD is what the EKS add-on `amazon-sagemaker-hyperpod-training-operator` installs (`sandbox/kube/addons.py`
+applies it when the add-on becomes ACTIVE).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from sandbox.kube.errors import ApiError
+from sandbox.kube.operators.base import ReconcileContext, Reconciler, condition, update_status
+from sandbox.kube.operators.scheduler import admits
+from sandbox.kube.store import Obj, now_rfc3339
+
+GROUP, VERSION, KIND, PLURAL = "sagemaker.amazonaws.com", "v1", "HyperPodPyTorchJob", "hyperpodpytorchjobs"
+API_VERSION = f"{GROUP}/{VERSION}"
+JOB_LABEL = "sagemaker.amazonaws.com/job-name"
+HANG = "sandbox.podstart.dev/hang"
+GPU = "nvidia.com/gpu"
+LOG_EVERY_S = 10.0  # realistic seconds between a running pod's log lines
+TERMINAL = ("Failed", "Succeeded", "Completed")
+SCHEDULER = "sandbox-hyperpod-training"  # the default scheduler (scheduler.py) leaves these pods to this operator
+
+def _gpus(resources: dict[str, Any] | None) -> int:
+    r = resources or {}
+    try:
+        return int(str((r.get("limits") or {}).get(GPU) or (r.get("requests") or {}).get(GPU) or 0))
+    except ValueError:
+        return 0
+
+
+def _pod_gpus(spec: dict[str, Any]) -> int:
+    return sum(_gpus(c.get("resources")) for c in spec.get("containers") or [])
+
+
+def _live(pod: Obj) -> bool:
+    return not pod["metadata"].get("deletionTimestamp") and (pod.get("status") or {}).get("phase") not in (
+        "Succeeded", "Failed")
+
+
+def _place(ctx: ReconcileContext, spec: dict[str, Any], nodes: list[Obj]) -> tuple[str | None, str]:
+    """The node a pod fits on (nodeSelector, free GPUs; a CPU training pod takes a node of its own), or why not."""
+    want = _pod_gpus(spec)
+    pods = [p for p in ctx.store.list("v1", "Pod") if _live(p) and (p.get("spec") or {}).get("nodeName")]
+    fitting = [n for n in nodes if admits(spec, n)]
+    for n in fitting:
+        name = n["metadata"]["name"]
+        here = [p for p in pods if p["spec"]["nodeName"] == name]
+        have = int(str(((n.get("status") or {}).get("allocatable") or {}).get(GPU) or 0))
+        used = sum(_pod_gpus(p.get("spec") or {}) for p in here)
+        if want and have - used >= want:
+            return name, ""
+        if not want and not any(JOB_LABEL in (p["metadata"].get("labels") or {}) for p in here):
+            return name, ""
+    why = (f"0/{len(nodes)} nodes are available: {len(nodes) - len(fitting)} didn't match Pod's node "
+           f"affinity/selector, {len(fitting)} " + (f"Insufficient {GPU}" if want else "already run a training pod"))
+    return None, why
+
+
+def _pod(job: Obj, index: int, node: str | None, why: str) -> Obj:
+    meta, spec = job["metadata"], job.get("spec") or {}
+    template = copy.deepcopy(((spec.get("replicaSpecs") or [{}])[0]).get("template") or {})
+    pod_spec = template.get("spec") or {"containers": []}
+    pod_spec["schedulerName"] = SCHEDULER  # this operator places its job's pods itself (one per node, GPUs counted)
+    if node:
+        pod_spec["nodeName"] = node
+    labels = {**((template.get("metadata") or {}).get("labels") or {}), JOB_LABEL: meta["name"],
+              "sagemaker.amazonaws.com/replica-index": str(index)}
+    pod: Obj = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": f"{meta['name']}-pod-{index}", "namespace": meta["namespace"], "labels": labels,
+                             "ownerReferences": [{"apiVersion": API_VERSION, "kind": KIND, "name": meta["name"],
+                                                  "uid": meta["uid"], "controller": True,
+                                                  "blockOwnerDeletion": True}]},
+                "spec": pod_spec}
+    if not node:
+        pod["status"] = {"phase": "Pending",
+                         "conditions": [condition("PodScheduled", "False", "Unschedulable", why)]}
+    return pod
+
+
+def _conditions(status: dict[str, Any], *true: str, reason: str = "", message: str = "") -> list[dict[str, Any]]:
+    """The job's conditions with exactly `true` set True (others kept, set False)."""
+    old = {c["type"]: c for c in status.get("conditions") or []}
+    out = []
+    for t in dict.fromkeys([*old, *true]):
+        if t in true:
+            out.append(old[t] if old.get(t, {}).get("status") == "True" and t not in ("Hanging",)
+                       else condition(t, "True", reason or t, message))
+        else:
+            c = old[t]
+            out.append(c if c.get("status") == "False" else condition(t, "False", c.get("reason") or t))
+    return out
+
+
+def reconcile_training(ctx: ReconcileContext) -> None:
+    try:
+        jobs = ctx.store.list(API_VERSION, KIND)
+    except ApiError:
+        return  # the operator is not installed
+    nodes = [n for n in ctx.store.list("v1", "Node")
+             if any(c.get("type") == "Ready" and c.get("status") == "True"
+                    for c in (n.get("status") or {}).get("conditions") or [])]
+    for job in jobs:
+        try:
+            _reconcile(ctx, job, nodes)
+        except ApiError:
+            continue
+
+
+def _reconcile(ctx: ReconcileContext, job: Obj, nodes: list[Obj]) -> None:
+    meta, spec = job["metadata"], job.get("spec") or {}
+    status: dict[str, Any] = copy.deepcopy(job.get("status") or {})
+    if meta.get("deletionTimestamp") or any(
+            c.get("type") in TERMINAL and c.get("status") == "True" for c in status.get("conditions") or []):
+        return
+    name, ns = meta["name"], meta["namespace"]
+    replicas = int(((spec.get("replicaSpecs") or [{}])[0]).get("replicas") or 1)
+    budget = int((spec.get("runPolicy") or {}).get("jobMaxRetryCount") or 0)
+    pods = {p["metadata"]["name"]: p for p in ctx.store.list("v1", "Pod", ns, label_selector=f"{JOB_LABEL}={name}")
+            if not p["metadata"].get("deletionTimestamp")}
+    wanted = [f"{name}-pod-{i}" for i in range(replicas)]
+    missing = [i for i, n in enumerate(wanted) if n not in pods]
+    if not status.get("conditions"):
+        status = {"conditions": [condition("Created", "True", "JobCreated", f"{KIND} {name} is created")],
+                  "restartCount": 0}
+    if missing and status.get("startTime"):
+        # A pod of a started job is gone: a failure the operator recovers from, counted against the budget.
+        used = int(status.get("restartCount") or 0) + 1
+        if used > budget:
+            status.update(restartCount=used - 1, completionTime=now_rfc3339(),
+                          conditions=_conditions(status, "Failed", reason="JobMaxRetryCountExceeded",
+                                                 message=f"pod {wanted[missing[0]]} failed; the recovery budget "
+                                                         f"({budget} restarts) is used up"))
+            update_status(ctx, job, status)
+            return
+        status["restartCount"] = used
+        status["conditions"] = _conditions(status, "Restarting", reason="PodFailed",
+                                           message=f"restarting {wanted[missing[0]]} ({used} of {budget})")
+    for i in missing:
+        node, why = _place(ctx, (((spec.get("replicaSpecs") or [{}])[0]).get("template") or {}).get("spec") or {},
+                           nodes)
+        ctx.store.create(_pod(job, i, node, why))
+    _retry_unschedulable(ctx, pods.values(), nodes)
+    running = [p for p in pods.values() if (p.get("status") or {}).get("phase") == "Running"]
+    if not missing and len(running) == replicas:
+        status.setdefault("startTime", now_rfc3339())
+        hanging = _hang(ctx, job, running)
+        status["conditions"] = (_conditions(status, "Running", "Hanging", reason=hanging[0], message=hanging[1])
+                                if hanging else _conditions(status, "Running", reason="AllPodsRunning"))
+        if not hanging and meta.get("annotations", {}).get(HANG) != "true":
+            _log(ctx, job, running)
+    update_status(ctx, job, status)
+
+
+def _retry_unschedulable(ctx: ReconcileContext, pods: Any, nodes: list[Obj]) -> None:
+    for p in pods:
+        if (p.get("spec") or {}).get("nodeName") or not _live(p):
+            continue
+        node, _ = _place(ctx, p.get("spec") or {}, nodes)
+        if node:
+            ctx.store.put({**p, "spec": {**p["spec"], "nodeName": node}, "status": {"phase": "Pending"}})
+
+
+def _log(ctx: ReconcileContext, job: Obj, running: list[Obj]) -> None:
+    if not ctx.waited(job, LOG_EVERY_S, f"log-{ctx.marks.get((job['metadata']['uid'], 'step'), 0)}"):
+        return
+    step = int(ctx.marks.get((job["metadata"]["uid"], "step"), 0)) + 1
+    ctx.marks[(job["metadata"]["uid"], "step")] = step
+    ctx.marks[(job["metadata"]["uid"], "last-log")] = time.monotonic()
+    for rank, p in enumerate(sorted(running, key=lambda x: x["metadata"]["name"])):
+        loss = round(2.5 / (1 + 0.05 * step) + 0.01 * rank, 4)
+        ctx.store.append_log(p["metadata"]["namespace"], p["metadata"]["name"],
+                             f"{now_rfc3339()} [rank {rank}] step {step} loss {loss} throughput "
+                             f"{round(40.0 + (step % 7) * 0.5, 1)} samples/s\n")
+
+
+def _hang(ctx: ReconcileContext, job: Obj, running: list[Obj]) -> tuple[str, str] | None:
+    """The first log-monitoring rule whose expected recurring frequency passed without a log line."""
+    if (job["metadata"].get("annotations") or {}).get(HANG) != "true":
+        return None
+    uid = job["metadata"]["uid"]
+    last = float(ctx.marks.setdefault((uid, "last-log"), time.monotonic()))
+    for rule in (job.get("spec") or {}).get("runPolicy", {}).get("logMonitoringConfiguration") or []:
+        every = rule.get("expectedRecurringFrequencyInSeconds")
+        if every and time.monotonic() - last >= ctx.delay(float(every)):
+            return rule.get("name") or "LogMonitoring", (
+                f"no log line matched {rule.get('logPattern')!r} for {every} s (rule {rule.get('name')})")
+    return None
+
+
+RECONCILERS: tuple[Reconciler, ...] = (reconcile_training,)

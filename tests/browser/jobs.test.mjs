@@ -1,0 +1,99 @@
+// Jobs on a sandbox CPU cluster (the training operator add-on enabled): submit from the recipe form (a parameter
+// out of range is refused on its field), progress on the operation page, the job page with its pods, the budget
+// and live logs (a new line arrives while following), then delete; every mutation carried an Idempotency-Key.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+
+const REGION = "us-west-2";
+const CLUSTER = "br-jobs";
+
+let sb;
+let browser;
+
+before(async () => {
+  sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
+  browser = await launch();
+  const r = await sb.api("/v1/clusters", {
+    method: "POST",
+    headers: { "Idempotency-Key": "browser-jobs-setup" },
+    body: { name: CLUSTER, region: REGION,
+            instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] },
+  });
+  assert.equal(r.status, 202, JSON.stringify(r.json));
+  const op = await sb.waitOperation(r.json.id);
+  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  await sb.aws(`
+import boto3
+import time
+eks = boto3.client("eks", region_name="${REGION}")
+name = "amazon-sagemaker-hyperpod-training-operator"
+eks.create_addon(clusterName="${CLUSTER}", addonName=name)
+deadline = time.monotonic() + 30
+while eks.describe_addon(clusterName="${CLUSTER}", addonName=name)["addon"]["status"] != "ACTIVE":
+    assert time.monotonic() < deadline, "the training operator add-on did not become ACTIVE"
+    time.sleep(0.1)
+`);
+});
+
+after(async () => {
+  await browser?.close();
+  await sb?.stop();
+});
+
+test("submit a job from a recipe, follow its logs live, delete it", async () => {
+  const { page, problems } = await newPage(browser);
+  const since = mutations.length;
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  await page.getByRole("table", { name: "Jobs" }).getByText("No jobs").waitFor();
+
+  await page.getByRole("button", { name: "Submit job" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("textbox", { name: "Parameter epochs" }).waitFor();
+  await dialog.getByRole("textbox", { name: "Job name" }).fill("br-train");
+  await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("0");
+  await dialog.getByRole("button", { name: "Submit job" }).click();
+  await dialog.getByText(/greater than or equal to 1/).waitFor();
+  problems.length = 0; // the refused request's 422 is expected
+
+  await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("2");
+  await dialog.getByRole("button", { name: "Submit job" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await assertCleanText(page, "job.submit operation");
+
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  await page.locator('[data-testid="budget-br-train"]', { hasText: "0 of 3" }).waitFor();
+  await page.getByRole("link", { name: "br-train" }).click();
+  await page.getByRole("heading", { name: "br-train", level: 1 }).waitFor();
+  await page.getByRole("table", { name: "Pods" }).getByText("br-train-pod-0").waitFor();
+  const logs = page.locator('[data-testid="job-logs"]');
+  await logs.filter({ hasText: /step \d+ loss/ }).waitFor();
+  const first = await logs.innerText();
+  const lastStep = (t) => Number([...t.matchAll(/step (\d+)/g)].pop()?.[1] ?? 0);
+  // Live: a newer step shows up while following, with no reload.
+  await page.waitForFunction((n) => {
+    const m = [...(document.querySelector('[data-testid="job-logs"]')?.textContent ?? "").matchAll(/step (\d+)/g)].pop();
+    return m && Number(m[1]) > n;
+  }, lastStep(first), { timeout: 10_000 });
+  await assertCleanText(page, "job page");
+  await shot(page, "job-running");
+
+  assert.deepEqual(problems, [], "before delete");
+  await page.getByRole("button", { name: "Delete job" }).click();
+  const confirm = page.getByRole("dialog");
+  await confirm.getByRole("textbox").fill("br-train");
+  await confirm.getByRole("button", { name: "Delete" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  const left = (await sb.api(`/v1/clusters/${CLUSTER}/jobs?region=${REGION}`)).json.items;
+  assert.deepEqual(left, []);
+
+  const mine = mutations.slice(since);
+  assert.equal(mine.length, 3, JSON.stringify(mine));
+  for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
+  assert.deepEqual(problems, []);
+});

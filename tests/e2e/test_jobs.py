@@ -1,0 +1,150 @@
+"""Training jobs end to end on the sandbox, on a CPU cluster (two ml.c5.large nodes, no GPU quota): submit
+refuses a cluster without the training operator (the failed step names the add-on), the add-on enabled and the
+operation retried, the HyperPodPyTorchJob runs one pod per node, logs are bounded, a killed pod spends the
+recovery budget, refusals name the field with the numbers, a secret is write-only, delete removes the pods."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_mcp_sandbox import over_http, text
+
+IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
+HP = ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob")
+
+
+@pytest.fixture(scope="module")
+def cluster(api: Any) -> str:
+    cname = f"jobs-{uuid.uuid4().hex[:6]}"
+    body = {"name": cname, "region": "us-west-2",
+            "instance_groups": [{"name": "cpu", "instance_type": "ml.c5.large", "instance_count": 2,
+                                 "availability_zone": "us-west-2a"}]}
+    op = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex).json()
+    assert api.wait_terminal(op["id"], timeout=180)["status"] == "SUCCEEDED"
+    return cname
+
+
+def _until(check: Any, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (out := check()):
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.1)
+    return out
+
+
+def _job(name: str, **over: Any) -> dict[str, Any]:
+    return {"name": name, "recipe": "pytorch", "image": IMAGE, "instance_type": "ml.c5.large", "nodes": 2,
+            "gpus_per_node": 0, "max_retries": 1, "secrets": ["hf-token"],
+            "parameters": {"script": "train.py", "epochs": 2},
+            "log_monitoring": [{"name": "hang", "log_pattern": r".*step (\d+).*",
+                                "expected_recurring_frequency_s": 600}], **over}
+
+
+def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: Any, sandbox: Any,
+                                                   cluster: str) -> None:
+    base = f"/v1/clusters/{cluster}"
+    kube = sandbox.kube.store(cluster)
+    before = len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+
+    # Refusals: 422 problem+json naming the field, with the numbers; nothing starts.
+    r = api.post(f"{base}/jobs", json=_job("too-big", nodes=3))
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json"), r.text
+    assert r.json()["errors"][0]["loc"][-1] == "nodes"
+    assert "needs 3 ml.c5.large nodes; the cluster has 2 in cpu" in r.text
+    r = api.post(f"{base}/jobs", json=_job("gpu", gpus_per_node=1))
+    assert r.status_code == 422 and "ml.c5.large has 0 GPUs per instance" in r.text, r.text
+    r = api.post(f"{base}/jobs", json=_job("badparam", parameters={"epochs": 0}))
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "parameters", "epochs"], r.text
+    r = api.post(f"{base}/jobs", json=_job("latest", image="repo/train:latest"))
+    assert r.status_code == 422 and "image" in r.text
+    r = api.post(f"{base}/jobs", json=_job("elastic", elastic={"min_nodes": 1, "max_nodes": 2},
+                                           parameters={}, recipe="verl"))
+    assert r.status_code == 422 and "RayJob" in r.text, r.text
+    assert viewer.post(f"{base}/jobs", json=_job("viewer")).status_code == 403
+    assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == before
+
+    # A secret is write-only: the answer names its keys, never its value.
+    r = api.post(f"{base}/secrets", json={"name": "hf-token", "data": {"HF_TOKEN": "hf_s3cr3t_value",
+                                                                        "HUB": "plain_named_value"}})
+    assert r.status_code == 201 and r.json() == {"name": "hf-token", "namespace": "default",
+                                                 "keys": ["HF_TOKEN", "HUB"]}, r.text
+    assert "hf_s3cr3t_value" not in r.text
+    trail = api.get("/v1/audit", params={"cluster": cluster}).text  # recorded, values masked whatever the key
+    assert "create_secret" in trail or "secrets" in trail, trail[:500]
+    assert "hf_s3cr3t_value" not in trail and "plain_named_value" not in trail
+    assert viewer.post(f"{base}/secrets", json={"name": "x", "data": {"A": "b"}}).status_code == 403
+
+    # No training operator on the cluster yet: the first step fails and says what to enable.
+    key = uuid.uuid4().hex
+    r = api.post(f"{base}/jobs", json=_job("train"), key=key)
+    assert r.status_code == 202, r.text
+    assert api.post(f"{base}/jobs", json=_job("train"), key=key).json()["id"] == r.json()["id"]
+    op = api.wait_terminal(r.json()["id"])
+    assert op["status"] == "FAILED" and op["error"]["code"] == "OperatorNotEnabled", op
+    assert {s["name"]: s["status"] for s in op["steps"]}["training_operator"] == "FAILED"
+    assert "amazon-sagemaker-hyperpod-training-operator" in op["error"]["message"]
+
+    # Enabled (as the features workflow does), the retry continues to Running.
+    eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-training-operator"
+    eks.create_addon(clusterName=cluster, addonName=addon)
+    _until(lambda: eks.describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE")
+    assert api.post(f"/v1/operations/{op['id']}/retry").status_code in (200, 202)
+    op = api.wait_terminal(op["id"])
+    assert op["status"] == "SUCCEEDED", op.get("error")
+    steps = {s["name"]: s["status"] for s in op["steps"]}
+    assert steps == {"training_operator": "SUCCEEDED", "kuberay_operator": "SKIPPED", "validate": "SUCCEEDED",
+                     "submit": "SUCCEEDED", "watch": "SUCCEEDED"}, steps
+    obj = kube.get(*HP, "train", "default")
+    assert obj["metadata"]["managedFields"][0]["manager"] == "podstart"
+    assert "hf_s3cr3t_value" not in json.dumps(obj)
+    assert kube.get("v1", "Secret", "hf-token", "default") is not None
+
+    # Detail: one pod per node, the budget, the data contract.
+    job = api.get(f"{base}/jobs/train").json()
+    assert job["status"] == "Running" and job["kind"] == "pytorch" and job["recipe"] == "pytorch"
+    assert job["budget"] == {"used": 0, "max": 1, "exhausted": False}
+    assert len({p["node"] for p in job["pods"]}) == 2 and all(p["phase"] == "Running" for p in job["pods"])
+    assert job["data"]["checkpoints"] == "/data/checkpoints/train/" and job["image"] == IMAGE
+    rows = api.get(f"{base}/jobs", params={"status": "Running"}).json()["items"]
+    assert [j["name"] for j in rows] == ["train"]
+    assert api.get(f"{base}/jobs", params={"status": "Failed"}).json()["items"] == []
+
+    # The same through MCP: the job, its logs, the list (compact answers).
+    async def mcp(client: Any) -> list[Any]:
+        return [await client.call_tool("get_job", {"cluster": cluster, "job": "train"}),
+                await client.call_tool("get_job_logs", {"cluster": cluster, "job": "train", "tail": 3}),
+                await client.call_tool("list_jobs", {"cluster": cluster})]
+
+    got, logs_tool, listed = over_http(sandbox, mcp)
+    assert not got.is_error and got.structured_content["budget"]["max"] == 1, text(got)
+    assert not logs_tool.is_error and len(logs_tool.structured_content["lines"]) <= 3, text(logs_tool)
+    assert [j["name"] for j in listed.structured_content["items"]] == ["train"], text(listed)
+
+    # Logs, bounded: the newest lines of a pod, steps and throughput.
+    pod = job["pods"][0]["name"]
+    logs = _until(lambda: (x := api.get(f"{base}/jobs/train/logs", params={"tail": 2}).json())["lines"] and x)
+    assert logs["pod"] == pod and len(logs["lines"]) <= 2 and "samples/s" in logs["lines"][-1]
+    r = api.get(f"{base}/jobs/train/logs", params={"pod": "someone-else"})
+    assert r.status_code == 422 and "pod" in r.text
+
+    # A killed pod is a restart counted against the budget; the next one exhausts it and the job fails.
+    kube.delete("v1", "Pod", pod, "default")
+    _until(lambda: api.get(f"{base}/jobs/train").json()["budget"]["used"] == 1)
+    _until(lambda: [p["phase"] for p in api.get(f"{base}/jobs/train").json()["pods"]] == ["Running", "Running"])
+    kube.delete("v1", "Pod", pod, "default")
+    failed = _until(lambda: (x := api.get(f"{base}/jobs/train").json())["status"] == "Failed" and x)
+    assert failed["budget"] == {"used": 1, "max": 1, "exhausted": True}
+    assert any(c["type"] == "Failed" and "recovery budget" in (c["message"] or "") for c in failed["conditions"])
+
+    # Delete: an operation; the job and its pods are gone.
+    assert viewer.http.delete(f"{base}/jobs/train").status_code == 403
+    r = api.http.delete(f"{base}/jobs/train", headers={"Idempotency-Key": uuid.uuid4().hex})
+    assert r.status_code == 202, r.text
+    assert api.wait_terminal(r.json()["id"])["status"] == "SUCCEEDED"
+    assert kube.list("v1", "Pod", "default", label_selector="podstart.dev/job=train") == []
+    assert api.get(f"{base}/jobs/train").status_code == 404

@@ -1,0 +1,194 @@
+import { useEffect, useRef, useState } from "react";
+import Alert from "@cloudscape-design/components/alert";
+import Box from "@cloudscape-design/components/box";
+import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
+import Button from "@cloudscape-design/components/button";
+import Container from "@cloudscape-design/components/container";
+import Header from "@cloudscape-design/components/header";
+import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import Select from "@cloudscape-design/components/select";
+import SpaceBetween from "@cloudscape-design/components/space-between";
+import Table from "@cloudscape-design/components/table";
+import { api } from "../api/client";
+import type { JobDetail as Job, JobLogs } from "../api/types";
+import { ConfirmModal } from "../components/ConfirmModal";
+import { Status } from "../components/Status";
+import { fmtTime, text } from "../lib/format";
+import { useMutation } from "../lib/mutation";
+import { href } from "../lib/router";
+import { useAsync } from "../lib/useAsync";
+
+const REFRESH_MS = 3000;
+const FOLLOW_MS = 1000;
+const TAIL = 200;
+
+/** The job's log, newest lines of one pod: followed every second until paused; the tail can be downloaded. */
+function Logs({ cluster, region, job, stopped }: { cluster: string; region: string; job: Job; stopped: boolean }) {
+  const pods = job.pods.map((p) => p.name);
+  const [pod, setPod] = useState<string | undefined>(pods[0]);
+  const [following, setFollowing] = useState(true);
+  const [logs, setLogs] = useState<JobLogs | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const box = useRef<HTMLPreElement>(null);
+  useEffect(() => {
+    if (!pod && pods.length) setPod(pods[0]);
+  }, [pod, pods]);
+  useEffect(() => {
+    if (!pod || stopped) return;
+    let stop = false;
+    const load = () =>
+      api
+        .jobLogs(cluster, region, job.name, { namespace: job.namespace, pod, tail: TAIL })
+        .then((l) => {
+          if (!stop) {
+            setLogs(l);
+            setError(undefined);
+          }
+        })
+        .catch((e: Error) => !stop && setError(e.message));
+    void load();
+    const t = following ? setInterval(() => void load(), FOLLOW_MS) : undefined;
+    return () => {
+      stop = true;
+      if (t) clearInterval(t);
+    };
+  }, [cluster, region, job.name, job.namespace, pod, following, stopped]);
+  useEffect(() => {
+    if (following && box.current) box.current.scrollTop = box.current.scrollHeight;
+  }, [logs, following]);
+  const download = () => {
+    const blob = new Blob([(logs?.lines ?? []).join("\n") + "\n"], { type: "text/plain" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = `${job.name}-${pod ?? "pod"}.log`;
+    a.click();
+    URL.revokeObjectURL(a.href);
+  };
+  return (
+    <Container
+      header={
+        <Header
+          variant="h2"
+          description={logs?.truncated ? `The newest ${logs.lines.length} lines` : undefined}
+          actions={
+            <SpaceBetween direction="horizontal" size="xs">
+              <Select
+                ariaLabel="Pod"
+                selectedOption={pod ? { value: pod, label: pod } : null}
+                options={pods.map((p) => ({ value: p, label: p }))}
+                onChange={({ detail }) => setPod(detail.selectedOption.value)}
+              />
+              <Button onClick={() => setFollowing((f) => !f)}>{following ? "Pause" : "Follow"}</Button>
+              <Button onClick={download} disabled={!logs?.lines.length}>Download tail</Button>
+            </SpaceBetween>
+          }
+        >
+          Logs
+        </Header>
+      }
+    >
+      {error && <Alert type="warning">{error}</Alert>}
+      {!pod ? (
+        <Box color="text-body-secondary">No pods yet</Box>
+      ) : (
+        <pre ref={box} data-testid="job-logs" style={{ maxHeight: 360, overflow: "auto", margin: 0, fontSize: 12 }}>
+          {(logs?.lines ?? []).join("\n")}
+        </pre>
+      )}
+    </Container>
+  );
+}
+
+export default function JobDetail({ region, name, job, namespace }: { region: string; name: string; job: string; namespace: string }) {
+  const detail = useAsync(() => api.job(name, region, job, namespace), [name, region, job, namespace]);
+  const [confirm, setConfirm] = useState(false);
+  const del = useMutation((_: null, key: string) => api.deleteJob(name, region, job, namespace, key));
+  useEffect(() => {
+    if (confirm) return;
+    const t = setInterval(() => detail.reload(), REFRESH_MS);
+    return () => clearInterval(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [name, region, job, namespace, confirm]);
+  const j = detail.data;
+  return (
+    <SpaceBetween size="l">
+      <BreadcrumbGroup
+        ariaLabel="Breadcrumbs"
+        items={[
+          { text: "Clusters", href: href.clusters() },
+          { text: name, href: href.cluster(region, name) },
+          { text: job, href: href.job(region, name, job, namespace) },
+        ]}
+      />
+      <Header variant="h1" description={`${namespace} · ${name}`} actions={<Button onClick={() => setConfirm(true)} disabled={!j}>Delete job</Button>}>
+        {job}
+      </Header>
+      {detail.error && !j && <Alert type="error">{detail.error.message}</Alert>}
+      {j && (
+        <>
+          <Container header={<Header variant="h2">Overview</Header>}>
+            <KeyValuePairs
+              columns={3}
+              items={[
+                { label: "Status", value: <Status value={j.status} /> },
+                { label: "Recovery budget used", value: <span data-testid="job-budget">{`${j.budget.used} of ${j.budget.max}${j.budget.exhausted ? " (exhausted)" : ""}`}</span> },
+                { label: "Kind", value: j.kind === "ray" ? "RayJob" : "HyperPodPyTorchJob" },
+                { label: "Recipe", value: text(j.recipe) },
+                { label: "Image", value: text(j.image) },
+                { label: "Nodes", value: `${text(j.nodes)} × ${text(j.instance_type)}, ${text(j.gpus_per_node)} GPUs each` },
+                { label: "Started", value: fmtTime(j.started_at) },
+                { label: "Ended", value: fmtTime(j.ended_at) },
+                { label: "Checkpoints", value: j.data.checkpoints },
+              ]}
+            />
+          </Container>
+          {j.detections.length > 0 && (
+            <Alert type="warning" header="Detections">
+              {j.detections.map((d) => `${d.type}${d.rule ? ` (${d.rule})` : ""}: ${d.message}`).join("; ")}
+            </Alert>
+          )}
+          <Table
+            header={<Header variant="h2">Pods</Header>}
+            items={j.pods}
+            trackBy="name"
+            ariaLabels={{ tableLabel: "Pods" }}
+            empty={<Box textAlign="center">No pods yet</Box>}
+            columnDefinitions={[
+              { id: "name", header: "Pod", cell: (p) => p.name, isRowHeader: true },
+              { id: "node", header: "Node", cell: (p) => text(p.node) },
+              { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase} /> },
+              { id: "restarts", header: "Restarts", cell: (p) => String(p.restarts ?? 0) },
+              { id: "reason", header: "Reason", cell: (p) => text(p.reason) },
+            ]}
+          />
+          {/* Deleting: the pods go away, so the log stops being read. */}
+          <Logs cluster={name} region={region} job={j} stopped={confirm} />
+          <Table
+            header={<Header variant="h2">Conditions</Header>}
+            items={j.conditions}
+            ariaLabels={{ tableLabel: "Conditions" }}
+            empty={<Box textAlign="center">None reported</Box>}
+            columnDefinitions={[
+              { id: "type", header: "Type", cell: (c) => c.type, isRowHeader: true },
+              { id: "status", header: "Status", cell: (c) => c.status },
+              { id: "message", header: "Message", cell: (c) => text(c.message || c.reason) },
+              { id: "at", header: "Since", cell: (c) => fmtTime(c.at) },
+            ]}
+          />
+        </>
+      )}
+      {confirm && (
+        <ConfirmModal
+          header={`Delete ${job}?`}
+          confirmLabel="Delete"
+          typeToConfirm={job}
+          warning="The job and its pods are deleted. Checkpoints and outputs under /data stay."
+          busy={del.busy}
+          errors={del.errors}
+          onConfirm={() => void del.run(null)}
+          onCancel={() => setConfirm(false)}
+        />
+      )}
+    </SpaceBetween>
+  );
+}
