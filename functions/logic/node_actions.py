@@ -3,9 +3,12 @@ HyperPod's Batch*ClusterNodes in batches of 25 and watches every node to the end
 
 from __future__ import annotations
 
+from typing import Any
+
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.nodes import (
     BATCH,
+    GROUP_LABEL,
     HEALTH_LABEL,
     LastAction,
     NodesDelete,
@@ -15,56 +18,71 @@ from functions.domain.nodes import (
     ladder,
     may_replace,
 )
-from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.operations import Actor, Target, now_iso
+from functions.domain.plans import Plan
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
 from functions.logic.node_views import hyperpod_of, last_actions, record_actions
+from functions.logic.plans import Started, start_or_plan
 
 
-def _health(deps: Deps, name: str, region: str | None, node_ids: list[str]) -> dict[str, str | None]:
-    """Each node's health label (one label-selected Kubernetes list); a node not in Kubernetes is asked of
-    HyperPod (DescribeClusterNode), and an id the cluster does not have is a 422 naming it (nothing sent)."""
+def _seen(deps: Deps, name: str, region: str | None, node_ids: list[str]) -> dict[str, dict[str, str | None]]:
+    """What admission reads of each node: its health label, group and instance type (one label-selected
+    Kubernetes list); a node not in Kubernetes is asked of HyperPod (DescribeClusterNode), and an id the
+    cluster does not have is a 422 naming it (nothing sent)."""
     rec, hp, reader = hyperpod_of(deps, name, region)
     names = [kube_name(i) for i in node_ids]
     nodes, _ = reader.kube_nodes(rec.region, rec.eks_cluster_name, f"kubernetes.io/hostname in ({','.join(names)})")
-    health: dict[str, str | None] = {
-        str(n["metadata"]["name"]).removeprefix("hyperpod-"): (n["metadata"].get("labels") or {}).get(HEALTH_LABEL)
-        for n in nodes}
-    missing = [i for i in node_ids if i not in health]
-    unknown = [i for i in missing[:25] if reader.describe_cluster_node(rec.region, hp, i) is None]
+    seen: dict[str, dict[str, str | None]] = {}
+    for n in nodes:
+        labels = n["metadata"].get("labels") or {}
+        seen[str(n["metadata"]["name"]).removeprefix("hyperpod-")] = {
+            "health": labels.get(HEALTH_LABEL), "group": labels.get(GROUP_LABEL),
+            "instance_type": labels.get("node.kubernetes.io/instance-type")}
+    unknown = []
+    for i in [i for i in node_ids if i not in seen][:25]:
+        described = reader.describe_cluster_node(rec.region, hp, i)
+        if described is None:
+            unknown.append(i)
+        else:
+            seen[i] = {"health": None, "group": described.get("InstanceGroupName"),
+                       "instance_type": described.get("InstanceType")}
     if unknown:
         raise InvalidInput.of([{"loc": ["body", "node_ids", node_ids.index(i)], "msg": f"{rec.name} has no node {i}"}
                                for i in unknown])
-    return {i: health.get(i) for i in node_ids}
+    return {i: seen.get(i) or {"health": None, "group": None, "instance_type": None} for i in node_ids}
 
 
 def _start(deps: Deps, kind: str, name: str, region: str | None, request: dict[str, object], node_ids: list[str],
-           actor: Actor, key: str | None, action: str, reason: str | None) -> Operation:
+           actor: Actor, key: str | None, action: str, reason: str | None, *, seen: dict[str, Any],
+           dry_run: bool) -> Started | Plan:
     rec, hp, _ = hyperpod_of(deps, name, region)
     require_active(rec)
-    op, created = deps.operations.start(
-        kind=kind, target=Target(cluster=rec.name, region=rec.region, resource="nodes"),
+    result = start_or_plan(
+        deps, dry_run=dry_run, kind=kind, target=Target(cluster=rec.name, region=rec.region, resource="nodes"),
         request={"cluster": rec.name, "region": rec.region, "hyperpod_cluster": hp, "eks_cluster": rec.eks_cluster_name,
                  "node_ids": node_ids, "batch_size": BATCH, **request},
-        principal=actor, idempotency_key=key)
-    if created:
-        record_actions(deps, rec, node_ids, LastAction(action=action, operation_id=op.id, at=now_iso(), reason=reason))
-    return op
+        principal=actor, idempotency_key=key, facts={"nodes": seen})
+    if isinstance(result, Started) and not result.replayed:
+        record_actions(deps, rec, node_ids, LastAction(action=action, operation_id=result.operation.id, at=now_iso(),
+                                                       reason=reason))
+    return result
 
 
 def reboot_nodes(deps: Deps, name: str, region: str | None, body: NodesReboot, actor: Actor,
-                 key: str | None) -> Operation:
-    _health(deps, name, region, body.node_ids)
+                 key: str | None, dry_run: bool = False) -> Started | Plan:
+    seen = _seen(deps, name, region, body.node_ids)
     return _start(deps, "nodes.reboot", name, region, {"reason": body.reason}, body.node_ids, actor, key,
-                  "reboot", body.reason)
+                  "reboot", body.reason, seen=seen, dry_run=dry_run)
 
 
 def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace, actor: Actor,
-                  key: str | None) -> Operation:
+                  key: str | None, dry_run: bool = False) -> Started | Plan:
     """The ladder: a node PodStart has not rebooted in 24 h and that HyperPod has not marked for
     replacement is refused (409 naming the rung) unless `force` (with the reason, recorded)."""
     rec, _, _ = hyperpod_of(deps, name, region)
-    health = _health(deps, name, region, body.node_ids)
+    seen = _seen(deps, name, region, body.node_ids)
+    health = {i: info["health"] for i, info in seen.items()}
     if not body.force:
         actions = last_actions(deps, rec)
         refused = []
@@ -84,14 +102,15 @@ def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace,
                 ladder_rung=first.rung)
     return _start(deps, "nodes.replace", name, region,
                   {"reason": body.reason, "force": body.force, "storage_wiped": True}, body.node_ids, actor, key,
-                  "replace", body.reason)
+                  "replace", body.reason, seen=seen, dry_run=dry_run)
 
 
 def delete_nodes(deps: Deps, name: str, region: str | None, body: NodesDelete, actor: Actor,
-                 key: str | None) -> Operation:
+                 key: str | None, dry_run: bool = False) -> Started | Plan:
     rec, _, _ = hyperpod_of(deps, name, region)
     if rec.origin == "imported":
         raise Conflict(f"{rec.name} is imported: PodStart never terminates its instances (reboot or replace "
                        "them, or scale the group in its own tooling)")
-    _health(deps, name, region, body.node_ids)
-    return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None)
+    seen = _seen(deps, name, region, body.node_ids)
+    return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None, seen=seen,
+                  dry_run=dry_run)

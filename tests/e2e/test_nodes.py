@@ -16,6 +16,15 @@ HEALTH = "sagemaker.amazonaws.com/node-health-status"
 GROUP = "sagemaker.amazonaws.com/instance-group-name"
 
 
+MUTATING_SERVICES = ("sagemaker", "eks", "ec2")
+
+
+def aws_writes(api: Any, since: int) -> list[str]:
+    """The mutating SageMaker/EKS/EC2 calls since `since` (a dry run makes none)."""
+    return [f"{c['service']}.{c['operation']}" for c in api.calls()[since:]
+            if c["service"] in MUTATING_SERVICES and not c["operation"].startswith(("Describe", "List", "Get"))]
+
+
 def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
     deadline = time.monotonic() + timeout
     while True:
@@ -179,6 +188,14 @@ def test_replace_before_a_reboot_is_a_409_naming_the_ladder_and_calls_nothing(ap
                  json={"node_ids": [node_id], "reason": "xid 79", "confirm": "replace"})
     assert r.status_code == 409, r.text
     assert "reboot first" in r.json()["detail"] and "investigate -> reboot -> replace" in r.json()["detail"]
+    dry = api.post(f"/v1/clusters/{cluster}/nodes/replace", params={"dry_run": "true"},
+                   json={"node_ids": [node_id], "reason": "xid 79", "confirm": "replace"})
+    assert dry.status_code == 409 and dry.json()["detail"] == r.json()["detail"]  # a plan refuses as the run does
+    forced = api.post(f"/v1/clusters/{cluster}/nodes/replace", params={"dry_run": "true"},
+                      json={"node_ids": [node_id], "reason": "xid 79", "confirm": "replace", "force": True}).json()
+    assert [c["action"] for c in forced["changes"]] == ["delete", "create"]
+    assert forced["changes"][0]["details"]["instance_storage"] == "wiped"
+    assert any("forced past the escalation ladder" in w and "xid 79" in w for w in forced["warnings"])
     assert len(api.calls("sagemaker", "BatchReplaceClusterNodes")) == before
     bad = api.post(f"/v1/clusters/{cluster}/nodes/replace", json={"node_ids": [node_id], "reason": "x"})
     assert bad.status_code == 422 and ["body", "confirm"] in [e["loc"] for e in bad.json()["errors"]]
@@ -201,6 +218,14 @@ def test_reboot_brings_the_faulty_node_back_ready_then_replace_is_the_next_rung(
     node_id, healthy = workers(aws, cluster)[0], workers(aws, cluster)[1]
     key = uuid.uuid4().hex
     body = {"node_ids": [node_id, healthy], "reason": "GPU XID 79 on the first"}
+    since = len(api.calls())
+    dry = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json=body, key=key, params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert aws_writes(api, since) == []  # the plan changed nothing
+    assert plan["kind"] == "nodes.reboot" and plan["cost"]["hourly"] == 0
+    assert sorted(c["name"] for c in plan["changes"]) == sorted([node_id, healthy])
+    assert {c["details"]["group"] for c in plan["changes"]} == {"workers"}
     before = len(api.calls("sagemaker", "BatchRebootClusterNodes"))
     op = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json=body, key=key).json()
     again = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json=body, key=key).json()
@@ -209,6 +234,7 @@ def test_reboot_brings_the_faulty_node_back_ready_then_replace_is_the_next_rung(
     assert done["status"] == "SUCCEEDED", done
     calls = api.calls("sagemaker", "BatchRebootClusterNodes")[before:]
     assert [sorted(c["params"]["NodeIds"]) for c in calls] == [sorted([node_id, healthy])]  # one call, once
+    assert sorted(calls[0]["params"]["NodeIds"]) == sorted(c["name"] for c in plan["changes"])  # what the plan said
     node = kube.read_node(f"hyperpod-{node_id}")  # as kubectl get node shows it
     assert node.metadata.labels[HEALTH] == "Schedulable" and not node.spec.taints
     assert [c.status for c in node.status.conditions if c.type == "Ready"] == ["True"]
@@ -253,6 +279,14 @@ def test_delete_terminates_the_named_nodes_and_their_group_shrinks(api: Any, aws
     node_id = workers(aws, cluster)[-1]
     no_word = api.post(f"/v1/clusters/{cluster}/nodes/delete", json={"node_ids": [node_id]})
     assert no_word.status_code == 422 and ["body", "confirm"] in [e["loc"] for e in no_word.json()["errors"]]
+    since = len(api.calls())
+    dry = api.post(f"/v1/clusters/{cluster}/nodes/delete", json={"node_ids": [node_id], "confirm": "delete"},
+                   params={"dry_run": "true"}).json()
+    assert aws_writes(api, since) == [] and len(workers(aws, cluster)) == 4
+    assert [(c["action"], c["kind"], c["name"]) for c in dry["changes"]] == [
+        ("delete", "AWS::SageMaker::ClusterNode", node_id), ("update", "AWS::SageMaker::Cluster", cluster)]
+    assert dry["changes"][1]["details"] == {"group": "workers", "instance_count": "-1"}
+    assert dry["cost"]["hourly"] < 0 and dry["cost"]["lines"][0]["count"] == -1  # deleting saves money
     op = api.post(f"/v1/clusters/{cluster}/nodes/delete", json={"node_ids": [node_id], "confirm": "delete"}).json()
     done = api.wait_terminal(op["id"])
     assert done["status"] == "SUCCEEDED", done

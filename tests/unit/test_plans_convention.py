@@ -23,16 +23,13 @@ NO_PLAN_YET_ROUTES = {
     "POST /v1/clusters/{cluster}/pools",
     "POST /v1/clusters/{cluster}/pools/{pool}/assign",
     "POST /v1/clusters/{cluster}/pools/{pool}/release",
-    "POST /v1/clusters/{cluster}/nodes/reboot",
-    "POST /v1/clusters/{cluster}/nodes/replace",
-    "POST /v1/clusters/{cluster}/nodes/delete",
     "POST /v1/clusters/{cluster}/jobs",
     "DELETE /v1/clusters/{cluster}/jobs/{job}",
     "POST /v1/clusters/{cluster}/secrets",
 }
 NO_PLAN_YET_KINDS = {"cluster.reconcile", "features.update", "storage.add", "storage.remove", "endpoint.deploy",
                      "endpoint.update", "endpoint.delete", "model.download", "pool.create", "pool.assign",
-                     "pool.release", "nodes.reboot", "nodes.replace", "nodes.delete",
+                     "pool.release",
                      "job.submit", "job.delete"}
 
 

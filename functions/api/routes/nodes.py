@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.errors import InvalidInput
@@ -64,9 +64,9 @@ def get_node(cluster: ClusterPath, node_id: NodePath, region: RegionOpt = None) 
              tags=["nodes"], responses=OPERATION_RESPONSES)
 @requires(required_role("nodes.reboot"))
 def reboot_nodes(cluster: ClusterPath, body: NodesReboot, region: RegionOpt = None,
-                 idempotency_key: IdempotencyKey = None) -> Response[str]:
+                 idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("nodes.reboot"))
-    return accepted(node_actions.reboot_nodes(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(node_actions.reboot_nodes(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.post("/v1/clusters/<cluster>/nodes/replace",
@@ -74,9 +74,9 @@ def reboot_nodes(cluster: ClusterPath, body: NodesReboot, region: RegionOpt = No
                      "reason", tags=["nodes"], responses=OPERATION_RESPONSES)
 @requires(required_role("nodes.replace"))
 def replace_nodes(cluster: ClusterPath, body: NodesReplace, region: RegionOpt = None,
-                  idempotency_key: IdempotencyKey = None) -> Response[str]:
+                  idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("nodes.replace"))
-    return accepted(node_actions.replace_nodes(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(node_actions.replace_nodes(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.post("/v1/clusters/<cluster>/nodes/delete",
@@ -84,9 +84,9 @@ def replace_nodes(cluster: ClusterPath, body: NodesReplace, region: RegionOpt = 
              tags=["nodes"], responses=OPERATION_RESPONSES)
 @requires(required_role("nodes.delete"))
 def delete_nodes(cluster: ClusterPath, body: NodesDelete, region: RegionOpt = None,
-                 idempotency_key: IdempotencyKey = None) -> Response[str]:
+                 idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("nodes.delete"))
-    return accepted(node_actions.delete_nodes(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(node_actions.delete_nodes(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/events", summary="HyperPod cluster events, newest first (ListClusterEvents)",

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
+from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
 from functions.domain.plans import Draft
 
 Planner = Callable[[PlanInput], Draft]
@@ -37,6 +38,9 @@ PLANNERS: dict[str, Planner] = {
     "cluster.import": plan_cluster_import,
     "instance_group.add": plan_group_add,
     "instance_group.scale": plan_group_scale,
+    "nodes.reboot": plan_nodes_reboot,
+    "nodes.replace": plan_nodes_replace,
+    "nodes.delete": plan_nodes_delete,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]
