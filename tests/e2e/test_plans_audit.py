@@ -5,7 +5,9 @@ One small cluster (1 x ml.c5.large) serves the whole file."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -54,7 +56,7 @@ def made(api: Any) -> dict[str, Any]:
     assert first.status_code == 202, first.text
     done = api.wait_terminal(first.json()["id"])
     assert done["status"] == "SUCCEEDED", done["error"]
-    return {"cluster": cluster, "key": key, "dry": dry, "dry_writes": dry_writes, "op": done,
+    return {"api": api, "cluster": cluster, "key": key, "dry": dry, "dry_writes": dry_writes, "op": done,
             "replay": replay, "real": mutation_calls(api, since)}
 
 
@@ -137,3 +139,68 @@ def test_each_mutation_is_audited_once_with_face_and_principal(api: Any, viewer:
     assert mine.status_code == 200 and all(r["principal"]["role"] == "viewer" for r in mine.json()["items"])
     face = api.get("/v1/audit", params={"face": "mcp", "cluster": made["cluster"]}).json()
     assert face["items"] == []
+
+
+def test_a_hundred_concurrent_identical_requests_make_one_operation_one_call_one_record(
+        sandbox: Any, made: dict[str, Any]) -> None:
+    # Given 100 clients sending the same scale with one Idempotency-Key at the same moment
+    import httpx
+
+    cluster, key = made["cluster"], uuid.uuid4().hex
+    path = f"/v1/clusters/{cluster}/instance-groups/accel"
+    auth = {"Authorization": f"Bearer {sandbox.tokens.admin}", "Idempotency-Key": key}
+    api = made["api"]
+    before = len(api.calls("sagemaker", "UpdateCluster"))
+    gate = threading.Barrier(100)
+
+    def send(_: int) -> httpx.Response:
+        with httpx.Client(base_url=sandbox.base_url, headers=auth, timeout=120) as client:
+            gate.wait()
+            return client.patch(path, json={"instance_count": 2})
+
+    with ThreadPoolExecutor(max_workers=100) as pool:
+        answers = list(pool.map(send, range(100)))
+
+    # Then every answer names one operation (or asks to retry while the first is still being recorded)
+    ops = {r.json()["id"] for r in answers if r.status_code == 202}
+    assert len(ops) == 1, {r.status_code for r in answers}
+    assert {r.status_code for r in answers} <= {202, 409}, [r.text for r in answers if r.status_code not in (202, 409)]
+    [op_id] = ops
+    assert api.wait_terminal(op_id)["status"] == "SUCCEEDED"
+    # and AWS saw one UpdateCluster, and the audit trail holds one record of it, the rest marked as replays
+    assert len(api.calls("sagemaker", "UpdateCluster")) - before == 1
+    records = []
+    page = api.get("/v1/audit", params={"cluster": cluster, "limit": 100}).json()
+    while True:
+        records += [r for r in page["items"] if r["idempotency_key"] == key]
+        if not page.get("next_token"):
+            break
+        page = api.get("/v1/audit", params={"cluster": cluster, "limit": 100,
+                                            "next_token": page["next_token"]}).json()
+    assert len(records) == 100
+    originals = [r for r in records if not r["replay"] and r["result"]["status"] == 202]
+    assert len(originals) == 1 and originals[0]["result"]["operation_id"] == op_id
+    assert all(r["replay"] or r["result"]["status"] == 409 for r in records if r is not originals[0])
+
+
+def test_the_audit_trail_names_the_face_mcp_and_plain_rest(sandbox: Any, made: dict[str, Any]) -> None:
+    from tests.e2e.test_mcp_sandbox import over_http
+
+    api, cluster = made["api"], made["cluster"]
+    rest = api.http.put("/v1/preferences", json={"default_region": "us-west-2"})
+    assert rest.status_code in (200, 202), rest.text
+
+    async def mcp(client: Any) -> Any:
+        return await client.call_tool("scale_instance_group",
+                                      {"cluster": cluster, "region": "us-west-2", "group": "accel",
+                                       "instance_count": 1})
+
+    result = over_http(sandbox, mcp)
+    assert not result.is_error, result
+    op_id = result.structured_content["id"]
+    assert api.wait_terminal(op_id)["status"] == "SUCCEEDED"
+    by_mcp = api.get("/v1/audit", params={"cluster": cluster, "face": "mcp"}).json()["items"]
+    assert [(r["action"], r["result"]["operation_id"]) for r in by_mcp] == [("scale_instance_group", op_id)]
+    assert by_mcp[0]["principal"]["role"] == "admin" and by_mcp[0]["idempotency_key"]  # the gateway derives one
+    by_rest = api.get("/v1/audit", params={"face": "rest", "actor": "me", "limit": 20}).json()["items"]
+    assert any(r["path"] == "/v1/preferences" and r["method"] == "PUT" for r in by_rest), by_rest
