@@ -143,7 +143,8 @@ export async function newPage(browser) {
   const problems = [];
   page.on("request", (r) => {
     const url = new URL(r.url());
-    if (url.pathname.startsWith("/v1/") && !["GET", "HEAD", "OPTIONS"].includes(r.method()))
+    // a plan (?dry_run=true) changes nothing: it is not a mutation
+    if (url.pathname.startsWith("/v1/") && !["GET", "HEAD", "OPTIONS"].includes(r.method()) && url.searchParams.get("dry_run") !== "true")
       mutations.push({ method: r.method(), path: url.pathname, key: r.headers()["idempotency-key"] });
   });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });

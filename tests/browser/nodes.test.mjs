@@ -70,6 +70,12 @@ test("see a faulty node, get the ladder's 409 on replace, reboot it back to Sche
   await page.getByRole("checkbox", { name: `Select ${faulty}` }).click();
   await page.getByRole("button", { name: "Replace", exact: true }).click();
   const replace = page.getByRole("dialog");
+  // the plan, computed by the same checks, already says the ladder refuses it; with Force it lists the swap
+  await replace.locator('[data-testid="plan-error"]', { hasText: "HTTP 409" }).waitFor();
+  await replace.getByRole("checkbox", { name: /Force/ }).click();
+  await replace.locator('[data-testid="plan-changes"]', { hasText: "2 changes" }).waitFor();
+  assert.match(await replace.locator('[data-testid="plan-warnings"]').innerText(), /instance storage is wiped/);
+  await replace.getByRole("checkbox", { name: /Force/ }).click();
   await replace.getByRole("textbox", { name: "Reason" }).fill("XID 79");
   await replace.locator("form input").last().fill("replace");
   await replace.getByRole("button", { name: "Replace", exact: true }).click();
@@ -81,6 +87,8 @@ test("see a faulty node, get the ladder's 409 on replace, reboot it back to Sche
   // Reboot: progress on the operation page until the node is back.
   await page.getByRole("button", { name: "Reboot", exact: true }).click();
   const reboot = page.getByRole("dialog");
+  await reboot.locator('[data-testid="plan-changes"]', { hasText: "1 change" }).waitFor();
+  assert.equal(await reboot.locator('[data-testid="plan-hourly"]').innerText(), "$0.00 / hour");
   await reboot.getByRole("textbox", { name: "Reason" }).fill("GPU XID 79");
   await reboot.getByRole("button", { name: "Reboot", exact: true }).click();
   await page.waitForURL(/#\/operations\/op-/);

@@ -194,6 +194,14 @@ export const api = {
       body,
       idempotencyKey: key,
     }),
+  /** The plan of a node action (`?dry_run=true`): one change per node, warnings, cost delta; nothing is changed. */
+  planNodes: (cluster: string, region: string, action: "reboot" | "replace" | "delete", body: NodesReboot | NodesReplace, signal?: AbortSignal) =>
+    request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/${action}${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    }),
   replaceNodes: (cluster: string, region: string, body: NodesReplace, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/replace${qs({ region })}`, {
       method: "POST",

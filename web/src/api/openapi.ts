@@ -5955,6 +5955,8 @@ export interface operations {
     delete_nodes_v1_clusters__cluster__nodes_delete_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6069,6 +6071,8 @@ export interface operations {
     reboot_nodes_v1_clusters__cluster__nodes_reboot_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6183,6 +6187,8 @@ export interface operations {
     replace_nodes_v1_clusters__cluster__nodes_replace_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };

@@ -20,6 +20,7 @@ import { fmtTime, plural, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
 import { ConfirmModal } from "./ConfirmModal";
+import { PlanPanel } from "./PlanPanel";
 import { Status } from "./Status";
 import { VirtualTable, type Column } from "./VirtualTable";
 
@@ -29,6 +30,7 @@ const HEALTH: Record<string, [StatusIndicatorProps.Type, string]> = {
   UnschedulablePendingReboot: ["error", "Pending reboot"],
   UnschedulablePendingReplacement: ["error", "Pending replacement"],
 };
+const PLAN_REASON = "(reason still to be written)"; // a plan does not depend on the reason; the real request needs one
 const RUNG: Record<string, string> = { investigate: "1 Investigate", reboot: "2 Reboot", replace: "3 Replace" };
 const PAGE = 500;
 
@@ -75,6 +77,10 @@ function RebootModal({ cluster, region, ids, onClose }: { cluster: string; regio
     >
       <Box>Pods on {ids.length === 1 ? "it" : "them"} stop while the instance restarts; PodStart watches each node back to Running and Ready. {ids.join(", ")}</Box>
       <ReasonField value={reason} onChange={(v) => { setReason(v); reboot.clearField("reason"); }} error={reboot.fieldErrors.reason} />
+      <PlanPanel
+        load={async (signal) => (await api.planNodes(cluster, region, "reboot", { node_ids: ids, reason: PLAN_REASON }, signal)).body}
+        deps={[cluster, region, ids.join(",")]}
+      />
     </ConfirmModal>
   );
 }
@@ -102,6 +108,11 @@ function ReplaceModal({ cluster, region, ids, onClose }: { cluster: string; regi
       <Checkbox checked={force} onChange={({ detail }) => setForce(detail.checked)} description="Skip the ladder's reboot-first rule; the reason is recorded">
         Force (not rebooted first)
       </Checkbox>
+      <PlanPanel
+        load={async (signal) =>
+          (await api.planNodes(cluster, region, "replace", { node_ids: ids, reason: reason.trim() || PLAN_REASON, confirm: "replace", force } as NodesReplace, signal)).body}
+        deps={[cluster, region, ids.join(","), force]}
+      />
     </ConfirmModal>
   );
 }
