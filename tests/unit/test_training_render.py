@@ -66,7 +66,7 @@ def test_verl_renders_a_rayjob_the_kuberay_v1_7_crd_accepts() -> None:
     assert "trainer.default_local_dir=/data/checkpoints/grpo/" in obj["spec"]["entrypoint"]
 
 
-@pytest.mark.parametrize("recipe", list({n for n, _ in recipes.RECIPES}))
+@pytest.mark.parametrize("recipe", sorted({n for n, _ in recipes.RECIPES}))  # stable order for xdist
 def test_every_recipe_mounts_the_data_pvc_at_data_and_writes_where_the_contract_says(recipe: str) -> None:
     obj = rendered(job(recipe=recipe, name="j1"))
     text = json.dumps(obj)
