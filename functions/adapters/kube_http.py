@@ -27,7 +27,11 @@ _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 
 
 class KubeUnavailable(Exception):
-    """The cluster's Kubernetes API could not be reached or refused us."""
+    """The cluster's Kubernetes API could not be reached or refused us (`status`: its HTTP answer, if any)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _segment(value: str) -> str:
@@ -64,7 +68,7 @@ class KubeHttp:
         except urllib.error.HTTPError as err:
             if err.code == 404:
                 return None
-            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {path}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {path}", err.code) from None
         except (urllib.error.URLError, TimeoutError, OSError) as err:
             raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
 

@@ -16,7 +16,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters import aws
-from functions.adapters.kube_http import KubeHttp
+from functions.adapters.kube_http import KubeHttp, KubeUnavailable
 from functions.domain.errors import BadRequest
 
 CONNECTION_TTL_S = 600.0  # EKS tokens live 15 minutes
@@ -95,8 +95,14 @@ class AwsNodeReader:
 
     def kube_nodes(self, region: str, eks: str, selector: str, limit: int = 0,
                    token: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
-        out = self._get(region, eks, "/api/v1/nodes",
-                        {"labelSelector": selector, "limit": limit or None, "continue": token}) or {}
+        try:
+            out = self._get(region, eks, "/api/v1/nodes",
+                            {"labelSelector": selector, "limit": limit or None, "continue": token}) or {}
+        except KubeUnavailable as err:
+            if token and err.status in (400, 410):  # a continue token Kubernetes did not issue, or one expired
+                raise BadRequest("next_token: not a token this API issued, or expired: list again without it") \
+                    from None
+            raise
         return list(out.get("items") or []), (out.get("metadata") or {}).get("continue") or None
 
     def kube_node(self, region: str, eks: str, name: str) -> dict[str, Any] | None:
