@@ -92,7 +92,8 @@ def chain_role() -> dict[str, Any]:
     sa = fdom.CHECKPOINT_SA
     return {"Arn": "arn:aws:iam::1:role/podstart/ck",
             "AssumeRolePolicyDocument": {"Statement": [{"Condition": {"StringEquals": {
-                f"{host}:sub": f"system:serviceaccount:{sa.namespace}:{sa.name}", f"{host}:aud": "sts.amazonaws.com"}}}]},
+                f"{host}:sub": f"system:serviceaccount:{sa.namespace}:{sa.name}",
+                f"{host}:aud": "sts.amazonaws.com"}}}]},
             "policy": iamdoc.checkpoint_policy(REGION, BUCKET, fdom.CHECKPOINT_PREFIX.format(cluster=CLUSTER))}
 
 
