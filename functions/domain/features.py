@@ -573,3 +573,60 @@ def live_state(doc: FeaturesDocument) -> dict[str, LiveFeature]:
                         "consolidate_after": v.consolidate_after, "disruption_budget": v.disruption_budget}
         out[name] = LiveFeature(enabled=v.enabled, status=v.status, settings=settings)
     return out
+
+
+# -- what a step does, decided purely (the workflow acts on it; a dry run's plan lists it) ---------
+ADDON_CONFIGURABLE = ("ACTIVE", "DEGRADED", "UPDATE_FAILED")
+
+
+def same(current: Any, wanted: Any) -> bool:
+    """`current` already has every field of `wanted` (strings compared case-insensitively, as HyperPod echoes
+    `Enable`/`enable`)."""
+    if isinstance(wanted, dict):
+        cur = current if isinstance(current, dict) else {}
+        return all(same(cur.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, str) and isinstance(current, str):
+        return wanted.lower() == current.lower()
+    return bool(current == wanted)
+
+
+def addon_config(addon: Mapping[str, Any]) -> dict[str, Any] | None:
+    import json
+
+    raw = addon.get("configurationValues")
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
+
+
+def addon_action(found: Mapping[str, Any] | None, config: Mapping[str, Any] | None = None
+                 ) -> Literal["create", "update", "none"]:
+    """What enabling does to a feature's EKS add-on: create it when missing (or once a DELETING one is gone),
+    update its configuration when it differs and the add-on can take it, else nothing."""
+    if found is None or found.get("status") == "DELETING":
+        return "create"
+    if config and addon_config(found) != dict(config) and found.get("status") in ADDON_CONFIGURABLE:
+        return "update"
+    return "none"
+
+
+def checkpoint_percent(settings: Mapping[str, Any], current: Mapping[str, Any]) -> int:
+    """The InstanceMemoryAllocationPercentage enabling sends: the one asked, else the live one, else 20."""
+    percent = settings.get("memory_percent")
+    if percent is None and same(current.get("Mode"), "Enable"):
+        percent = current.get("InstanceMemoryAllocationPercentage")
+    return int(DEFAULT_MEMORY_PERCENT if percent is None else percent)
+
+
+def autoscaling_groups(current: Iterable[str], settings: Mapping[str, Any]) -> list[str]:
+    """The groups Karpenter manages after enabling: those asked, else those PodStart's pools serve now."""
+    wanted = settings.get("instance_groups")
+    return list(sorted(current) if wanted is None else wanted)
+
+
+def pool_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A NodePool's limits and disruption, defaults filled in."""
+    return {"cpu_limit": int(settings.get("cpu_limit") or DEFAULT_CPU_LIMIT),
+            "consolidate_after": str(settings.get("consolidate_after") or DEFAULT_CONSOLIDATE_AFTER),
+            "disruption_budget": str(settings.get("disruption_budget") or DEFAULT_DISRUPTION_BUDGET)}

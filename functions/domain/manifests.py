@@ -40,6 +40,20 @@ ADDONS: dict[str, str] = {
 FSX_ADDON = "aws-fsx-csi-driver"
 
 
+def wanted_addons(storage: dict[str, Any] | None, fsx_csi: bool = False) -> list[str]:
+    """The add-ons a `dependencies` step makes sure of: the base set, plus the FSx CSI driver when the cluster
+    has (or an added volume needs) FSx for Lustre."""
+    return list(ADDONS) + ([FSX_ADDON] if (storage or {}).get("fsx_lustre") or fsx_csi else [])
+
+
+def api_path(obj: dict[str, Any]) -> str:
+    """The Kubernetes API path of one object PodStart applies (its kinds' plurals are the lowercased kind + s)."""
+    api_version, meta = obj["apiVersion"], obj["metadata"]
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    ns = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+    return f"{base}{ns}/{obj['kind'].lower()}s/{meta['name']}"
+
+
 def _meta(name: str, namespace: str | None = None, **labels: str) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": {**MANAGED_LABELS, **labels}}
     if namespace:

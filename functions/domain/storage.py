@@ -32,6 +32,11 @@ FSX_CSI_DRIVER = "fsx.csi.aws.com"
 S3_ADDON = "aws-mountpoint-s3-csi-driver"
 POD_IDENTITY_ADDON = "eks-pod-identity-agent"
 
+
+def backing_addons(kind: str) -> list[str]:
+    """The EKS add-ons a volume's `backing` step makes sure of (creates when missing)."""
+    return [POD_IDENTITY_ADDON, S3_ADDON] if kind == "s3" else [FSX_ADDON]
+
 # FSx for Lustre PERSISTENT_2 (SSD): 1200 GiB, 2400 GiB, then increments of 2400 GiB; the default
 # account quota for Lustre storage is 100,800 GiB. Throughput per TiB: 125, 250, 500 or 1000 MB/s.
 FSX_MIN_GIB, FSX_STEP_GIB, FSX_MAX_GIB = 1200, 2400, 100800

@@ -16,8 +16,10 @@ from functions.domain import iam as iamdoc
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.operations import Actor, Operation, Target
+from functions.domain.plans import Plan
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 KIND = "features.update"
 
@@ -68,7 +70,10 @@ def _check_groups(patch: fdom.FeaturesPatch, inputs: fdom.FeatureInputs, rec: Cl
 
 
 def update_features(deps: Deps, name: str, region: str | None, patch: fdom.FeaturesPatch, actor: Actor,
-                    key: str | None) -> Operation | fdom.FeaturesUnchanged:
+                    key: str | None, dry_run: bool = False) -> Started | Plan | Operation | fdom.FeaturesUnchanged:
+    """A dry run passes the same checks (422 for a group that is not HyperPod's, 409 for disabling a needed
+    dependency or a cluster not ACTIVE), answers `changed: false` when nothing differs, else the plan of the
+    steps the operation would run, from the live state read here (the features document's inputs)."""
     rec = find_record(deps, name, region)
     doc, inputs = _read(deps, rec)
     _check_groups(patch, inputs, rec)
@@ -81,7 +86,7 @@ def update_features(deps: Deps, name: str, region: str | None, patch: fdom.Featu
     target = Target(cluster=rec.name, region=rec.region, resource="features")
     replay = {"cluster": rec.name, "region": rec.region, "patch": sent}  # what a replay of the same key compares
     if not changes:
-        if not key:
+        if not key or dry_run:
             return fdom.FeaturesUnchanged(features=doc)
         try:  # a replay of a key whose operation already made the change returns that operation
             op, _ = deps.operations.start(kind=KIND, target=target, request=replay, principal=actor,
@@ -96,6 +101,8 @@ def update_features(deps: Deps, name: str, region: str | None, patch: fdom.Featu
         "changes": {c.step: {"settings": dict(c.settings), "reason": c.reason} for c in changes},
         "auto_enabled": {c.feature: c.reason for c in changes if c.reason != "requested"},
     }
-    op, _ = deps.operations.start(kind=KIND, target=target, request=replay, principal=actor, idempotency_key=key,
-                                  admission=FeaturesAdmission(request), steps=tuple(c.step for c in changes))
-    return op
+    assert deps.features is not None  # _read needed it
+    return start_or_plan(deps, dry_run=dry_run, kind=KIND, target=target, request=replay, principal=actor,
+                         idempotency_key=key, admission=FeaturesAdmission(request),
+                         steps=tuple(c.step for c in changes),
+                         facts={"inputs": inputs, "origin": rec.origin, "bucket": deps.features.bucket})

@@ -54,10 +54,12 @@ class Started:
 
 def start_or_plan(deps: Deps, *, dry_run: bool, kind: str, target: Target, request: dict[str, Any],
                   principal: Actor, idempotency_key: str | None, admission: Admission | None = None,
-                  facts: dict[str, Any] | None = None, warnings: list[str] | None = None) -> Started | Plan:
+                  facts: dict[str, Any] | None = None, warnings: list[str] | None = None,
+                  steps: tuple[str, ...] | None = None) -> Started | Plan:
     if not dry_run:
+        more: dict[str, Any] = {"steps": steps} if steps is not None else {}
         op, created = deps.operations.start(kind=kind, target=target, request=request, principal=principal,
-                                            idempotency_key=idempotency_key, admission=admission)
+                                            idempotency_key=idempotency_key, admission=admission, **more)
         return Started(op, replayed=not created)
     if not deps.operations.deployed(kind):
         raise NotFound(f"no workflow is deployed for operation kind {kind!r}")

@@ -11,8 +11,11 @@ from functions.domain import storage as st
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.planners.storage import reconcile_objects
+from functions.domain.plans import Plan
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 BASE_KINDS = ("cluster.create", "cluster.reconcile")
 OBJECTS_MAX = 1000
@@ -129,23 +132,32 @@ class AddAdmission:
         st.StorageRecords(self.deps.state).delete(self.rec.region, self.rec.name, self.normalized["name"])
 
 
+def _add_facts(deps: Deps, rec: ClusterRecord, namespace: str) -> dict[str, Any]:
+    """What a dry run reads besides admission, read-only: the add-ons there (the backing step creates the
+    missing ones) and whether the claim's namespace exists (the step makes it when missing)."""
+    addons = [str(a["name"]) for a in deps.reader.addons(rec.region, rec.eks_cluster_name)]
+    ns = deps.kube(rec.eks_cluster_name, rec.region).get(f"/api/v1/namespaces/{namespace}")
+    return {"addons": addons, "namespace_exists": ns is not None}
+
+
 def add_storage(deps: Deps, name: str, region: str | None, body: st.StorageAdd, actor: Actor,
-                key: str | None) -> Operation:
+                key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, name, region)
     errors, normalized = st.check_add(body)
     if errors:
         raise InvalidInput.of(errors)
     _require_active(rec)
-    op, _ = deps.operations.start(
-        kind="storage.add",
+    admission = AddAdmission(deps, rec, normalized, actor)
+    facts = _add_facts(deps, rec, normalized["namespace"]) if dry_run else {}
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="storage.add",
         target=Target(cluster=rec.name, region=rec.region, resource=f"storage/{normalized['name']}"),
         request={"cluster": rec.name, "region": rec.region, **normalized}, principal=actor, idempotency_key=key,
-        admission=AddAdmission(deps, rec, normalized, actor))
-    return op
+        admission=admission, facts=facts)
 
 
 def remove_storage(deps: Deps, name: str, region: str | None, volume: str, confirm: str | None, actor: Actor,
-                   key: str | None) -> Operation:
+                   key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, name, region)
     base = {i.name: i for i in _base_items(deps, rec)}
     request: dict[str, Any] = {"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
@@ -153,10 +165,12 @@ def remove_storage(deps: Deps, name: str, region: str | None, volume: str, confi
     if volume == manifests.DATA_VOLUME:
         raise Conflict(f"{volume} mounts PodStart's shared data bucket, the cluster's data contract: it stays with "
                        f"the cluster (cluster delete removes it; the bucket is never deleted)")
+    size: dict[str, Any] = {}
     if volume in base:
         item = base[volume]
         request |= {"kind": "fsx_lustre", "namespace": "default", "pv": volume, "origin": "cluster",
                     "file_system_id": item.file_system_id}
+        size = {"storage_capacity_gib": item.storage_capacity_gib, "throughput_mb_per_tib": item.throughput_mb_per_tib}
     else:
         added = st.StorageRecords(deps.state).load(rec.region, rec.name, volume)
         if added is None:
@@ -168,16 +182,18 @@ def remove_storage(deps: Deps, name: str, region: str | None, volume: str, confi
                         "role_name": st.role_name(rec.name, rec.region, added.name)}
         else:
             request |= {"file_system_id": added.file_system_id}
+            size = {"storage_capacity_gib": added.storage_capacity_gib,
+                    "throughput_mb_per_tib": added.throughput_mb_per_tib}
     if request["kind"] == "fsx_lustre" and confirm != volume:
         raise InvalidInput.field(["query", "confirm"], f"removing {volume} deletes FSx file system "
                                                        f"{request.get('file_system_id') or '(being created)'} and "
                                                        f"every file on it: send confirm={volume}")
     if confirm is not None and confirm != volume:
         raise InvalidInput.field(["query", "confirm"], f"confirm names the volume ({volume})")
-    op, _ = deps.operations.start(
-        kind="storage.remove", target=Target(cluster=rec.name, region=rec.region, resource=f"storage/{volume}"),
-        request=request, principal=actor, idempotency_key=key)
-    return op
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="storage.remove",
+        target=Target(cluster=rec.name, region=rec.region, resource=f"storage/{volume}"),
+        request=request, principal=actor, idempotency_key=key, facts={"fsx": size})
 
 
 def _check_subprefix(prefix: str) -> None:
@@ -210,7 +226,27 @@ def list_objects(deps: Deps, name: str, region: str | None, volume: str, prefix:
 
 
 # -- cluster.reconcile -----------------------------------------------------------------------------
-def reconcile_cluster(deps: Deps, name: str, region: str | None, actor: Actor, key: str | None) -> Operation:
+def _reconcile_facts(deps: Deps, rec: ClusterRecord, request: dict[str, Any], created: dict[str, Any],
+                     added: list[st.StorageRecord]) -> dict[str, Any]:
+    """What a reconcile dry run reads, read-only: the add-ons and Pod Identity associations there (the features
+    reader's one pass over EKS), which of the objects the steps apply exist (one GET each), the create's file
+    system and each added one's lifecycle."""
+    if deps.features is None:
+        raise RuntimeError("the API was built without a feature reader")
+    inputs = deps.features.read(rec.region, rec.name, rec.eks_cluster_name, None)
+    bucket = deps.features.bucket
+    vols = [{**r.model_dump(mode="json"), "lifecycle": _fsx_lifecycle(deps, rec.region, r.file_system_id)
+             if r.kind == "fsx_lustre" else None} for r in added]
+    kube = deps.kube(rec.eks_cluster_name, rec.region)
+    paths = {manifests.api_path(m) for _, m in reconcile_objects(request, vols, bucket)}
+    fs_id = created.get("fsx_file_system_id")
+    return {"addons": sorted(inputs.addons), "associations": [list(a) for a in inputs.associations],
+            "objects": sorted(p for p in paths if kube.get(p) is not None), "added": vols, "bucket": bucket,
+            "fsx": {"id": fs_id, "lifecycle": _fsx_lifecycle(deps, rec.region, fs_id)} if fs_id else {}}
+
+
+def reconcile_cluster(deps: Deps, name: str, region: str | None, actor: Actor, key: str | None,
+                      dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, name, region)
     _require_active(rec)
     created, _ = _base_outputs(deps, rec)
@@ -225,6 +261,8 @@ def reconcile_cluster(deps: Deps, name: str, region: str | None, actor: Actor, k
                "fsx_csi": any(r.kind == "fsx_lustre" for r in added),
                "compute_subnets": created.get("compute_subnets") or {},
                "security_group_id": created.get("security_group_id")}
-    op, _ = deps.operations.start(kind="cluster.reconcile", target=Target(cluster=rec.name, region=rec.region),
-                                  request=request, principal=actor, idempotency_key=key)
-    return op
+    facts = _reconcile_facts(deps, rec, request, created, [r for r in added if r.status == "AVAILABLE"]) \
+        if dry_run else {}
+    return start_or_plan(deps, dry_run=dry_run, kind="cluster.reconcile",
+                         target=Target(cluster=rec.name, region=rec.region), request=request, principal=actor,
+                         idempotency_key=key, facts=facts)

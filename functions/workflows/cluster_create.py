@@ -146,10 +146,7 @@ def activate(ctx: StepContext) -> Outcome:
 
 
 def _addons_wanted(ctx: StepContext) -> list[str]:
-    names = list(manifests.ADDONS)
-    if (ctx.request.get("storage") or {}).get("fsx_lustre") or ctx.request.get("fsx_csi"):
-        names.append(manifests.FSX_ADDON)
-    return names
+    return manifests.wanted_addons(ctx.request.get("storage"), bool(ctx.request.get("fsx_csi")))
 
 
 def dependencies(ctx: StepContext) -> Outcome:

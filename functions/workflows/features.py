@@ -89,30 +89,24 @@ def _ensure_addon(ctx: StepContext, n: Names, f: fdom.Feature, config: dict[str,
     if a is not None and a["status"] == "DELETING":
         return Wait(message=f"add-on {addon} is still DELETING; it is recreated once gone",
                     expected_seconds=ADDON_SECONDS)
-    if a is None:
+    action = fdom.addon_action(a, config)
+    if action == "create":
         args: dict[str, Any] = {"clusterName": n.eks, "addonName": addon, "resolveConflicts": "OVERWRITE",
                                 "tags": {ens.CLUSTER_TAG: n.cluster, ens.MANAGED_TAG: "true"}}
         if config:
             args["configurationValues"] = json.dumps(config, sort_keys=True)
         a = eks.create_addon(**args)["addon"]
-    elif config and _config(a) != config and a["status"] in ("ACTIVE", "DEGRADED", "UPDATE_FAILED"):
+    elif action == "update" and a is not None:
         eks.update_addon(clusterName=n.eks, addonName=addon, resolveConflicts="OVERWRITE",
                          configurationValues=json.dumps(config, sort_keys=True))
         a = {**a, "status": "UPDATING"}
+    assert a is not None  # addon_action creates a missing add-on
     ctx.record(**{f"{f.name}_addon_version": a.get("addonVersion")})
     if a["status"] in ADDON_FAILED:
         raise PermanentStepError("AddonFailed", f"add-on {addon} is {a['status']}: {_addon_issues(a)}")
     if a["status"] != "ACTIVE":
         return Wait(message=f"add-on {addon} is {a['status']}", expected_seconds=ADDON_SECONDS)
     return Done(message=f"add-on {addon} {a.get('addonVersion')} ACTIVE")
-
-
-def _config(a: dict[str, Any]) -> dict[str, Any] | None:
-    raw = a.get("configurationValues")
-    try:
-        return json.loads(raw) if raw else None
-    except ValueError:
-        return None
 
 
 def _remove_addon(ctx: StepContext, n: Names, f: fdom.Feature) -> Outcome | None:
@@ -242,21 +236,12 @@ def _update_cluster(ctx: StepContext, n: Names, hp: dict[str, Any], **fields: An
     busy = hyperpod.wait_until_updatable(hp)
     current = {k: hp.get(k) for k in fields}
     wanted = {k: v for k, v in fields.items()}
-    if all(_same(current[k], wanted[k]) for k in fields):
+    if all(fdom.same(current[k], wanted[k]) for k in fields):
         return busy  # already so (Wait while a previous update is still running)
     if busy is not None:
         return busy
     ctx.aws("sagemaker", n.region).update_cluster(ClusterName=n.hyperpod, **fields)
     return Wait(message=f"HyperPod cluster is Updating ({', '.join(fields)})", expected_seconds=UPDATE_SECONDS)
-
-
-def _same(current: Any, wanted: Any) -> bool:
-    if isinstance(wanted, dict):
-        cur = current if isinstance(current, dict) else {}
-        return all(_same(cur.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, str) and isinstance(current, str):
-        return wanted.lower() == current.lower()
-    return bool(current == wanted)
 
 
 def checkpoint_chain(n: Names, bucket: str) -> dict[str, Any]:
@@ -277,12 +262,7 @@ def _enable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) 
         boundary=ctx.settings.permissions_boundary_arn)
     ctx.record(tiered_checkpointing_role_arn=role_arn, oidc_provider_arn=provider_arn)
     KubeCluster.for_eks(n.eks, n.region).apply(manifests.checkpoint_service_account(sa.namespace, sa.name, role_arn))
-    current = hp.get("TieredStorageConfig") or {}
-    percent = settings.get("memory_percent")
-    if percent is None and _same(current.get("Mode"), "Enable"):
-        percent = current.get("InstanceMemoryAllocationPercentage")
-    if percent is None:
-        percent = fdom.DEFAULT_MEMORY_PERCENT
+    percent = fdom.checkpoint_percent(settings, hp.get("TieredStorageConfig") or {})
     waiting = _update_cluster(ctx, n, hp, TieredStorageConfig={"Mode": "Enable",
                                                               "InstanceMemoryAllocationPercentage": int(percent)})
     if waiting is not None:
@@ -293,7 +273,7 @@ def _enable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) 
 
 def _disable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) -> Outcome:
     hp = _hyperpod(ctx, n)
-    if _same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
+    if fdom.same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
         waiting = _update_cluster(ctx, n, hp, TieredStorageConfig={"Mode": "Disable"})
         if waiting is not None:
             return waiting
@@ -310,8 +290,7 @@ def _enable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) ->
     kube = KubeCluster.for_eks(n.eks, n.region)
     current_groups = sorted(p["metadata"]["labels"].get(manifests.POOL_GROUP_LABEL, "")
                             for p in _podstart_pools(kube))
-    wanted_groups = settings.get("instance_groups")
-    groups = list(current_groups if wanted_groups is None else wanted_groups)
+    groups = fdom.autoscaling_groups(current_groups, settings)
     unknown = [g for g in groups if g not in groups_live]
     if unknown:
         raise PermanentStepError("NotAHyperPodGroup", f"Karpenter manages HyperPod instance groups only; "
@@ -331,12 +310,11 @@ def _enable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) ->
                                  or "HyperPod could not start managed Karpenter")
     if status != "InService" or not kube.has_kind(*manifests.KARPENTER_NODEPOOL):
         return Wait(message=f"managed Karpenter is {status}", expected_seconds=120)
+    pool = fdom.pool_settings(settings)
     for g in groups:
         kube.apply(manifests.hyperpod_node_class(g))
-        kube.apply(manifests.node_pool(
-            g, cpu_limit=int(settings.get("cpu_limit") or fdom.DEFAULT_CPU_LIMIT),
-            consolidate_after=str(settings.get("consolidate_after") or fdom.DEFAULT_CONSOLIDATE_AFTER),
-            budget=str(settings.get("disruption_budget") or fdom.DEFAULT_DISRUPTION_BUDGET)))
+        kube.apply(manifests.node_pool(g, cpu_limit=pool["cpu_limit"], consolidate_after=pool["consolidate_after"],
+                                       budget=pool["disruption_budget"]))
     for gone in set(current_groups) - set(groups):
         _delete_pool(kube, gone)
     ctx.record(autoscaling_groups=groups)
@@ -357,7 +335,7 @@ def _disable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) -
     kube = KubeCluster.for_eks(n.eks, n.region)
     for p in _podstart_pools(kube):
         _delete_pool(kube, p["metadata"]["labels"].get(manifests.POOL_GROUP_LABEL, ""))
-    if _same((hp.get("AutoScaling") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
+    if fdom.same((hp.get("AutoScaling") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
         waiting = _update_cluster(ctx, n, hp, AutoScaling={"Mode": "Disable"})
         if waiting is not None:
             return waiting

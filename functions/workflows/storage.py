@@ -123,7 +123,7 @@ def add_backing(ctx: StepContext) -> Outcome:
     r = ctx.request
     name, ns = r["name"], r["namespace"]
     if r["kind"] == "s3":
-        pending = ensure_addons(ctx, eks_name, cluster, [st.POD_IDENTITY_ADDON, st.S3_ADDON])
+        pending = ensure_addons(ctx, eks_name, cluster, st.backing_addons("s3"))
         role_arn = ens.ensure_role(
             ctx.aws("iam"), st.role_name(cluster, region, name),
             iamdoc.trust("pods.eks.amazonaws.com", tag_session=True), [],
@@ -150,7 +150,7 @@ def add_backing(ctx: StepContext) -> Outcome:
             return Wait(message=f"waiting for add-ons {', '.join(pending)}", expected_seconds=ADDON_SECONDS)
         prefix = f"s3://{r['bucket']}/{r['prefix']}"
         return Done(message=f"role scoped to {prefix} bound to service account {ns}/{sa}")
-    pending = ensure_addons(ctx, eks_name, cluster, [st.FSX_ADDON])
+    pending = ensure_addons(ctx, eks_name, cluster, st.backing_addons("fsx_lustre"))
     fs = _find_fsx(ctx, cluster, name)
     if fs is None:
         subnet, sgs = _placement(ctx, eks_name)

@@ -97,7 +97,7 @@ test("turn observability on from the Advanced features panel, watch it finish, s
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   const bodies = [];
-  page.on("request", (r) => { if (r.method() === "PATCH") bodies.push(r.postDataJSON()); });
+  page.on("request", (r) => { if (r.method() === "PATCH" && !r.url().includes("dry_run")) bodies.push(r.postDataJSON()); });
   await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
   await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
@@ -112,6 +112,10 @@ test("turn observability on from the Advanced features panel, watch it finish, s
   await page.getByLabel("Enable HyperPod observability").click();
   await panel.getByTestId("deps-observability").getByText("Needs cert-manager, metrics-server: will be installed first.").waitFor();
   await page.getByText("Apply will turn on HyperPod observability.").waitFor();
+  // Before Apply, the plan (a dry run: the same checks, nothing changed): prerequisites first, no hourly cost.
+  await page.getByTestId("plan-warnings").getByText(/cert_manager is enabled first, automatically: needed by observability/).waitFor();
+  assert.equal(await page.getByTestId("plan-hourly").innerText(), "$0.00 / hour");
+  assert.match(await page.getByTestId("plan-changes").innerText(), /^[1-9]\d* changes?$/);
   await assertCleanText(page, "features panel with a pending change");
   await apply.click();
 
@@ -146,7 +150,7 @@ print(" ".join(sorted(boto3.client("eks", region_name="${REGION}").list_addons(c
   const live = (await sb.api(`/v1/clusters/${CLUSTER}/features?region=${REGION}`)).json;
   assert.equal(live.cert_manager.status, "ACTIVE");
 
-  const mine = mutations.slice(since);
+  const mine = mutations.slice(since).filter((m) => !m.dry_run); // plans change nothing and need no key
   assert.equal(mine.length, 2, JSON.stringify(mine));
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
   assert.deepEqual(bodies[1], { cert_manager: { enabled: false } });

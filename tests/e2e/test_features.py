@@ -13,6 +13,7 @@ from functions.domain.operations import Actor, Target, new_operation
 from functions.domain.workflow import Done, Wait
 from functions.workflows.context import StepContext
 from functions.workflows.features import ensure_feature
+from tests.e2e.plan_calls import unplanned, writes
 
 REGION = "us-west-2"
 
@@ -101,9 +102,10 @@ def _features(api: Any, cluster: str) -> dict[str, Any]:
     return dict(r.json())
 
 
-def _patch(api: Any, cluster: str, body: dict[str, Any], key: str | None = None) -> Any:
+def _patch(api: Any, cluster: str, body: dict[str, Any], key: str | None = None, dry_run: bool = False) -> Any:
     headers = {"Idempotency-Key": key} if key else {}
-    return api.http.patch(f"/v1/clusters/{cluster}/features", json=body, headers=headers)
+    params = {"dry_run": "true"} if dry_run else {}
+    return api.http.patch(f"/v1/clusters/{cluster}/features", json=body, headers=headers, params=params)
 
 
 def _kubectl(sandbox: Any, cluster: str, *args: str) -> Any:
@@ -131,6 +133,8 @@ def test_a_patch_equal_to_the_live_state_starts_nothing_and_calls_nothing_mutati
     mark = len(_mutations(api))
     r = _patch(api, cluster, {"training_operator": {"enabled": True}, "observability": {"enabled": False}})
     assert r.status_code == 200 and r.json()["changed"] is False, r.text
+    dry = _patch(api, cluster, {"training_operator": {"enabled": True}}, key="same-dry", dry_run=True)
+    assert dry.status_code == 200 and dry.json()["changed"] is False, dry.text  # a dry run says the same
     assert _mutations(api)[mark:] == []
 
 
@@ -141,12 +145,26 @@ def test_disabling_a_needed_prerequisite_is_409_naming_the_dependant_and_changes
     r = _patch(api, cluster, {"cert_manager": {"enabled": False}})
     assert r.status_code == 409 and "training_operator" in r.json()["detail"], r.text
     assert r.json()["required_by"] == ["training_operator"]
+    dry = _patch(api, cluster, {"cert_manager": {"enabled": False}}, dry_run=True)
+    assert (dry.status_code, dry.json()["required_by"]) == (409, ["training_operator"]), dry.text
     assert _mutations(api)[mark:] == []
     assert _features(api, cluster)["cert_manager"]["status"] == "ACTIVE"
 
 
 def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_partial_patch_keeps_them(
         api: Any, cluster: str, aws: Any) -> None:
+    # the plan first (same key as the real request: a dry run stores nothing under it)
+    since = len(api.calls())
+    dry = _patch(api, cluster, {"inference_operator": {"enabled": True}}, key="inf-on", dry_run=True)
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert writes(api, since) == []  # the plan changed nothing
+    assert plan["kind"] == "features.update" and plan["cost"]["hourly"] == 0
+    assert [(c["step"], c["action"]) for c in plan["changes"] if c["kind"] == "eks-addon"] == [
+        ("fsx_csi", "create"), ("metrics_server", "create"), ("inference_operator", "create")]
+    assert [w.split(" ")[0] for w in plan["warnings"]] == ["fsx_csi", "metrics_server"]  # auto-enabled, in order
+    assert all("needed by inference_operator" in w for w in plan["warnings"])
+    since = len(api.calls())
     r = _patch(api, cluster, {"inference_operator": {"enabled": True}}, key="inf-on")
     assert r.status_code == 202, r.text
     op = r.json()
@@ -154,6 +172,10 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
     assert op["request"]["patch"] == {"inference_operator": {"enabled": True}}
     done = api.wait_terminal(op["id"])
     assert done["status"] == "SUCCEEDED", done["error"]
+    made = writes(api, since)
+    assert made and unplanned(plan, made) == [], unplanned(plan, made)  # every call was in the plan
+    created = [c["params"]["addonName"] for c in made if c["operation"] == "CreateAddon"]
+    assert created == [c["name"] for c in plan["changes"] if c["kind"] == "eks-addon" and c["action"] == "create"]
     assert "prerequisite" in done["steps"][0]["message"] and "inference_operator" in done["steps"][0]["message"]
     assert _patch(api, cluster, {"inference_operator": {"enabled": True}}, key="inf-on").json()["id"] == op["id"]
     doc = _features(api, cluster)
@@ -245,9 +267,18 @@ def test_autoscaling_makes_a_node_class_and_pool_per_group_and_refuses_anything_
     bad = _patch(api, cluster, {"autoscaling": {"enabled": True, "instance_groups": ["general-ec2"]}})
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "autoscaling", "instance_groups", 0]
     assert "HyperPod instance groups only" in bad.json()["detail"]
-    op = api.wait_terminal(_patch(api, cluster, {"autoscaling": {"enabled": True, "instance_groups": ["workers"],
-                                                                 "disruption_budget": "1"}}).json()["id"])
+    on = {"autoscaling": {"enabled": True, "instance_groups": ["workers"], "disruption_budget": "1"}}
+    since = len(api.calls())
+    plan = _patch(api, cluster, on, dry_run=True).json()
+    assert writes(api, since) == [] and _kubectl(sandbox, cluster, "get", "nodepools.karpenter.sh",
+                                                 "podstart-workers") is None
+    assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"] if c["kind"].startswith("Kubernetes")] == [
+        ("create", "Kubernetes HyperpodNodeClass", "podstart-workers"),
+        ("create", "Kubernetes NodePool", "podstart-workers")]
+    since = len(api.calls())
+    op = api.wait_terminal(_patch(api, cluster, on).json()["id"])
     assert op["status"] == "SUCCEEDED", op["error"]
+    assert unplanned(plan, writes(api, since)) == []  # the role and UpdateCluster, as planned
     hp = aws("sagemaker").describe_cluster(ClusterName=cluster)
     assert hp["AutoScaling"]["Mode"] == "Enable" and hp["AutoScaling"]["AutoScalerType"] == "Karpenter"
     assert hp["ClusterRole"].endswith(iamdoc.role_name(cluster, REGION, "autoscale"))

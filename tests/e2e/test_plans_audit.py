@@ -113,7 +113,7 @@ def test_a_dry_run_refuses_what_the_real_request_refuses(api: Any, made: dict[st
     assert over.status_code == 422 and over.json()["errors"][0]["loc"] == ["body", "instance_count"]
     # a mutation without a planner yet refuses the dry run rather than running for real
     before = len(api.calls())
-    r = api.post(f"/v1/clusters/{made['cluster']}/reconcile", params={"dry_run": "true"})
+    r = api.http.delete(f"/v1/clusters/{made['cluster']}/jobs/some-job", params={"dry_run": "true"})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "dry_run"]
     assert writes(api, before) == []
 

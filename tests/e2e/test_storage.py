@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.plan_calls import unplanned, writes
+
+DRY = {"dry_run": "true"}
+
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
@@ -45,6 +49,9 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "bucket": "no-such-bucket-here"})
     assert r.status_code == 422 and r.headers["content-type"].startswith("application/problem+json"), r.text
     assert any(e["loc"][-1] == "bucket" for e in r.json()["errors"]), r.json()
+    dry = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "bucket": "no-such-bucket-here"},
+                   params=DRY)
+    assert (dry.status_code, dry.json()["errors"]) == (422, r.json()["errors"])  # the same problem
     r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "fsx_lustre", "storage_capacity_gib": 1000,
                                                             "throughput_mb_per_tib": 250})
     assert r.status_code == 422 and "storage_capacity_gib" in r.text, r.text
@@ -54,14 +61,29 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     # Add: one operation per Idempotency-Key; the retry answers the same operation.
     key = uuid.uuid4().hex
     body = {"kind": "s3", "name": "train", "bucket": bucket, "prefix": "train/", "namespace": "ml"}
+    since = len(api.calls())
+    dry = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key, params=DRY)
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "Namespace", "ml") is None
+    assert plan["kind"] == "storage.add" and plan["cost"] == {**plan["cost"], "hourly": 0, "lines": []}
+    assert {(c["action"], c["kind"]) for c in plan["changes"]} >= {
+        ("create", "AWS::IAM::Role"), ("create", "AWS::EKS::PodIdentityAssociation"),
+        ("create", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolumeClaim"),
+        ("none", "AWS::S3::Bucket")}
+    assert "train" not in {i["name"] for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
+    since = len(api.calls())
     r = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
     assert r.status_code == 202, r.text
     again = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
     assert again.json()["id"] == r.json()["id"]
     op = api.wait_terminal(r.json()["id"])
     assert op["kind"] == "storage.add" and op["status"] == "SUCCEEDED", op.get("error")
+    made = writes(api, since)
+    assert made and unplanned(plan, made) == [], unplanned(plan, made)
     dup = api.post(f"/v1/clusters/{cluster}/storage", json=body)
     assert dup.status_code == 409 and "name" in dup.text, dup.text
+    assert api.post(f"/v1/clusters/{cluster}/storage", json=body, params=DRY).status_code == 409
 
     pvc = _bound(sandbox, cluster, "train", "ml")
     items = {i["name"]: i for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
@@ -94,10 +116,18 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 
     # Remove: the claim and volume go, the bucket and its data stay.
     assert api.http.delete(f"/v1/clusters/{cluster}/storage/podstart-data").status_code == 409
+    since = len(api.calls())
+    plan = api.http.delete(f"/v1/clusters/{cluster}/storage/train", params=DRY).json()
+    assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "train", "ml")
+    assert [(c["action"], c["kind"]) for c in plan["changes"]][:2] == [
+        ("delete", "Kubernetes PersistentVolumeClaim"), ("delete", "Kubernetes PersistentVolume")]
+    assert ("none", "AWS::S3::Bucket", bucket) in [(c["action"], c["kind"], c["name"]) for c in plan["changes"]]
+    since = len(api.calls())
     r = api.http.delete(f"/v1/clusters/{cluster}/storage/train")
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"])
     assert op["kind"] == "storage.remove" and op["status"] == "SUCCEEDED", op.get("error")
+    assert unplanned(plan, writes(api, since)) == []
     kube = sandbox.kube.store(cluster)
     assert kube.get("v1", "PersistentVolumeClaim", "train", "ml") is None
     assert kube.get("v1", "PersistentVolume", pvc["spec"]["volumeName"]) is None
@@ -109,6 +139,15 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sandbox: Any, cluster: str) -> None:
     eks = aws("eks")
     addons = sorted(eks.list_addons(clusterName=cluster)["addons"])
+    since = len(api.calls())
+    dry = api.post(f"/v1/clusters/{cluster}/reconcile", params=DRY)
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert writes(api, since) == []
+    # Everything is in place: the plan lists each add-on, object, role and association, and changes none
+    assert {c["action"] for c in plan["changes"]} == {"none"}, [c for c in plan["changes"] if c["action"] != "none"]
+    assert {"coredns", "default/podstart-data", "kube-system/neuron-device-plugin-daemonset"} <= {
+        c["name"] for c in plan["changes"]}
     mark = len(api.calls())
     r = api.post(f"/v1/clusters/{cluster}/reconcile", key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
@@ -118,6 +157,7 @@ def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sa
     # Everything was already there: nothing created again (no add-on, role or association twice).
     created = [c["operation"] for c in api.calls()[mark:] if c["operation"].startswith("Create")]
     assert created == [], created
+    assert writes(api, mark) == []  # a plan of only `none` is a run that changes nothing
     # The base set includes the Neuron device plugin, so Trainium groups work.
     kube = sandbox.kube.store(cluster)
     assert kube.get("apps/v1", "DaemonSet", "neuron-device-plugin-daemonset", "kube-system") is not None
@@ -139,11 +179,22 @@ def test_mcp_storage_tools_list_and_name_the_bad_field(sandbox: Any, cluster: st
 
 def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(api: Any, aws: Any, sandbox: Any,
                                                                                  cluster: str) -> None:
-    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "fsx_lustre", "name": "scratch",
-                                                            "storage_capacity_gib": 1200, "throughput_mb_per_tib": 125})
+    body = {"kind": "fsx_lustre", "name": "scratch", "storage_capacity_gib": 1200, "throughput_mb_per_tib": 125}
+    fsx_before = len(aws("fsx").describe_file_systems()["FileSystems"])
+    since = len(api.calls())
+    plan = api.post(f"/v1/clusters/{cluster}/storage", json=body, params=DRY).json()
+    assert writes(api, since) == [] and len(aws("fsx").describe_file_systems()["FileSystems"]) == fsx_before
+    assert ("create", "AWS::FSx::FileSystem", "scratch") in [(c["action"], c["kind"], c["name"])
+                                                            for c in plan["changes"]]
+    [line] = plan["cost"]["lines"]
+    assert "FSx for Lustre 1200 GiB" in line["item"] and line["count"] == 1200  # priced per GiB-month
+    since = len(api.calls())
+    r = api.post(f"/v1/clusters/{cluster}/storage", json=body)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"])
     assert op["status"] == "SUCCEEDED", op.get("error")
+    made = writes(api, since)
+    assert "CreateFileSystem" in [c["operation"] for c in made] and unplanned(plan, made) == []
     fs_id = {i["name"]: i for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}["scratch"][
         "file_system_id"]
     fs = aws("fsx").describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]
@@ -155,6 +206,10 @@ def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(
     # Deleting its data needs the name typed again; without it nothing starts.
     r = api.http.delete(f"/v1/clusters/{cluster}/storage/scratch")
     assert r.status_code == 422 and "confirm" in r.text, r.text
+    assert api.http.delete(f"/v1/clusters/{cluster}/storage/scratch", params=DRY).status_code == 422
+    gone = api.http.delete(f"/v1/clusters/{cluster}/storage/scratch", params={**DRY, "confirm": "scratch"}).json()
+    assert ("delete", "AWS::FSx::FileSystem", fs_id) in [(c["action"], c["kind"], c["name"]) for c in gone["changes"]]
+    assert gone["cost"]["lines"][0]["count"] == -1200  # removing it saves its storage
     assert aws("fsx").describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["Lifecycle"] == "AVAILABLE"
     r = api.http.delete(f"/v1/clusters/{cluster}/storage/scratch", params={"confirm": "scratch"})
     assert r.status_code == 202, r.text

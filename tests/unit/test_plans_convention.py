@@ -12,10 +12,6 @@ MUTATING = ("post", "put", "patch", "delete")
 # refused with 422 naming query.dry_run (functions/api/edge.py), never run for real. Plug each in (recipe in
 # functions/domain/planners/__init__.py) and remove it here; this list may only shrink.
 NO_PLAN_YET_ROUTES = {
-    "POST /v1/clusters/{cluster}/reconcile",
-    "PATCH /v1/clusters/{cluster}/features",
-    "POST /v1/clusters/{cluster}/storage",
-    "DELETE /v1/clusters/{cluster}/storage/{name}",
     "POST /v1/clusters/{cluster}/endpoints",
     "DELETE /v1/clusters/{cluster}/endpoints/{endpoint}",
     "PATCH /v1/clusters/{cluster}/endpoints/{endpoint}",
@@ -27,10 +23,8 @@ NO_PLAN_YET_ROUTES = {
     "DELETE /v1/clusters/{cluster}/jobs/{job}",
     "POST /v1/clusters/{cluster}/secrets",
 }
-NO_PLAN_YET_KINDS = {"cluster.reconcile", "features.update", "storage.add", "storage.remove", "endpoint.deploy",
-                     "endpoint.update", "endpoint.delete", "model.download", "pool.create", "pool.assign",
-                     "pool.release",
-                     "job.submit", "job.delete"}
+NO_PLAN_YET_KINDS = {"endpoint.deploy", "endpoint.update", "endpoint.delete", "model.download", "pool.create",
+                     "pool.assign", "pool.release", "job.submit", "job.delete"}
 
 
 def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:

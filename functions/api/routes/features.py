@@ -7,17 +7,18 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.features import FeaturesDocument, FeaturesPatch, FeaturesUnchanged
 from functions.domain.kinds import required_role
+from functions.domain.plans import Plan
 from functions.logic import features
 
 router = Router()
 
 
-def _ok(model: type) -> dict[int, Any]:
+def _ok(model: Any) -> dict[int, Any]:
     return {200: {"description": "OK", "content": {"application/json": {"model": model}}}}
 
 
@@ -32,12 +33,12 @@ def get_features(cluster: ClusterPath, region: RegionOpt = None) -> Response[str
 @router.patch("/v1/clusters/<cluster>/features",
               summary="Turn managed features on/off or change their settings: send only what changed "
                       "(operation features.update; 200 changed=false when nothing differs)",
-              tags=["features"], responses={**OPERATION_RESPONSES, **_ok(FeaturesUnchanged)})
+              tags=["features"], responses={**OPERATION_RESPONSES, **_ok(FeaturesUnchanged | Plan)})
 @requires(required_role("features.update"))
 def update_features(cluster: ClusterPath, body: FeaturesPatch, region: RegionOpt = None,
-                    idempotency_key: IdempotencyKey = None) -> Response[str]:
+                    idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("features.update"))
-    result = features.update_features(services(), cluster, region, body, actor(p), idempotency_key)
+    result = features.update_features(services(), cluster, region, body, actor(p), idempotency_key, dry_run)
     if isinstance(result, FeaturesUnchanged):
         return model_response(result)
-    return accepted(result)
+    return respond(result)

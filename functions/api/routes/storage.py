@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt, _ok
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.kinds import required_role
@@ -26,9 +26,9 @@ VolumePath = Annotated[str, Path(description="Volume name (its PersistentVolumeC
              tags=["clusters"], responses=OPERATION_RESPONSES)
 @requires(required_role("cluster.reconcile"))
 def reconcile_cluster(cluster: ClusterPath, region: RegionOpt = None,
-                      idempotency_key: IdempotencyKey = None) -> Response[str]:
+                      idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("cluster.reconcile"))
-    return accepted(storage.reconcile_cluster(services(), cluster, region, actor(p), idempotency_key))
+    return respond(storage.reconcile_cluster(services(), cluster, region, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/storage", summary="A cluster's volumes: S3 mounts and FSx file systems, with "
@@ -45,9 +45,9 @@ def list_storage(cluster: ClusterPath, region: RegionOpt = None) -> Response[str
              tags=["storage"], responses=OPERATION_RESPONSES)
 @requires(required_role("storage.add"))
 def add_storage(cluster: ClusterPath, body: StorageAdd, region: RegionOpt = None,
-                idempotency_key: IdempotencyKey = None) -> Response[str]:
+                idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("storage.add"))
-    return accepted(storage.add_storage(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(storage.add_storage(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.delete("/v1/clusters/<cluster>/storage/<name>",
@@ -62,9 +62,11 @@ def remove_storage(
                                          max_length=40)] = None,
     region: RegionOpt = None,
     idempotency_key: IdempotencyKey = None,
+    dry_run: DryRun = False,
 ) -> Response[str]:
     p = require(router, required_role("storage.remove"))
-    return accepted(storage.remove_storage(services(), cluster, region, name, confirm, actor(p), idempotency_key))
+    return respond(storage.remove_storage(services(), cluster, region, name, confirm, actor(p), idempotency_key,
+                                          dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/storage/<name>/objects",

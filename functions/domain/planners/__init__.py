@@ -26,8 +26,10 @@ from collections.abc import Callable
 
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
+from functions.domain.planners.features import plan_features_update
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
 from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
+from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
 from functions.domain.plans import Draft
 
 Planner = Callable[[PlanInput], Draft]
@@ -41,6 +43,10 @@ PLANNERS: dict[str, Planner] = {
     "nodes.reboot": plan_nodes_reboot,
     "nodes.replace": plan_nodes_replace,
     "nodes.delete": plan_nodes_delete,
+    "features.update": plan_features_update,
+    "storage.add": plan_storage_add,
+    "storage.remove": plan_storage_remove,
+    "cluster.reconcile": plan_cluster_reconcile,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]

@@ -229,6 +229,18 @@ export const api = {
       body: changed,
       idempotencyKey: key,
     }),
+  /** The plan of a features PATCH (`?dry_run=true`); a PATCH equal to the live state plans no change. */
+  planFeatures: async (cluster: string, region: string, changed: Record<string, Record<string, unknown>>, signal?: AbortSignal) => {
+    const r = await request<Plan | FeaturesUnchanged>(
+      `/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region, dry_run: true })}`,
+      { method: "PATCH", body: changed, idempotencyKey: newIdempotencyKey(), signal },
+    );
+    if ("changed" in r.body) {
+      const none: Plan = { dry_run: true, valid: true, kind: "features.update", changes: [], warnings: ["Nothing to change: every feature is already as requested."] };
+      return none;
+    }
+    return r.body;
+  },
   reconcile: (cluster: string, region: string, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/reconcile${qs({ region })}`, {
       method: "POST",

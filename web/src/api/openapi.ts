@@ -4874,6 +4874,8 @@ export interface operations {
     update_features_v1_clusters__cluster__features_patch: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4899,7 +4901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FeaturesUnchanged"];
+                    "application/json": components["schemas"]["FeaturesUnchanged"] | components["schemas"]["Plan"];
                 };
             };
             /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
@@ -6729,6 +6731,8 @@ export interface operations {
     reconcile_cluster_v1_clusters__cluster__reconcile_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -7012,6 +7016,8 @@ export interface operations {
     add_storage_v1_clusters__cluster__storage_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -7128,6 +7134,8 @@ export interface operations {
             query?: {
                 /** @description The volume name again; required for FSx (deletes its data) */
                 confirm?: string | null;
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };

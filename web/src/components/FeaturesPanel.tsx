@@ -15,6 +15,7 @@ import { changedFields, isEmpty } from "../lib/diff";
 import { text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
+import { PlanPanel } from "./PlanPanel";
 import { Status } from "./Status";
 
 /** The user's edits of one feature; a field left undefined was not touched. */
@@ -248,6 +249,9 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
         ]}
       />
       {!isEmpty(patch) && live && <Alert type="info" header="Pending changes">{`Apply will ${describe(patch, live)}.`}</Alert>}
+      {!isEmpty(patch) && live && (
+        <PlanPanel load={(signal) => api.planFeatures(cluster, region, patch, signal)} deps={[cluster, region, JSON.stringify(patch)]} />
+      )}
       {update.notice && <Alert type="success">{update.notice}</Alert>}
       {update.errors.length > 0 && <Alert type="error" header="The features were not changed">{update.errors.join("; ")}</Alert>}
     </SpaceBetween>
