@@ -26,8 +26,17 @@ from collections.abc import Callable
 
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
+from functions.domain.planners.inference import (
+    plan_endpoint_delete,
+    plan_endpoint_deploy,
+    plan_endpoint_update,
+    plan_pool_assign,
+    plan_pool_create,
+    plan_pool_release,
+)
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
 from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
+from functions.domain.planners.training import plan_job_delete, plan_job_submit
 from functions.domain.plans import Draft
 
 Planner = Callable[[PlanInput], Draft]
@@ -41,6 +50,14 @@ PLANNERS: dict[str, Planner] = {
     "nodes.reboot": plan_nodes_reboot,
     "nodes.replace": plan_nodes_replace,
     "nodes.delete": plan_nodes_delete,
+    "job.submit": plan_job_submit,
+    "job.delete": plan_job_delete,
+    "endpoint.deploy": plan_endpoint_deploy,
+    "endpoint.update": plan_endpoint_update,
+    "endpoint.delete": plan_endpoint_delete,
+    "pool.create": plan_pool_create,
+    "pool.assign": plan_pool_assign,
+    "pool.release": plan_pool_release,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]

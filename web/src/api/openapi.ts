@@ -1156,7 +1156,7 @@ export interface components {
             item: string;
             /**
              * Paid
-             * @description Already paid (a training plan's reserved capacity)
+             * @description Already paid: reserved, or nodes already running
              * @default false
              */
             paid: boolean;
@@ -4185,6 +4185,8 @@ export interface operations {
     deploy_endpoint_v1_clusters__cluster__endpoints_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4381,6 +4383,8 @@ export interface operations {
     delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4484,6 +4488,8 @@ export interface operations {
     update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4505,7 +4511,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
+            /** @description Nothing differs (changed: false); with dry_run=true, the plan instead */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5388,6 +5394,8 @@ export interface operations {
     submit_job_v1_clusters__cluster__jobs_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -5586,6 +5594,8 @@ export interface operations {
     delete_job_v1_clusters__cluster__jobs__job__delete: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Namespace */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */
@@ -5955,6 +5965,8 @@ export interface operations {
     delete_nodes_v1_clusters__cluster__nodes_delete_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6069,6 +6081,8 @@ export interface operations {
     reboot_nodes_v1_clusters__cluster__nodes_reboot_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6183,6 +6197,8 @@ export interface operations {
     replace_nodes_v1_clusters__cluster__nodes_replace_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6377,6 +6393,8 @@ export interface operations {
     create_pool_v1_clusters__cluster__pools_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6491,6 +6509,8 @@ export interface operations {
     assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6607,6 +6627,8 @@ export interface operations {
     release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6824,6 +6846,8 @@ export interface operations {
     create_secret_v1_clusters__cluster__secrets_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6840,6 +6864,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
             /** @description OK */
             201: {
                 headers: {
