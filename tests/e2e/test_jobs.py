@@ -115,7 +115,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert any("OperatorNotEnabled" in w for w in plan["warnings"]), plan["warnings"]
     [line] = plan["cost"]["lines"]
     assert line["paid"] and line["count"] == 2 and plan["cost"]["hourly"] == 0
-    assert aws_writes(api, since) == [] and kube.get(*HP, "train", "default") is None
+    assert aws_writes(api, since) == [] and kube.registry.by_kind(*HP) is None  # no add-on, so no job either
     assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops
 
     # No training operator on the cluster yet: the first step fails and says what to enable.
