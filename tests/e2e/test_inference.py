@@ -146,10 +146,15 @@ def test_external_shape_is_an_nlb_with_source_ranges(api: Any, sandbox: Any, clu
 
 def test_managed_deploy_completes_with_kv_cache_and_routing_and_answers(api: Any, sandbox: Any, cluster: str) -> None:
     ep = name("mgd")
-    op = deploy(api, cluster, {
-        "name": ep, "mode": "managed", "instance_type": GPU_TYPE, "replicas": 1, "gpus": 1,
-        "model": {"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "token_secret": "hf-token"},
-        "tiered_kv_cache": {"l1": True, "l2_backend": "redis"}, "routing_strategy": "kvaware"})
+    body = {"name": ep, "mode": "managed", "instance_type": GPU_TYPE, "replicas": 1, "gpus": 1,
+            "model": {"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "token_secret": "hf-token"},
+            "tiered_kv_cache": {"l1": True, "l2_backend": "redis"}, "routing_strategy": "kvaware"}
+    plan = api.post(f"/v1/clusters/{cluster}/endpoints", json=body, params={"dry_run": "true"}).json()
+    assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"]][:2] == [
+        ("none", "eks-addon", "amazon-sagemaker-hyperpod-inference"),  # the operator serves the kind already
+        ("create", "Kubernetes InferenceEndpointConfig", ep)], plan
+    op = deploy(api, cluster, body)
     assert op["status"] == "SUCCEEDED", op["error"]
     assert op["steps"][0]["status"] == "SUCCEEDED" and "InferenceEndpointConfig" in op["steps"][0]["message"]
     cr = sandbox.kube.store(cluster).get("inference.sagemaker.aws.amazon.com/v1", "InferenceEndpointConfig", ep,
@@ -182,6 +187,8 @@ def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: A
             "model": {"source": "huggingface", "model_id": "Qwen/Qwen3-0.6B"}, "instance_type": GPU_TYPE,
             "gpus": 1, "replicas": 2, "router": {"enabled": True, "policy": "cache_aware"},
             "autoscaling": {"keda": {"min": 1, "max": 4, "metric": "queue_depth", "target": 4}}}
+    first = api.post(f"/v1/clusters/{cluster}/endpoints", json=body, params={"dry_run": "true"}).json()
+    assert "Kubernetes CustomResourceDefinition" in [c["kind"] for c in first["changes"] if c["step"] == "keda"]
     op = deploy(api, cluster, body)
     assert op["status"] == "SUCCEEDED", op["error"]
     assert "installed KEDA 2.17.1" in op["steps"][1]["message"]
@@ -194,7 +201,10 @@ def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: A
     r = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"autoscaling_max": 6})
     assert r.status_code == 202 and api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
     assert kube.get("keda.sh/v1alpha1", "ScaledObject", f"{ep}-workers", "default")["spec"]["maxReplicaCount"] == 6
-    again = deploy(api, cluster, {**body, "name": name("sgl")})
+    second = {**body, "name": name("sgl")}
+    kept = api.post(f"/v1/clusters/{cluster}/endpoints", json=second, params={"dry_run": "true"}).json()
+    assert [c["action"] for c in kept["changes"] if c["step"] == "keda"] == ["none"], kept  # installed once
+    again = deploy(api, cluster, second)
     assert again["status"] == "SUCCEEDED" and "kept as it is" in again["steps"][1]["message"]
     delete(api, cluster, ep)
     delete(api, cluster, again["request"]["endpoint"]["name"])
