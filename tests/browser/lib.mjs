@@ -144,7 +144,8 @@ export async function newPage(browser) {
   page.on("request", (r) => {
     const url = new URL(r.url());
     if (url.pathname.startsWith("/v1/") && !["GET", "HEAD", "OPTIONS"].includes(r.method()))
-      mutations.push({ method: r.method(), path: url.pathname, key: r.headers()["idempotency-key"] });
+      mutations.push({ method: r.method(), path: url.pathname, key: r.headers()["idempotency-key"],
+                       dryRun: url.searchParams.get("dry_run") === "true" });
   });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console: ${m.text()}`); });
   page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
