@@ -155,25 +155,24 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("post", "/v1/clusters/{cluster}/secrets"): Known(
         "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(
-        "list_endpoints", "A cluster's inference endpoints (managed and self-managed) with live status."),
+        "list_endpoints", "A cluster's inference endpoints, live status."),
     ("post", "/v1/clusters/{cluster}/endpoints"): Known(
-        "deploy_endpoint", "Deploy a model: mode managed (inference operator; tiered_kv_cache, routing_strategy) "
-        "or self-managed (engine vllm|sglang, pinned image, gpus, service external|internal|model_pool, "
-        "router, autoscaling.keda). Check list_instance_groups first." + TRACK),
+        "deploy_endpoint", "Deploy a model: managed (inference operator: KV cache, routing) or self-managed "
+        "(engine, pinned image, gpus, service, router, KEDA). Check list_instance_groups first." + TRACK),
     ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
-        "get_endpoint", "One endpoint: live status and message, replicas ready, objects created.", small=True),
+        "get_endpoint", "One endpoint: live status, message, ready replicas, objects.", small=True),
     ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
         "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
         idempotent=True),
     ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
         "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
-        "invoke_endpoint", "Send a chat (messages) to a READY endpoint and get its answer. Test after deploy.",
+        "invoke_endpoint", "Chat with a READY endpoint (test it after deploy).",
         idempotent=False),
     ("get", "/v1/clusters/{cluster}/pools"): Known(
         "list_pools", "Model pools: warm workers per model label.", paged=False),
     ("post", "/v1/clusters/{cluster}/pools"): Known(
-        "create_pool", "Create a pool of warm GPU workers (engine, image, instance_type)." + TRACK),
+        "create_pool", "Create a pool of warm GPU workers." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
         "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
@@ -316,7 +315,7 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
         schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
         if wire == "dry_run":  # the server's instructions say what it does: plan first, then ask once
-            schema = {"type": "boolean", "description": "Plan only"}
+            schema = {"type": "boolean"}  # the name says it; the server instructions say how to use it
         schema.update(OVERRIDES.get((name, arg), {}))
         properties[arg] = schema
         if is_required:

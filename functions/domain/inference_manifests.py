@@ -365,6 +365,15 @@ def pool_objects(pool: dict[str, Any]) -> list[dict[str, Any]]:
     }]
 
 
+def pick_workers(pods: list[dict[str, Any]], n: int | None, done: list[str]) -> tuple[list[str], int]:
+    """The pool workers a relabel moves, by name order: (names, how many it needs). `pods` are the workers still
+    labelled with the source model, `done` those an earlier attempt moved; n None moves all of them. The
+    relabel step and a dry run pick the same way."""
+    left = sorted(p["metadata"]["name"] for p in pods if p["metadata"]["name"] not in done)
+    need = (int(n) if n else len(left) + len(done)) - len(done)
+    return left[:max(0, need)], need
+
+
 # --------------------------------------------------------------------------------------- download
 
 def download_job(*, name: str, model_id: str, revision: str, bucket: str, token_secret: str | None,

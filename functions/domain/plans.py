@@ -44,7 +44,7 @@ class CostLine(BaseModel):
     unit_hourly: float | None = Field(description="USD per unit-hour; null when no price was found")
     hourly: float | None
     source: str = Field(description="Where the price came from, and its date")
-    paid: bool = Field(default=False, description="Already paid (a training plan's reserved capacity)")
+    paid: bool = Field(default=False, description="Already paid: reserved, or nodes already running")
 
 
 class Cost(BaseModel):
@@ -84,6 +84,7 @@ class Capacity(BaseModel):
     price: tuple[str, str]
     count: float
     paid: bool = False
+    source: str | None = None  # why a paid line costs nothing more (default: a training plan's reservation)
 
 
 class Draft(BaseModel):

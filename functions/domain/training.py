@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from functions.domain import recipes
+from functions.domain import manifests, recipes
 from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
 
 NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"
@@ -361,6 +361,61 @@ def render(job: JobSubmit, params: Any) -> dict[str, Any]:
 def job_kind(job: JobSubmit) -> str:
     r = recipes.RECIPES.get((job.recipe, job.recipe_version))
     return r.kind if r else "pytorch"
+
+
+# What serves each kind: (apiVersion, kind) the API server must serve, the step that checks it, what to enable.
+OPERATORS: dict[str, tuple[str, str, str, str]] = {
+    "pytorch": ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob", "training_operator",
+                "amazon-sagemaker-hyperpod-training-operator"),
+    "ray": ("ray.io/v1", "RayJob", "kuberay_operator", "kuberay-operator"),
+}
+
+
+def submit_objects(job: JobSubmit, params: Any, *, namespace_exists: bool, data_volume_exists: bool,
+                   bucket: str, region: str) -> list[dict[str, Any]]:
+    """What the submit step applies, in order: the namespace when it is missing, the data contract (a PV on the
+    shared bucket bound to a PVC of the same name) in a namespace other than default that lacks it, the job."""
+    out: list[dict[str, Any]] = []
+    if not namespace_exists:
+        out.append({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": job.namespace, "labels": dict(MANAGED_LABELS)}})
+    if job.namespace != "default" and not data_volume_exists:
+        pv, pvc = manifests.s3_volume(bucket, region, job.namespace)
+        pv_name = f"{DATA_VOLUME}-{job.namespace}"
+        pv["metadata"]["name"] = pv_name
+        pvc["spec"]["volumeName"] = pv_name
+        out += [pv, pvc]
+    return [*out, render(job, params)]
+
+
+def _gpus(q: Any) -> int:
+    try:
+        return int(str(q or 0))
+    except ValueError:
+        return 0
+
+
+def live_capacity(nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
+                  instance_type: str) -> GroupCapacity | None:
+    """Free GPUs on the Nodes of that instance type: allocatable minus what scheduled pods request (None: no such
+    Node yet). The validate step and a dry run both count this way."""
+    mine = [n for n in nodes if (n["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL) == instance_type]
+    if not mine:
+        return None
+    names = {n["metadata"]["name"] for n in mine}
+    used = 0
+    for p in pods:
+        spec = p.get("spec") or {}
+        if spec.get("node_name", spec.get("nodeName")) not in names:
+            continue
+        if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for c in spec.get("containers") or []:
+            used += _gpus(((c.get("resources") or {}).get("requests") or {}).get(GPU))
+    alloc = [_gpus(((n.get("status") or {}).get("allocatable") or {}).get(GPU)) for n in mine]
+    group = (mine[0]["metadata"].get("labels") or {}).get("sagemaker.amazonaws.com/instance-group-name", "nodes")
+    return GroupCapacity(name=group, instance_type=instance_type, instances=len(mine),
+                         gpus_per_instance=max(alloc), free_gpus=max(0, sum(alloc) - used))
 
 
 # --- views ----------------------------------------------------------------------------------------

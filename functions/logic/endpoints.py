@@ -13,10 +13,13 @@ from functions.domain.endpoint_record import EndpointRecord, EndpointRecords, En
 from functions.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Problem
 from functions.domain.inference import NAMESPACE, EndpointCreate, EndpointPatch, InvokeRequest
 from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.plans import Plan, none
 from functions.domain.ports import ClusterKube
 from functions.domain.views import EndpointList, EndpointView, InvokeResult, NoChange, ObjectRef
+from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.plans import Started, start_or_plan
 
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_RESPONSE_BYTES = 1024 * 1024
@@ -93,14 +96,32 @@ class DeployAdmission:
         EndpointRecords(self.deps.state).delete(self.rec.region, self.rec.name, self.body.name)
 
 
+def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[str, Any]:
+    """What a dry run reads to plan the steps: is the inference operator serving (managed), is KEDA (KEDA
+    autoscaling), the free GPUs of the instance type; the data bucket the objects name."""
+    require_ready_cluster(rec)
+    kube = deps.kube(rec.eks_cluster_name, rec.region)
+    req = body.normalized()
+    facts: dict[str, Any] = {"bucket": live_reads.bucket(deps)}
+    if req["mode"] == "managed":
+        facts["operator_served"] = live_reads.serves(kube, im.INFERENCE_API, status_kind(req))
+    if (req.get("autoscaling") or {}).get("keda"):
+        facts["keda_served"] = live_reads.serves(kube, im.KEDA_API, "ScaledObject")
+    if req.get("service") != "model_pool" and req.get("instance_type"):
+        facts["live"] = live_reads.live_gpus(kube, req["instance_type"])
+    return facts
+
+
 def deploy_endpoint(deps: Deps, cluster: str, region: str | None, body: EndpointCreate, actor: Actor,
-                    key: str | None) -> Operation:
+                    key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
-    op, _ = deps.operations.start(
-        kind="endpoint.deploy", target=Target(cluster=rec.name, region=rec.region, resource=body.name),
+    admission = DeployAdmission(deps, rec, body, actor, key)
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="endpoint.deploy",
+        target=Target(cluster=rec.name, region=rec.region, resource=body.name),
         request={"cluster": rec.name, "region": rec.region, "endpoint": body.model_dump(mode="json")},
-        principal=actor, idempotency_key=key, admission=DeployAdmission(deps, rec, body, actor, key))
-    return op
+        principal=actor, idempotency_key=key, admission=admission,
+        facts=deploy_facts(deps, rec, body) if dry_run else None)
 
 
 # --------------------------------------------------------------------------------------------- reads
@@ -231,7 +252,7 @@ def get_endpoint(deps: Deps, cluster: str, region: str | None, name: str) -> End
 # --------------------------------------------------------------------------------------------- update
 
 def update_endpoint(deps: Deps, cluster: str, region: str | None, name: str, patch: EndpointPatch, actor: Actor,
-                    key: str | None) -> Operation | NoChange:
+                    key: str | None, dry_run: bool = False) -> Started | Plan | NoChange:
     rec = find_record(deps, cluster, region)
     ep = load_endpoint(deps, rec, name)
     sent = {k: v for k, v in patch.model_dump(exclude_unset=True).items() if v is not None}
@@ -256,33 +277,39 @@ def update_endpoint(deps: Deps, cluster: str, region: str | None, name: str, pat
     for k_, key_ in (("autoscaling_min", "min"), ("autoscaling_max", "max")):
         if k_ in sent and bounds and sent[k_] != bounds.get(key_, 1 if key_ == "min" else None):
             change[k_] = sent[k_]
+    target = Target(cluster=rec.name, region=rec.region, resource=name)
     if not change:
+        if dry_run:  # the real request answers changed: false and starts nothing
+            return Plan(kind="endpoint.update", target=target.model_dump(exclude_none=True),
+                        changes=[none(f"Kubernetes {ep.kind}", name, "scale", note="nothing differs")])
         return NoChange(endpoint=current)
     if ep.status in IN_FLIGHT:
         raise Conflict(f"endpoint {name} is {ep.status.value}; wait for operation {ep.operation_id}")
-    op, _ = deps.operations.start(
-        kind="endpoint.update", target=Target(cluster=rec.name, region=rec.region, resource=name),
+    facts = {"live": live_reads.live_gpus(deps.kube(rec.eks_cluster_name, rec.region), ep.request["instance_type"])} \
+        if dry_run and "replicas" in change else None
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="endpoint.update", target=target,
         request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
                  "endpoint": ep.request, "change": change},
-        principal=actor, idempotency_key=key)
-    return op
+        principal=actor, idempotency_key=key, facts=facts)
 
 
 # --------------------------------------------------------------------------------------------- delete
 
 def delete_endpoint(deps: Deps, cluster: str, region: str | None, name: str, actor: Actor,
-                    key: str | None) -> Operation:
+                    key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
     ep = load_endpoint(deps, rec, name)
-    op, created = deps.operations.start(
-        kind="endpoint.delete", target=Target(cluster=rec.name, region=rec.region, resource=name),
+    result = start_or_plan(
+        deps, dry_run=dry_run, kind="endpoint.delete", target=Target(cluster=rec.name, region=rec.region,
+                                                                     resource=name),
         request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
                  "endpoint": ep.request},
-        principal=actor, idempotency_key=key)
-    if created:
+        principal=actor, idempotency_key=key, facts={"bucket": live_reads.bucket(deps)} if dry_run else None)
+    if isinstance(result, Started) and not result.replayed:
         EndpointRecords(deps.state).update(rec.region, rec.name, name, status=EndpointStatus.DELETING,
-                                           operation_id=op.id)
-    return op
+                                           operation_id=result.operation.id)
+    return result
 
 
 # --------------------------------------------------------------------------------------------- invoke

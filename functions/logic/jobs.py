@@ -8,11 +8,15 @@ from typing import Any
 from functions.domain import recipes, training
 from functions.domain.cluster_record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
+from functions.domain.manifests import DATA_VOLUME
 from functions.domain.operations import Actor, Operation, Target
+from functions.domain.plans import Change, Plan
 from functions.domain.ports import ClusterKube
+from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
+from functions.logic.plans import Started, start_or_plan
 
 KINDS = {"pytorch": training.API_VERSIONS["pytorch"], "ray": training.API_VERSIONS["ray"]}
 
@@ -38,8 +42,20 @@ def _tiered_checkpointing(hp: dict[str, Any] | None) -> bool:
     return str(((hp or {}).get("TieredStorageConfig") or {}).get("Mode", "")).lower() == "enable"
 
 
+def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind: str) -> dict[str, Any]:
+    """What a dry run reads to plan the steps: does the API server serve the job's kind (the operator step's
+    check), the namespace and its data volume (the submit step's), the free GPUs (the validate step's count)."""
+    kube = _kube(deps, rec)
+    api_version, k8s_kind, _, _ = training.OPERATORS[kind]
+    ns = kube.get(f"/api/v1/namespaces/{body.namespace}") is not None
+    pvc = ns and kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
+    return {"operator_served": live_reads.serves(kube, api_version, k8s_kind), "namespace_exists": ns,
+            "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
+            "live": live_reads.live_gpus(kube, body.instance_type)}
+
+
 def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobSubmit, actor: Actor,
-               key: str | None) -> Operation:
+               key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
     params = recipes.parse_parameters(body.recipe, body.recipe_version, body.parameters)
     r = recipes.RECIPES[(body.recipe, body.recipe_version)]
@@ -73,9 +89,9 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
         def unclaim(self, op: Operation) -> None:
             """Nothing was reserved."""
 
-    op, _ = deps.operations.start(kind="job.submit", target=target, request=request, principal=actor,
-                                  idempotency_key=key, admission=_Admission())
-    return op
+    return start_or_plan(deps, dry_run=dry_run, kind="job.submit", target=target, request=request, principal=actor,
+                         idempotency_key=key, admission=_Admission(),
+                         facts=_submit_facts(deps, rec, body, kind) if dry_run else None)
 
 
 def _kube(deps: Deps, rec: ClusterRecord) -> ClusterKube:
@@ -130,15 +146,16 @@ def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: 
 
 
 def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
-               key: str | None) -> Operation:
+               key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
     kind, _ = _find(deps, rec, name, namespace)
-    op, _ = deps.operations.start(
-        kind="job.delete", target=job_target(rec, namespace, name),
+    facts = {"pods": [{"name": p["metadata"]["name"], "node": (p.get("spec") or {}).get("nodeName")}
+                      for p in pods_of(deps, rec, name, namespace)]} if dry_run else None
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="job.delete", target=job_target(rec, namespace, name),
         request={"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
                  "name": name, "namespace": namespace},
-        principal=actor, idempotency_key=key)
-    return op
+        principal=actor, idempotency_key=key, facts=facts)
 
 
 def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, pod: str | None,
@@ -158,12 +175,28 @@ def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace:
     return out.model_copy(update={"pod": pod, "container": container})
 
 
-def write_secret(deps: Deps, cluster: str, region: str | None, body: training.SecretCreate) -> training.SecretWritten:
-    """Server-side apply of an Opaque Secret. Write-only: not stored by PodStart, not returned, not logged."""
+def write_secret(deps: Deps, cluster: str, region: str | None, body: training.SecretCreate,
+                 dry_run: bool = False) -> training.SecretWritten | Plan:
+    """Server-side apply of an Opaque Secret. Write-only: not stored by PodStart, not returned, not logged.
+
+    A dry run (no operation: the Plan is built here) reads only whether the namespace exists (the apply's 404);
+    it never reads the Secret (that would fetch its values) and its plan names the keys, never a value."""
     rec = find_record(deps, cluster, region)
     manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                 "metadata": {"name": body.name, "namespace": body.namespace,
                              "labels": {"app.kubernetes.io/managed-by": "podstart"}},
                 "stringData": dict(body.data)}
-    _kube(deps, rec).apply(manifest)
+    kube = _kube(deps, rec)
+    if dry_run:
+        if kube.get(f"/api/v1/namespaces/{body.namespace}") is None:
+            raise NotFound(f"namespace {body.namespace!r} does not exist")
+        return Plan(kind="secret.write", target={"cluster": rec.name, "region": rec.region,
+                                                 "resource": f"secrets/{body.namespace}/{body.name}"},
+                    changes=[Change(action="create", kind="Kubernetes Secret", name=body.name,
+                                    details={"namespace": body.namespace, "type": "Opaque",
+                                             "keys": sorted(body.data),
+                                             "apply": "server-side apply: an existing Secret of that name gets "
+                                                      "these keys (its values are not read)"})],
+                    warnings=["write-only: PodStart never returns or stores the values; jobs load them by name"])
+    kube.apply(manifest)
     return training.SecretWritten(name=body.name, namespace=body.namespace, keys=sorted(body.data))

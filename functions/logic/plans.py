@@ -96,7 +96,7 @@ def finish(deps: Deps, kind: str, target: Target, draft: Draft, facts: dict[str,
         if c.paid:
             cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0] if price else None,
                                        hourly=0.0, paid=True,
-                                       source="training plan: reserved capacity, already paid"))
+                                       source=c.source or "training plan: reserved capacity, already paid"))
             continue
         if price is None:
             notes.append(f"no price found for {c.item}: the cost leaves it out")

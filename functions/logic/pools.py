@@ -12,10 +12,13 @@ from functions.domain.endpoint_record import EndpointRecords, PoolRecord, PoolRe
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.inference import NAMESPACE, PoolAssign, PoolCreate, PoolRelease
 from functions.domain.operations import Actor, Operation, Target, now_iso
+from functions.domain.plans import Plan
 from functions.domain.views import PoolList, PoolView, PoolWorker
+from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
 from functions.logic.endpoints import _ready, require_ready_cluster
+from functions.logic.plans import Started, start_or_plan
 
 
 @dataclass
@@ -54,13 +57,17 @@ class PoolAdmission:
 
 
 def create_pool(deps: Deps, cluster: str, region: str | None, body: PoolCreate, actor: Actor,
-                key: str | None) -> Operation:
+                key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
-    op, _ = deps.operations.start(
-        kind="pool.create", target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{body.name}"),
+    facts = None
+    if dry_run:  # the free GPUs of the type (the workers stay Pending beyond them)
+        require_ready_cluster(rec)
+        facts = {"live": live_reads.live_gpus(deps.kube(rec.eks_cluster_name, rec.region), body.instance_type)}
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="pool.create",
+        target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{body.name}"),
         request={"cluster": rec.name, "region": rec.region, "pool": body.model_dump(mode="json")},
-        principal=actor, idempotency_key=key, admission=PoolAdmission(deps, rec, body, actor))
-    return op
+        principal=actor, idempotency_key=key, admission=PoolAdmission(deps, rec, body, actor), facts=facts)
 
 
 def list_pools(deps: Deps, cluster: str, region: str | None) -> PoolList:
@@ -99,26 +106,35 @@ def _bound_endpoint(deps: Deps, rec: ClusterRecord, pool: str, endpoint: str) ->
                                                        f"(deploy it with service model_pool, pool {pool})")
 
 
+def _workers_labelled(deps: Deps, rec: ClusterRecord, pool: str, model: str) -> dict[str, Any]:
+    """A relabel's dry run reads the pool workers it would choose from (the step's own selector)."""
+    pods = deps.kube(rec.eks_cluster_name, rec.region).list(f"/api/v1/namespaces/{NAMESPACE}/pods",
+                                                            f"{im.POOL_LABEL}={pool},{im.MODEL_LABEL}={model}")
+    return {"pods": pods}
+
+
 def assign(deps: Deps, cluster: str, region: str | None, pool: str, body: PoolAssign, actor: Actor,
-           key: str | None) -> Operation:
+           key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
     _bound_endpoint(deps, rec, pool, body.endpoint)
-    op, _ = deps.operations.start(
-        kind="pool.assign", target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{pool}"),
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="pool.assign",
+        target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{pool}"),
         request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
                  "pool": pool, "endpoint": body.endpoint, "model": body.model.model_dump(mode="json"),
                  "workers": body.workers},
-        principal=actor, idempotency_key=key)
-    return op
+        principal=actor, idempotency_key=key,
+        facts=_workers_labelled(deps, rec, pool, im.UNASSIGNED) if dry_run else None)
 
 
 def release(deps: Deps, cluster: str, region: str | None, pool: str, body: PoolRelease, actor: Actor,
-            key: str | None) -> Operation:
+            key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
     _bound_endpoint(deps, rec, pool, body.endpoint)
-    op, _ = deps.operations.start(
-        kind="pool.release", target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{pool}"),
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="pool.release",
+        target=Target(cluster=rec.name, region=rec.region, resource=f"pool/{pool}"),
         request={"cluster": rec.name, "region": rec.region, "eks_cluster_name": rec.eks_cluster_name,
                  "pool": pool, "endpoint": body.endpoint, "workers": body.workers},
-        principal=actor, idempotency_key=key)
-    return op
+        principal=actor, idempotency_key=key,
+        facts=_workers_labelled(deps, rec, pool, body.endpoint) if dry_run else None)

@@ -278,20 +278,17 @@ def relabel(ctx: StepContext) -> Outcome:
     src = im.UNASSIGNED if assign else endpoint
     dst = endpoint if assign else im.UNASSIGNED
     done = ctx.outputs.get("moved") or []
-    pods = [p for p in _pods(k, f"{im.POOL_LABEL}={pool},{im.MODEL_LABEL}={src}")
-            if p["metadata"]["name"] not in done]
-    need = (int(n) if n else len(pods) + len(done)) - len(done)
-    if assign and len(pods) < need:
-        raise PermanentStepError("NotEnoughWorkers", f"pool {pool} has {len(pods)} unassigned workers; "
+    chosen, need = im.pick_workers(_pods(k, f"{im.POOL_LABEL}={pool},{im.MODEL_LABEL}={src}"), n, done)
+    if assign and len(chosen) < need:
+        raise PermanentStepError("NotEnoughWorkers", f"pool {pool} has {len(chosen)} unassigned workers; "
                                                      f"{need} asked")
     moved = list(done)
     model = (r.get("model") or {})
     served = str(model.get("model_id") or (model.get("uri") or "").rstrip("/").split("/data/models/")[-1] or "")
-    for p in sorted(pods, key=lambda x: x["metadata"]["name"])[:max(0, need)]:
+    for pod in chosen:
         ann = {"podstart.dev/model-name": served if assign else None}
-        k.patch("v1", "Pod", p["metadata"]["name"], im.NAMESPACE,
-                {"metadata": {"labels": {im.MODEL_LABEL: dst}, "annotations": ann}})
-        moved.append(p["metadata"]["name"])
+        k.patch("v1", "Pod", pod, im.NAMESPACE, {"metadata": {"labels": {im.MODEL_LABEL: dst}, "annotations": ann}})
+        moved.append(pod)
         ctx.record(moved=moved)
     verb = f"bound to {endpoint}" if assign else "returned to the pool"
     return Done(message=f"{len(moved)} workers of {pool} {verb}", outputs={"moved": moved})

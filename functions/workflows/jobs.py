@@ -39,8 +39,8 @@ def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
     submitted, so a retry after enabling it continues from this step)."""
     if ctx.request["kind"] != kind:
         return Skip(message=f"a {ctx.request['kind']} job does not need the {label}")
-    group, version, k8s_kind, _ = CRDS[kind]
-    if _kube(ctx).has_kind(f"{group}/{version}", k8s_kind):
+    api_version, k8s_kind, _, _ = training.OPERATORS[kind]  # what a dry run checks too
+    if _kube(ctx).has_kind(api_version, k8s_kind):
         return Done(message=f"{label} serves {k8s_kind}")
     raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: enable "
                              f"{OPERATORS[kind]} on the cluster, then retry this operation")
@@ -54,33 +54,9 @@ def kuberay_operator(ctx: StepContext) -> Outcome:
     return _ensure_operator(ctx, "ray", "KubeRay operator")
 
 
-def _gpus(q: Any) -> int:
-    try:
-        return int(str(q or 0))
-    except ValueError:
-        return 0
-
-
 def live_capacity(kube: KubeCluster, instance_type: str) -> training.GroupCapacity | None:
-    """Free GPUs on the Nodes of that instance type: allocatable minus what scheduled pods request."""
-    nodes = [n for n in kube.list("v1", "Node")
-             if (n["metadata"].get("labels") or {}).get(training.INSTANCE_TYPE_LABEL) == instance_type]
-    if not nodes:
-        return None
-    names = {n["metadata"]["name"] for n in nodes}
-    used = 0
-    for p in kube.list("v1", "Pod"):
-        if (p.get("spec") or {}).get("node_name", (p.get("spec") or {}).get("nodeName")) not in names:
-            continue
-        if ((p.get("status") or {}).get("phase")) in ("Succeeded", "Failed"):
-            continue
-        for c in (p.get("spec") or {}).get("containers") or []:
-            used += _gpus(((c.get("resources") or {}).get("requests") or {}).get(training.GPU))
-    per = max(_gpus(((n.get("status") or {}).get("allocatable") or {}).get(training.GPU)) for n in nodes)
-    total = sum(_gpus(((n.get("status") or {}).get("allocatable") or {}).get(training.GPU)) for n in nodes)
-    group = (nodes[0]["metadata"].get("labels") or {}).get("sagemaker.amazonaws.com/instance-group-name", "nodes")
-    return training.GroupCapacity(name=group, instance_type=instance_type, instances=len(nodes),
-                                  gpus_per_instance=per, free_gpus=max(0, total - used))
+    """Free GPUs on the Nodes of that instance type (training.live_capacity: the same count a dry run makes)."""
+    return training.live_capacity(kube.list("v1", "Node"), kube.list("v1", "Pod"), instance_type)
 
 
 def validate(ctx: StepContext) -> Outcome:
@@ -101,18 +77,6 @@ def validate(ctx: StepContext) -> Outcome:
     return Done(message=f"namespace {job.namespace} is created on submit; {checked}")
 
 
-def _data_volume(ctx: StepContext, kube: KubeCluster, namespace: str) -> None:
-    """The data contract in another namespace: a PV on the same bucket bound to a PVC of the same name."""
-    if namespace == "default" or kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, namespace):
-        return
-    pv, pvc = manifests.s3_volume(ctx.settings.data_bucket, ctx.request["region"], namespace)
-    pv_name = f"{manifests.DATA_VOLUME}-{namespace}"
-    pv["metadata"]["name"] = pv_name
-    pvc["spec"]["volumeName"] = pv_name
-    kube.apply(pv)
-    kube.apply(pvc)
-
-
 def submit(ctx: StepContext) -> Outcome:
     job, params = _job(ctx)
     manifest = training.render(job, params)
@@ -123,11 +87,13 @@ def submit(ctx: StepContext) -> Outcome:
         raise PermanentStepError("JobExists", f"a {manifest['kind']} named {job.name} already exists in "
                                  f"{job.namespace} and is not this operation's")
     if existing is None:
-        if kube.get("v1", "Namespace", job.namespace) is None:
-            kube.apply({"apiVersion": "v1", "kind": "Namespace",
-                        "metadata": {"name": job.namespace, "labels": dict(manifests.MANAGED_LABELS)}})
-        _data_volume(ctx, kube, job.namespace)
-        existing = kube.apply(manifest)
+        # training.submit_objects lists what a dry run plans: the namespace and data volume when missing, the job
+        ns = kube.get("v1", "Namespace", job.namespace) is not None
+        pvc = ns and kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, job.namespace) is not None
+        for m in training.submit_objects(job, params, namespace_exists=ns, data_volume_exists=pvc,
+                                         bucket=ctx.settings.data_bucket, region=ctx.request["region"]):
+            existing = kube.apply(m)
+    assert existing is not None
     ctx.record(job_uid=existing["metadata"]["uid"], job_kind=manifest["kind"])
     return Done(message=f"applied {manifest['kind']} {job.namespace}/{job.name} (field manager podstart)",
                 outputs={"job_uid": existing["metadata"]["uid"]})

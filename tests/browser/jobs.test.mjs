@@ -1,5 +1,6 @@
-// Jobs on a sandbox CPU cluster (the training operator add-on enabled): submit from the recipe form (a parameter
-// out of range is refused on its field), progress on the operation page, the job page with its pods, the budget
+// Jobs on a sandbox CPU cluster (the training operator add-on enabled): submit from the recipe form after its review
+// shows the plan (the job it creates, the operator already on, the nodes already paid; a parameter out of range is
+// refused on its field), progress on the operation page, the job page with its pods, the budget
 // and live logs (a new line arrives while following), then delete; every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -55,11 +56,23 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).waitFor();
   await dialog.getByRole("textbox", { name: "Job name" }).fill("br-train");
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("0");
+  await dialog.getByRole("button", { name: "Review" }).click();
+  await dialog.getByTestId("plan-error").waitFor(); // the plan is refused as the submit would be
   await dialog.getByRole("button", { name: "Submit job" }).click();
-  await dialog.getByText(/greater than or equal to 1/).waitFor();
-  problems.length = 0; // the refused request's 422 is expected
+  await dialog.getByText(/greater than or equal to 1/).waitFor(); // back on the form, on the field
+  problems.length = 0; // the refused requests' 422s are expected
 
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("2");
+  await dialog.getByRole("button", { name: "Review" }).click();
+  // The review shows the plan before the final button: the job to create, the operator already on, no added cost.
+  const changes = dialog.getByTestId("plan-change-list");
+  await dialog.getByTestId("plan-hourly").waitFor();
+  assert.match(await changes.innerText(), /create Kubernetes HyperPodPyTorchJob br-train \(step submit\)/);
+  assert.doesNotMatch(await changes.innerText(), /eks-addon/); // on already: a none line, not listed as a change
+  assert.equal(await dialog.getByTestId("plan-hourly").innerText(), "$0.00 / hour");
+  assert.match(await dialog.getByRole("table", { name: "Cost lines" }).innerText(), /already paid/);
+  const planned = await sb.api(`/v1/clusters/${CLUSTER}/jobs?region=${REGION}`);
+  assert.deepEqual(planned.json.items, []); // the plan submitted nothing
   await dialog.getByRole("button", { name: "Submit job" }).click();
   await page.waitForURL(/#\/operations\/op-/);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
@@ -92,7 +105,9 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   const left = (await sb.api(`/v1/clusters/${CLUSTER}/jobs?region=${REGION}`)).json.items;
   assert.deepEqual(left, []);
 
-  const mine = mutations.slice(since);
+  const all = mutations.slice(since);
+  assert.equal(all.filter((m) => m.dryRun).length, 2, JSON.stringify(all)); // one plan per review
+  const mine = all.filter((m) => !m.dryRun);
   assert.equal(mine.length, 3, JSON.stringify(mine));
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
   assert.deepEqual(problems, []);

@@ -1,6 +1,7 @@
 """Inference on the sandbox: managed and self-managed endpoints deploy, become ready, answer invoke;
 service shapes, the SGLang router and KEDA, pools retargeted by label, a failed image pull seen, bad
-input refused with nothing made."""
+input refused with nothing made. Dry runs plan the objects the real runs then make, scale or delete, and the
+workers a relabel then moves, with no AWS write and nothing made."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import uuid
 from typing import Any
 
 import pytest
+
+from tests.e2e.test_nodes import aws_writes
 
 VLLM_IMAGE = "vllm/vllm-openai:v0.10.1"
 SGLANG_IMAGE = "lmsysorg/sglang:v0.4.9.post2-cu126"
@@ -86,6 +89,51 @@ def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, view
     assert api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").status_code == 404
 
 
+def test_dry_runs_plan_what_deploy_scale_and_delete_then_do_and_change_nothing(api: Any, sandbox: Any,
+                                                                               cluster: str) -> None:
+    ep, kube = name("plan"), sandbox.kube.store(cluster)
+    url = f"/v1/clusters/{cluster}/endpoints"
+    since, ops = len(api.calls()), len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+    dry = api.post(url, json=vllm(ep), params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert plan["kind"] == "endpoint.deploy" and {c["action"] for c in plan["changes"]} == {"create"}
+    planned = {(c["kind"].removeprefix("Kubernetes "), c["name"]) for c in plan["changes"] if c["step"] == "objects"}
+    assert {("Deployment", ep), ("Service", ep)} <= planned
+    assert plan["cost"]["hourly"] == 0 and [line["paid"] for line in plan["cost"]["lines"]] == [True]
+    assert aws_writes(api, since) == [] and kube.get("apps/v1", "Deployment", ep, "default") is None
+    assert api.get(f"{url}/{ep}").status_code == 404  # no endpoint record
+    assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops  # no operation
+    bad = vllm(ep, image="vllm/vllm-openai:latest")
+    real, dry_bad = api.post(url, json=bad), api.post(url, json=bad, params={"dry_run": "true"})
+    assert real.status_code == dry_bad.status_code == 422 and real.json()["errors"] == dry_bad.json()["errors"]
+
+    op = deploy(api, cluster, vllm(ep))
+    assert op["status"] == "SUCCEEDED", op["error"]
+    made = api.get(f"{url}/{ep}").json()["objects"]
+    assert {(o["kind"], o["name"]) for o in made} == planned  # the plan named exactly what the deploy made
+    assert all(kube.get(o["api_version"], o["kind"], o["name"], o["namespace"] or None) for o in made)
+    assert api.post(url, json=vllm(ep), params={"dry_run": "true"}).status_code == 409  # the name is taken now
+
+    since = len(api.calls())
+    scale = api.http.patch(f"{url}/{ep}", json={"replicas": 1}, params={"dry_run": "true"})
+    assert scale.status_code == 200, scale.text
+    first = scale.json()["changes"][0]
+    assert (first["action"], first["kind"], first["name"], first["details"]["replicas"]) == (
+        "update", "Kubernetes Deployment", ep, {"from": 2, "to": 1})
+    same = api.http.patch(f"{url}/{ep}", json={"replicas": 2}, params={"dry_run": "true"}).json()
+    assert [c["action"] for c in same["changes"]] == ["none"]
+
+    gone = api.http.delete(f"{url}/{ep}", params={"dry_run": "true"})
+    assert gone.status_code == 200, gone.text
+    assert {(c["kind"].removeprefix("Kubernetes "), c["name"]) for c in gone.json()["changes"]
+            if c["step"] == "objects" and c["action"] == "delete"} == planned
+    assert kube.get("apps/v1", "Deployment", ep, "default")["spec"]["replicas"] == 2  # neither plan changed it
+    assert api.get(f"{url}/{ep}").json()["status"] == "READY" and aws_writes(api, since) == []
+    delete(api, cluster, ep)
+    assert all(kube.get(o["api_version"], o["kind"], o["name"], o["namespace"] or None) is None for o in made)
+
+
 def test_external_shape_is_an_nlb_with_source_ranges(api: Any, sandbox: Any, cluster: str) -> None:
     ep = name("ext")
     op = deploy(api, cluster, vllm(ep, replicas=1, service="external", source_ranges=["203.0.113.0/24"]))
@@ -98,10 +146,15 @@ def test_external_shape_is_an_nlb_with_source_ranges(api: Any, sandbox: Any, clu
 
 def test_managed_deploy_completes_with_kv_cache_and_routing_and_answers(api: Any, sandbox: Any, cluster: str) -> None:
     ep = name("mgd")
-    op = deploy(api, cluster, {
-        "name": ep, "mode": "managed", "instance_type": GPU_TYPE, "replicas": 1, "gpus": 1,
-        "model": {"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct", "token_secret": "hf-token"},
-        "tiered_kv_cache": {"l1": True, "l2_backend": "redis"}, "routing_strategy": "kvaware"})
+    body = {"name": ep, "mode": "managed", "instance_type": GPU_TYPE, "replicas": 1, "gpus": 1,
+            "model": {"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                      "token_secret": "hf-token"},
+            "tiered_kv_cache": {"l1": True, "l2_backend": "redis"}, "routing_strategy": "kvaware"}
+    plan = api.post(f"/v1/clusters/{cluster}/endpoints", json=body, params={"dry_run": "true"}).json()
+    assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"]][:2] == [
+        ("none", "eks-addon", "amazon-sagemaker-hyperpod-inference"),  # the operator serves the kind already
+        ("create", "Kubernetes InferenceEndpointConfig", ep)], plan
+    op = deploy(api, cluster, body)
     assert op["status"] == "SUCCEEDED", op["error"]
     assert op["steps"][0]["status"] == "SUCCEEDED" and "InferenceEndpointConfig" in op["steps"][0]["message"]
     cr = sandbox.kube.store(cluster).get("inference.sagemaker.aws.amazon.com/v1", "InferenceEndpointConfig", ep,
@@ -134,6 +187,8 @@ def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: A
             "model": {"source": "huggingface", "model_id": "Qwen/Qwen3-0.6B"}, "instance_type": GPU_TYPE,
             "gpus": 1, "replicas": 2, "router": {"enabled": True, "policy": "cache_aware"},
             "autoscaling": {"keda": {"min": 1, "max": 4, "metric": "queue_depth", "target": 4}}}
+    first = api.post(f"/v1/clusters/{cluster}/endpoints", json=body, params={"dry_run": "true"}).json()
+    assert "Kubernetes CustomResourceDefinition" in [c["kind"] for c in first["changes"] if c["step"] == "keda"]
     op = deploy(api, cluster, body)
     assert op["status"] == "SUCCEEDED", op["error"]
     assert "installed KEDA 2.17.1" in op["steps"][1]["message"]
@@ -146,7 +201,10 @@ def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: A
     r = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"autoscaling_max": 6})
     assert r.status_code == 202 and api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
     assert kube.get("keda.sh/v1alpha1", "ScaledObject", f"{ep}-workers", "default")["spec"]["maxReplicaCount"] == 6
-    again = deploy(api, cluster, {**body, "name": name("sgl")})
+    second = {**body, "name": name("sgl")}
+    kept = api.post(f"/v1/clusters/{cluster}/endpoints", json=second, params={"dry_run": "true"}).json()
+    assert [c["action"] for c in kept["changes"] if c["step"] == "keda"] == ["none"], kept  # installed once
+    again = deploy(api, cluster, second)
     assert again["status"] == "SUCCEEDED" and "kept as it is" in again["steps"][1]["message"]
     delete(api, cluster, ep)
     delete(api, cluster, again["request"]["endpoint"]["name"])
@@ -154,30 +212,44 @@ def test_sglang_router_with_keda_installs_keda_once_and_scopes_the_router(api: A
 
 def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: Any, cluster: str) -> None:
     pool = name("warm")
-    r = api.post(f"/v1/clusters/{cluster}/pools", json={"name": pool, "engine": "vllm", "image": VLLM_IMAGE,
-                                                        "instance_type": GPU_TYPE, "gpus_per_worker": 1,
-                                                        "workers": 2})
+    kube = sandbox.kube.store(cluster)
+    spec = {"name": pool, "engine": "vllm", "image": VLLM_IMAGE, "instance_type": GPU_TYPE, "gpus_per_worker": 1,
+            "workers": 2}
+    dry = api.post(f"/v1/clusters/{cluster}/pools", json=spec, params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    [workers] = [c for c in dry.json()["changes"] if c["kind"] == "Kubernetes Deployment"]
+    assert workers["details"]["replicas"] == 2 and kube.get("apps/v1", "Deployment", workers["name"], "default") is None
+    r = api.post(f"/v1/clusters/{cluster}/pools", json=spec)
     assert r.status_code == 202, r.text
     assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
+    assert kube.get("apps/v1", "Deployment", workers["name"], "default") is not None  # the one the plan named
     ep = name("pooled")
     op = deploy(api, cluster, vllm(ep, service="model_pool", pool=pool, replicas=1))
     assert op["status"] == "SUCCEEDED", op["error"]
     assert chat(api, cluster, ep).status_code == 502  # no worker bound yet: the Service has no endpoints
 
     model = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B"}
-    r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json={"endpoint": ep, "model": model, "workers": 1})
+    assign = {"endpoint": ep, "model": model, "workers": 1}
+    dry = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json=assign, params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    [move] = dry.json()["changes"]
+    assert move["details"]["label"] == {"key": "podstart.dev/model", "from": "unassigned", "to": ep}
+    assert not kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")
+    r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json=assign)
     assert r.status_code == 202, r.text
     assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
-    kube = sandbox.kube.store(cluster)
     bound = kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")
     free = kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model=unassigned")
     assert (len(bound), len(free)) == (1, 1)
+    assert bound[0]["metadata"]["name"] == move["name"]  # the worker the plan said would move
     answer = chat(api, cluster, ep).json()
     assert "Qwen/Qwen3-1.7B" in answer["content"]
     assert answer["response"]["system_fingerprint"] == f"sandbox/{bound[0]['metadata']['name']}"
     listed = api.get(f"/v1/clusters/{cluster}/pools").json()["items"]
     assert next(p for p in listed if p["name"] == pool)["by_model"] == {ep: 1, "unassigned": 1}
 
+    dry = api.post(f"/v1/clusters/{cluster}/pools/{pool}/release", json={"endpoint": ep}, params={"dry_run": "true"})
+    assert [c["name"] for c in dry.json()["changes"]] == [bound[0]["metadata"]["name"]], dry.text
     r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/release", json={"endpoint": ep})
     assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
     assert not kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")

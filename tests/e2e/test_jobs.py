@@ -1,7 +1,9 @@
 """Training jobs end to end on the sandbox, on a CPU cluster (two ml.c5.large nodes, no GPU quota): submit
 refuses a cluster without the training operator (the failed step names the add-on), the add-on enabled and the
 operation retried, the HyperPodPyTorchJob runs one pod per node, logs are bounded, a killed pod spends the
-recovery budget, refusals name the field with the numbers, a secret is write-only, delete removes the pods."""
+recovery budget, refusals name the field with the numbers, a secret is write-only, delete removes the pods.
+Dry runs before each real request plan what it then makes (the operator add-on while it is off), refuse what it
+refuses, and change nothing: no AWS write, no Kubernetes object, no operation, a secret's values never echoed."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_mcp_sandbox import over_http, text
+from tests.e2e.test_nodes import aws_writes
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
 HP = ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob")
@@ -66,7 +69,26 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
                                            parameters={}, recipe="verl"))
     assert r.status_code == 422 and "RayJob" in r.text, r.text
     assert viewer.post(f"{base}/jobs", json=_job("viewer")).status_code == 403
+    for bad in (_job("too-big", nodes=3), _job("gpu", gpus_per_node=1)):  # a plan refuses as the run does
+        real, dry = api.post(f"{base}/jobs", json=bad), api.post(f"{base}/jobs", json=bad, params={"dry_run": "true"})
+        assert dry.status_code == real.status_code == 422 and dry.json()["errors"] == real.json()["errors"], dry.text
+    assert viewer.post(f"{base}/jobs", json=_job("viewer"), params={"dry_run": "true"}).status_code == 403
     assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == before
+
+    # A secret's dry run names the keys it would write, never a value, and writes nothing.
+    secret = {"name": "hf-token", "data": {"HF_TOKEN": "hf_s3cr3t_value", "HUB": "plain_named_value"}}
+    since = len(api.calls())
+    dry = api.post(f"{base}/secrets", json=secret, params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    [change] = dry.json()["changes"]
+    assert (change["action"], change["kind"], change["name"]) == ("create", "Kubernetes Secret", "hf-token")
+    assert change["details"]["keys"] == ["HF_TOKEN", "HUB"] and change["details"]["namespace"] == "default"
+    assert "hf_s3cr3t_value" not in dry.text and "plain_named_value" not in dry.text
+    assert kube.get("v1", "Secret", "hf-token", "default") is None and aws_writes(api, since) == []
+    nowhere = {**secret, "namespace": "nowhere"}
+    dry, real = (api.post(f"{base}/secrets", json=nowhere, params={"dry_run": "true"}),
+                 api.post(f"{base}/secrets", json=nowhere))
+    assert dry.status_code == real.status_code == 404, (dry.text, real.text)
 
     # A secret is write-only: the answer names its keys, never its value.
     r = api.post(f"{base}/secrets", json={"name": "hf-token", "data": {"HF_TOKEN": "hf_s3cr3t_value",
@@ -79,8 +101,24 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert "hf_s3cr3t_value" not in trail and "plain_named_value" not in trail
     assert viewer.post(f"{base}/secrets", json={"name": "x", "data": {"A": "b"}}).status_code == 403
 
-    # No training operator on the cluster yet: the first step fails and says what to enable.
+    # The plan first (same Idempotency-Key as the real request after it: a dry run records nothing): the operator
+    # add-on is a change while the cluster does not serve HyperPodPyTorchJob, then the job; the two nodes are there.
     key = uuid.uuid4().hex
+    since, ops = len(api.calls()), len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+    dry = api.post(f"{base}/jobs", json=_job("train"), key=key, params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    plan = dry.json()
+    assert plan["kind"] == "job.submit"
+    assert [(c["action"], c["kind"], c["name"], c["step"]) for c in plan["changes"]] == [
+        ("create", "eks-addon", "amazon-sagemaker-hyperpod-training-operator", "training_operator"),
+        ("create", "Kubernetes HyperPodPyTorchJob", "train", "submit")]
+    assert any("OperatorNotEnabled" in w for w in plan["warnings"]), plan["warnings"]
+    [line] = plan["cost"]["lines"]
+    assert line["paid"] and line["count"] == 2 and plan["cost"]["hourly"] == 0
+    assert aws_writes(api, since) == [] and kube.registry.by_kind(*HP) is None  # no add-on, so no job either
+    assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops
+
+    # No training operator on the cluster yet: the first step fails and says what to enable.
     r = api.post(f"{base}/jobs", json=_job("train"), key=key)
     assert r.status_code == 202, r.text
     assert api.post(f"{base}/jobs", json=_job("train"), key=key).json()["id"] == r.json()["id"]
@@ -93,9 +131,17 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-training-operator"
     eks.create_addon(clusterName=cluster, addonName=addon)
     _until(lambda: eks.describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE")
+    plan = api.post(f"{base}/jobs", json=_job("train"), params={"dry_run": "true"}).json()
+    assert (plan["changes"][0]["action"], plan["changes"][0]["kind"]) == ("none", "eks-addon"), plan  # on now
+    assert not any("OperatorNotEnabled" in w for w in plan["warnings"])
     assert api.post(f"/v1/operations/{op['id']}/retry").status_code in (200, 202)
     op = api.wait_terminal(op["id"])
     assert op["status"] == "SUCCEEDED", op.get("error")
+    planned = [(c["kind"].removeprefix("Kubernetes "), c["name"]) for c in plan["changes"]
+               if c["kind"].startswith("Kubernetes ")]
+    assert planned == [("HyperPodPyTorchJob", "train")] and kube.get(*HP, "train", "default") is not None
+    taken = api.post(f"{base}/jobs", json=_job("train"), params={"dry_run": "true"})
+    assert taken.status_code == 409 and "already exists" in taken.text  # as a real submit of that name now
     steps = {s["name"]: s["status"] for s in op["steps"]}
     assert steps == {"training_operator": "SUCCEEDED", "kuberay_operator": "SKIPPED", "validate": "SUCCEEDED",
                      "submit": "SUCCEEDED", "watch": "SUCCEEDED"}, steps
@@ -140,6 +186,19 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     failed = _until(lambda: (x := api.get(f"{base}/jobs/train").json())["status"] == "Failed" and x)
     assert failed["budget"] == {"used": 1, "max": 1, "exhausted": True}
     assert any(c["type"] == "Failed" and "recovery budget" in (c["message"] or "") for c in failed["conditions"])
+
+    # Delete: planned first (the job and each pod it has now), nothing deleted by the plan.
+    since = len(api.calls())
+    dry = api.http.delete(f"{base}/jobs/train", params={"dry_run": "true"})
+    assert dry.status_code == 200, dry.text
+    pods = sorted(p["metadata"]["name"]
+                  for p in kube.list("v1", "Pod", "default", label_selector="podstart.dev/job=train"))
+    changes = dry.json()["changes"]
+    assert (changes[0]["action"], changes[0]["kind"], changes[0]["name"]) == (
+        "delete", "Kubernetes HyperPodPyTorchJob", "train")
+    assert sorted(c["name"] for c in changes[1:]) == pods and {c["kind"] for c in changes[1:]} <= {"Kubernetes Pod"}
+    assert kube.get(*HP, "train", "default") is not None and aws_writes(api, since) == []
+    assert api.http.delete(f"{base}/jobs/nothing", params={"dry_run": "true"}).status_code == 404
 
     # Delete: an operation; the job and its pods are gone.
     assert viewer.http.delete(f"{base}/jobs/train").status_code == 403

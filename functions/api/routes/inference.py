@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES, NoChange
 from functions.domain.inference import EndpointCreate, EndpointPatch, InvokeRequest, PoolAssign, PoolCreate, PoolRelease
@@ -43,9 +43,9 @@ def list_endpoints(
              tags=["endpoints"], responses=OPERATION_RESPONSES)
 @requires(required_role("endpoint.deploy"))
 def deploy_endpoint(cluster: ClusterPath, body: EndpointCreate, region: RegionOpt = None,
-                    idempotency_key: IdempotencyKey = None) -> Response[str]:
+                    idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("endpoint.deploy"))
-    return accepted(endpoints.deploy_endpoint(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(endpoints.deploy_endpoint(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/endpoints/<endpoint>", summary="One endpoint: request, live status, objects",
@@ -57,15 +57,15 @@ def get_endpoint(cluster: ClusterPath, endpoint: EndpointPath, region: RegionOpt
 
 @router.patch("/v1/clusters/<cluster>/endpoints/<endpoint>",
               summary="Scale an endpoint: replicas or autoscaling bounds; send only what changes",
-              tags=["endpoints"], responses={**OPERATION_RESPONSES, **_ok(NoChange)})
+              tags=["endpoints"], responses={**OPERATION_RESPONSES, 200: {
+                  "description": "Nothing differs (changed: false); with dry_run=true, the plan instead",
+                  "content": {"application/json": {"model": NoChange}}}})
 @requires(required_role("endpoint.update"))
 def update_endpoint(cluster: ClusterPath, endpoint: EndpointPath, body: EndpointPatch, region: RegionOpt = None,
-                    idempotency_key: IdempotencyKey = None) -> Response[str]:
+                    idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("endpoint.update"))
-    result = endpoints.update_endpoint(services(), cluster, region, endpoint, body, actor(p), idempotency_key)
-    if isinstance(result, NoChange):
-        return model_response(result)
-    return accepted(result)
+    return respond(endpoints.update_endpoint(services(), cluster, region, endpoint, body, actor(p), idempotency_key,
+                                             dry_run))
 
 
 @router.delete("/v1/clusters/<cluster>/endpoints/<endpoint>",
@@ -73,9 +73,10 @@ def update_endpoint(cluster: ClusterPath, endpoint: EndpointPath, body: Endpoint
                tags=["endpoints"], responses=OPERATION_RESPONSES)
 @requires(required_role("endpoint.delete"))
 def delete_endpoint(cluster: ClusterPath, endpoint: EndpointPath, region: RegionOpt = None,
-                    idempotency_key: IdempotencyKey = None) -> Response[str]:
+                    idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("endpoint.delete"))
-    return accepted(endpoints.delete_endpoint(services(), cluster, region, endpoint, actor(p), idempotency_key))
+    return respond(endpoints.delete_endpoint(services(), cluster, region, endpoint, actor(p), idempotency_key,
+                                             dry_run))
 
 
 @router.post("/v1/clusters/<cluster>/endpoints/<endpoint>/invoke",
@@ -99,9 +100,9 @@ def list_pools(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]:
              tags=["pools"], responses=OPERATION_RESPONSES)
 @requires(required_role("pool.create"))
 def create_pool(cluster: ClusterPath, body: PoolCreate, region: RegionOpt = None,
-                idempotency_key: IdempotencyKey = None) -> Response[str]:
+                idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("pool.create"))
-    return accepted(pools.create_pool(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(pools.create_pool(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.post("/v1/clusters/<cluster>/pools/<pool>/assign",
@@ -109,9 +110,9 @@ def create_pool(cluster: ClusterPath, body: PoolCreate, region: RegionOpt = None
              tags=["pools"], responses=OPERATION_RESPONSES)
 @requires(required_role("pool.assign"))
 def assign_pool_workers(cluster: ClusterPath, pool: PoolPath, body: PoolAssign, region: RegionOpt = None,
-                        idempotency_key: IdempotencyKey = None) -> Response[str]:
+                        idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("pool.assign"))
-    return accepted(pools.assign(services(), cluster, region, pool, body, actor(p), idempotency_key))
+    return respond(pools.assign(services(), cluster, region, pool, body, actor(p), idempotency_key, dry_run))
 
 
 @router.post("/v1/clusters/<cluster>/pools/<pool>/release",
@@ -119,6 +120,6 @@ def assign_pool_workers(cluster: ClusterPath, pool: PoolPath, body: PoolAssign, 
              tags=["pools"], responses=OPERATION_RESPONSES)
 @requires(required_role("pool.release"))
 def release_pool_workers(cluster: ClusterPath, pool: PoolPath, body: PoolRelease, region: RegionOpt = None,
-                         idempotency_key: IdempotencyKey = None) -> Response[str]:
+                         idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("pool.release"))
-    return accepted(pools.release(services(), cluster, region, pool, body, actor(p), idempotency_key))
+    return respond(pools.release(services(), cluster, region, pool, body, actor(p), idempotency_key, dry_run))

@@ -8,11 +8,12 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.context import accepted, actor, model_response, principal, require, requires, services
+from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain import training
 from functions.domain.kinds import required_role
+from functions.domain.plans import Plan
 from functions.logic import jobs
 
 router = Router()
@@ -31,9 +32,9 @@ NamespaceQ = Annotated[str, Query(description="Namespace", pattern=training.NAME
                      "to Running)", tags=["jobs"], responses=OPERATION_RESPONSES)
 @requires(required_role("job.submit"))
 def submit_job(cluster: ClusterPath, body: training.JobSubmit, region: RegionOpt = None,
-               idempotency_key: IdempotencyKey = None) -> Response[str]:
+               idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("job.submit"))
-    return accepted(jobs.submit_job(services(), cluster, region, body, actor(p), idempotency_key))
+    return respond(jobs.submit_job(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/jobs", summary="Training jobs PodStart submitted, newest first",
@@ -63,9 +64,9 @@ def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default
                tags=["jobs"], responses=OPERATION_RESPONSES)
 @requires(required_role("job.delete"))
 def delete_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default", region: RegionOpt = None,
-               idempotency_key: IdempotencyKey = None) -> Response[str]:
+               idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("job.delete"))
-    return accepted(jobs.remove_job(services(), cluster, region, job, namespace, actor(p), idempotency_key))
+    return respond(jobs.remove_job(services(), cluster, region, job, namespace, actor(p), idempotency_key, dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>/logs",
@@ -92,8 +93,10 @@ def get_job_logs(
 
 @router.post("/v1/clusters/<cluster>/secrets",
              summary="Write a Kubernetes Secret for jobs to reference by name (write-only: values never returned)",
-             tags=["jobs"], responses=_ok(training.SecretWritten, 201))
+             tags=["jobs"], responses={**_ok(training.SecretWritten, 201), 200: OPERATION_RESPONSES[200]})
 @requires(required_role("job.submit"))
-def create_secret(cluster: ClusterPath, body: training.SecretCreate, region: RegionOpt = None) -> Response[str]:
+def create_secret(cluster: ClusterPath, body: training.SecretCreate, region: RegionOpt = None,
+                  dry_run: DryRun = False) -> Response[str]:
     require(router, required_role("job.submit"))
-    return model_response(jobs.write_secret(services(), cluster, region, body), 201)
+    result = jobs.write_secret(services(), cluster, region, body, dry_run)
+    return model_response(result, 200 if isinstance(result, Plan) else 201)

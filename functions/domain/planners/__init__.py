@@ -27,9 +27,18 @@ from collections.abc import Callable
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
 from functions.domain.planners.features import plan_features_update
+from functions.domain.planners.inference import (
+    plan_endpoint_delete,
+    plan_endpoint_deploy,
+    plan_endpoint_update,
+    plan_pool_assign,
+    plan_pool_create,
+    plan_pool_release,
+)
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
 from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
 from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
+from functions.domain.planners.training import plan_job_delete, plan_job_submit
 from functions.domain.plans import Draft
 
 Planner = Callable[[PlanInput], Draft]
@@ -47,6 +56,14 @@ PLANNERS: dict[str, Planner] = {
     "storage.add": plan_storage_add,
     "storage.remove": plan_storage_remove,
     "cluster.reconcile": plan_cluster_reconcile,
+    "job.submit": plan_job_submit,
+    "job.delete": plan_job_delete,
+    "endpoint.deploy": plan_endpoint_deploy,
+    "endpoint.update": plan_endpoint_update,
+    "endpoint.delete": plan_endpoint_delete,
+    "pool.create": plan_pool_create,
+    "pool.assign": plan_pool_assign,
+    "pool.release": plan_pool_release,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]

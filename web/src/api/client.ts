@@ -297,6 +297,14 @@ export const api = {
       body,
       idempotencyKey: key,
     }),
+  /** The plan of a submit (`?dry_run=true`): the operator add-on and the objects it applies; nothing is changed. */
+  planSubmitJob: (cluster: string, region: string, body: Partial<JobSubmit>, signal?: AbortSignal) =>
+    request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    }),
   deleteJob: (cluster: string, region: string, job: string, namespace: string, key: string) =>
     request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`, {
       method: "DELETE",

@@ -1156,7 +1156,7 @@ export interface components {
             item: string;
             /**
              * Paid
-             * @description Already paid (a training plan's reserved capacity)
+             * @description Already paid: reserved, or nodes already running
              * @default false
              */
             paid: boolean;
@@ -4185,6 +4185,8 @@ export interface operations {
     deploy_endpoint_v1_clusters__cluster__endpoints_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4381,6 +4383,8 @@ export interface operations {
     delete_endpoint_v1_clusters__cluster__endpoints__endpoint__delete: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4484,6 +4488,8 @@ export interface operations {
     update_endpoint_v1_clusters__cluster__endpoints__endpoint__patch: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -4505,7 +4511,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
+            /** @description Nothing differs (changed: false); with dry_run=true, the plan instead */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5390,6 +5396,8 @@ export interface operations {
     submit_job_v1_clusters__cluster__jobs_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -5588,6 +5596,8 @@ export interface operations {
     delete_job_v1_clusters__cluster__jobs__job__delete: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Namespace */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */
@@ -6385,6 +6395,8 @@ export interface operations {
     create_pool_v1_clusters__cluster__pools_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6499,6 +6511,8 @@ export interface operations {
     assign_pool_workers_v1_clusters__cluster__pools__pool__assign_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6615,6 +6629,8 @@ export interface operations {
     release_pool_workers_v1_clusters__cluster__pools__pool__release_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6834,6 +6850,8 @@ export interface operations {
     create_secret_v1_clusters__cluster__secrets_post: {
         parameters: {
             query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };
@@ -6850,6 +6868,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
             /** @description OK */
             201: {
                 headers: {

@@ -16,6 +16,7 @@ import { fmtTime, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
+import { PlanPanel } from "./PlanPanel";
 import { Status } from "./Status";
 
 const REFRESH_MS = 3000;
@@ -83,6 +84,15 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
   const recipe = items.find((r) => r.name === d.recipe);
   const submit = useMutation((body: Partial<JobSubmit>, key: string) => api.submitJob(cluster, region, body, key), { fields: [...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)] });
   const e = submit.fieldErrors;
+  // Review: the plan (same checks as the submit, nothing changed) before the final button; a refusal goes back to
+  // the form, where the fields show why.
+  const [review, setReview] = useState(false);
+  const body = jobBody(d, recipe, params);
+  const bodyKey = JSON.stringify(body);
+  const send = async () => {
+    const out = await submit.run(body);
+    if (out?.kind === "failed") setReview(false);
+  };
   useEffect(() => {
     if (!d.recipe && items.length) setD((x) => ({ ...x, recipe: items[0].name, image: items[0].example_image }));
   }, [items, d.recipe]);
@@ -103,63 +113,81 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
       header={`Submit a training job to ${cluster}`}
       footer={
         <Box float="right">
-          <SpaceBetween direction="horizontal" size="xs">
-            <Button variant="link" onClick={onClose}>Cancel</Button>
-            <Button variant="primary" loading={submit.busy} onClick={() => void submit.run(jobBody(d, recipe, params))}>Submit job</Button>
-          </SpaceBetween>
+          {review ? (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={() => setReview(false)}>Back</Button>
+              <Button variant="primary" loading={submit.busy} onClick={() => void send()}>Submit job</Button>
+            </SpaceBetween>
+          ) : (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={onClose}>Cancel</Button>
+              <Button variant="primary" disabled={!recipe} onClick={() => setReview(true)}>Review</Button>
+            </SpaceBetween>
+          )}
         </Box>
       }
     >
-      <SpaceBetween size="m">
-        {submit.errors.length > 0 && <Alert type="error" header="The job was not submitted">{submit.errors.join("; ")}</Alert>}
-        <FormField label="Recipe" description={recipe ? `${recipe.description} (${recipe.kind === "ray" ? "RayJob" : "HyperPodPyTorchJob"})` : undefined} errorText={e.recipe}>
-          <Select
-            ariaLabel="Recipe"
-            statusType={recipes.loading ? "loading" : "finished"}
-            selectedOption={recipe ? { value: recipe.name, label: recipe.title } : null}
-            options={items.map((r) => ({ value: r.name, label: r.title }))}
-            onChange={({ detail }) => {
-              const r = items.find((x) => x.name === detail.selectedOption.value);
-              setD((x) => ({ ...x, recipe: r?.name ?? "", image: r?.example_image ?? x.image }));
-              setParams({});
-              submit.reset();
-            }}
-          />
-        </FormField>
-        {input("name", "Job name", "Lowercase letters, digits and '-'")}
-        {input("image", "Image", "Pinned by tag or digest (never :latest)")}
-        <FormField label="Instance type" description="One of the cluster's instance groups" errorText={e.instance_type}>
-          <Select
-            ariaLabel="Instance type"
-            selectedOption={d.instance_type ? { value: d.instance_type, label: d.instance_type } : null}
-            options={instanceTypes.map((t) => ({ value: t, label: t }))}
-            onChange={({ detail }) => set("instance_type", detail.selectedOption.value ?? "")}
-          />
-        </FormField>
-        <SpaceBetween direction="horizontal" size="m">
-          {input("nodes", "Nodes", "One pod per node")}
-          {input("gpus_per_node", "GPUs per node", "0: CPU only")}
-          {input("max_retries", "Recovery budget", "Restarts before the job fails")}
+      {review ? (
+        <SpaceBetween size="m">
+          {submit.errors.length > 0 && <Alert type="error" header="The job was not submitted">{submit.errors.join("; ")}</Alert>}
+          <Box>
+            {`${body.name || "(no name)"}: ${recipe?.title ?? d.recipe}, ${body.nodes ?? 1} × ${body.instance_type}, `
+              + `${body.gpus_per_node ?? 0} GPUs per node, namespace ${body.namespace ?? "default"}`}
+          </Box>
+          <PlanPanel load={async (signal) => (await api.planSubmitJob(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
         </SpaceBetween>
-        {input("namespace", "Namespace")}
-        {input("secrets", "Secrets", "Names of Kubernetes Secrets whose keys become environment variables")}
-        <Header variant="h3" description="Datasets are read from /data/datasets; outputs go to /data/jobs/{job}/, checkpoints to /data/checkpoints/{job}/">
-          Parameters
-        </Header>
-        {paramsOf(recipe).map(([k, p]) => (
-          <FormField key={k} label={k} description={`${p.description ?? ""} (${paramHint(p)})`} errorText={e[`parameters.${k}`]}>
-            <Input
-              ariaLabel={`Parameter ${k}`}
-              value={params[k] ?? ""}
-              placeholder={p.default === undefined || p.default === null ? "" : Array.isArray(p.default) ? p.default.join(" ") : String(p.default)}
+      ) : (
+        <SpaceBetween size="m">
+          {submit.errors.length > 0 && <Alert type="error" header="The job was not submitted">{submit.errors.join("; ")}</Alert>}
+          <FormField label="Recipe" description={recipe ? `${recipe.description} (${recipe.kind === "ray" ? "RayJob" : "HyperPodPyTorchJob"})` : undefined} errorText={e.recipe}>
+            <Select
+              ariaLabel="Recipe"
+              statusType={recipes.loading ? "loading" : "finished"}
+              selectedOption={recipe ? { value: recipe.name, label: recipe.title } : null}
+              options={items.map((r) => ({ value: r.name, label: r.title }))}
               onChange={({ detail }) => {
-                setParams((x) => ({ ...x, [k]: detail.value }));
-                submit.clearField(`parameters.${k}`);
+                const r = items.find((x) => x.name === detail.selectedOption.value);
+                setD((x) => ({ ...x, recipe: r?.name ?? "", image: r?.example_image ?? x.image }));
+                setParams({});
+                submit.reset();
               }}
             />
           </FormField>
-        ))}
-      </SpaceBetween>
+          {input("name", "Job name", "Lowercase letters, digits and '-'")}
+          {input("image", "Image", "Pinned by tag or digest (never :latest)")}
+          <FormField label="Instance type" description="One of the cluster's instance groups" errorText={e.instance_type}>
+            <Select
+              ariaLabel="Instance type"
+              selectedOption={d.instance_type ? { value: d.instance_type, label: d.instance_type } : null}
+              options={instanceTypes.map((t) => ({ value: t, label: t }))}
+              onChange={({ detail }) => set("instance_type", detail.selectedOption.value ?? "")}
+            />
+          </FormField>
+          <SpaceBetween direction="horizontal" size="m">
+            {input("nodes", "Nodes", "One pod per node")}
+            {input("gpus_per_node", "GPUs per node", "0: CPU only")}
+            {input("max_retries", "Recovery budget", "Restarts before the job fails")}
+          </SpaceBetween>
+          {input("namespace", "Namespace")}
+          {input("secrets", "Secrets", "Names of Kubernetes Secrets whose keys become environment variables")}
+          <Header variant="h3" description="Datasets are read from /data/datasets; outputs go to /data/jobs/{job}/, checkpoints to /data/checkpoints/{job}/">
+            Parameters
+          </Header>
+          {paramsOf(recipe).map(([k, p]) => (
+            <FormField key={k} label={k} description={`${p.description ?? ""} (${paramHint(p)})`} errorText={e[`parameters.${k}`]}>
+              <Input
+                ariaLabel={`Parameter ${k}`}
+                value={params[k] ?? ""}
+                placeholder={p.default === undefined || p.default === null ? "" : Array.isArray(p.default) ? p.default.join(" ") : String(p.default)}
+                onChange={({ detail }) => {
+                  setParams((x) => ({ ...x, [k]: detail.value }));
+                  submit.clearField(`parameters.${k}`);
+                }}
+              />
+            </FormField>
+          ))}
+        </SpaceBetween>
+      )}
     </Modal>
   );
 }

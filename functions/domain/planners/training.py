@@ -1,0 +1,88 @@
+"""Plans for job.submit and job.delete, step by step as their workflows run.
+
+job.submit: the operator step of the job's kind (the add-on is a change while the API server does not serve the
+kind: that step fails until it is enabled; `none` once it is), then every object the submit step applies
+(`training.submit_objects`, the same function the step calls: the namespace and data volume when missing, then the
+rendered HyperPodPyTorchJob or RayJob). The job runs on nodes that are already there: its cost line is that
+capacity, already paid. When the live GPU count (`training.live_capacity`, as the validate step counts) cannot
+hold the job, a warning says the validate step will refuse it.
+
+job.delete: the job object, and each of its pods (the operator deletes them with it).
+
+Facts (read by the dry run, never written): `operator_served`, `namespace_exists`, `data_volume_exists`, `bucket`,
+`live` (a GroupCapacity or None) for a submit; `pods` ([{name, node}]) for a delete.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.domain import recipes, training
+from functions.domain.planners.base import PlanInput
+from functions.domain.plans import Capacity, Change, Draft, create, delete, none
+
+EXISTING = "existing nodes: already running, the job adds no cost"
+
+
+def operator_change(kind: str, served: bool | None, cluster: str) -> tuple[Change, list[str]]:
+    """The operator step's line: `none` when the API server serves the job's kind, else the add-on to enable."""
+    api_version, k8s_kind, step, addon = training.OPERATORS[kind]
+    what = "eks-addon" if kind == "pytorch" else "Helm release"
+    if served:
+        return none(what, addon, step, serves=f"{api_version} {k8s_kind}"), []
+    feature = "training_operator" if kind == "pytorch" else None
+    how = (f"PATCH /v1/clusters/{cluster}/features {{\"{feature}\": {{\"enabled\": true}}}}" if feature
+           else "install the KubeRay operator (Helm chart kuberay-operator v1.x)")
+    return (create(what, addon, step, serves=f"{api_version} {k8s_kind}", status="not enabled", enable_with=how),
+            [f"{cluster} does not serve {k8s_kind} yet: the {step} step stops the job (OperatorNotEnabled) until "
+             f"{addon} is enabled ({how}); retry the operation then"])
+
+
+def plan_job_submit(p: PlanInput) -> Draft:
+    r, f = p.request, p.facts
+    job = training.JobSubmit.model_validate(r["job"])
+    params = recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
+    op_line, warnings = operator_change(r["kind"], f.get("operator_served"), r["cluster"])
+    changes = [op_line]
+    objs = training.submit_objects(job, params, namespace_exists=bool(f.get("namespace_exists", True)),
+                                   data_volume_exists=bool(f.get("data_volume_exists", True)),
+                                   bucket=str(f.get("bucket") or ""), region=r["region"])
+    for m in objs:
+        details: dict[str, Any] = {}
+        if m["metadata"].get("namespace"):
+            details["namespace"] = m["metadata"]["namespace"]
+        if m is objs[-1]:
+            details |= {"api_version": m["apiVersion"], "recipe": f"{job.recipe} v{job.recipe_version}",
+                        "image": job.image, "instance_type": job.instance_type, "nodes": job.nodes,
+                        "gpus_per_node": job.gpus_per_node, "max_retries": job.max_retries,
+                        "secrets": list(job.secrets)}
+        changes.append(create(f"Kubernetes {m['kind']}", m["metadata"]["name"], "submit", **details))
+    nodes = job.elastic.min_nodes if job.elastic else job.nodes
+    capacity = [Capacity(item=f"HyperPod {job.instance_type} (existing nodes)", price=("hyperpod", job.instance_type),
+                         count=nodes, paid=True, source=EXISTING)]
+    live = f.get("live")
+    if live is not None:
+        why = training.gpu_refusal(job, [training.GroupCapacity.model_validate(live)])
+        if why:
+            warnings.append(f"the requested GPUs do not fit now: {why}; the validate step refuses the job "
+                            f"(NotEnoughGpus) unless capacity frees up first")
+    if job.secrets:
+        warnings.append(f"the job loads secret(s) {', '.join(job.secrets)} by name: they must exist in "
+                        f"{job.namespace} (POST .../secrets)")
+    return Draft(changes=_skip(changes, p.skip_steps), capacity=capacity, warnings=warnings)
+
+
+def plan_job_delete(p: PlanInput) -> Draft:
+    r = p.request
+    _, k8s_kind, _, _ = training.OPERATORS[r["kind"]]
+    pods: list[dict[str, Any]] = p.facts.get("pods") or []
+    changes = [delete(f"Kubernetes {k8s_kind}", r["name"], "delete", namespace=r["namespace"])]
+    changes += [delete("Kubernetes Pod", str(x["name"]), "delete", namespace=r["namespace"], node=x.get("node"),
+                       by="the operator, with its job") for x in pods]
+    return Draft(changes=_skip(changes, p.skip_steps),
+                 warnings=[f"the job stops: its {len(pods)} pod(s) are deleted; what it wrote under /data stays. "
+                           "The nodes keep running (and costing): only their GPUs are freed"])
+
+
+def _skip(changes: list[Change], done: frozenset[str]) -> list[Change]:
+    return [c.model_copy(update={"action": "none"}) if c.step in done else c for c in changes]

@@ -1,0 +1,29 @@
+"""Reads a dry run makes of a cluster's Kubernetes API to plan what the workflow will find (never a write):
+whether the API server serves a kind (the operator steps' check), and the free GPUs of an instance type
+(the count the validate step makes, `training.live_capacity`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from functions.domain import training
+from functions.domain.ports import ClusterKube
+from functions.logic.deps import Deps
+
+
+def serves(kube: ClusterKube, api_version: str, kind: str) -> bool:
+    """True when the API server serves the kind (its CRD is installed): API discovery, as kubectl reads it."""
+    base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+    doc = kube.get(base) or {}
+    return any(r.get("kind") == kind for r in doc.get("resources") or [])
+
+
+def live_gpus(kube: ClusterKube, instance_type: str) -> dict[str, Any] | None:
+    live = training.live_capacity(kube.list("/api/v1/nodes"), kube.list("/api/v1/pods"), instance_type)
+    return live.model_dump() if live is not None else None
+
+
+def bucket(deps: Deps) -> str:
+    """PodStart's data bucket, as the workflows read it from their settings."""
+    settings = getattr(deps, "settings", None)
+    return str(getattr(settings, "data_bucket", "") or getattr(deps.features, "bucket", "") or "podstart-data")
