@@ -174,6 +174,27 @@ export const api = {
       `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region })}`,
       { method: "PATCH", body: changed, idempotencyKey: key },
     ),
+  /** The plan of an add (`?dry_run=true`): the new group, its quota line and hourly cost; nothing is changed. */
+  planAddInstanceGroup: (cluster: string, region: string, body: InstanceGroupSpec, signal?: AbortSignal) =>
+    request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/instance-groups${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    }),
+  /** The plan of a scale (`?dry_run=true`): the count change, its hourly cost delta, quota, and a scale-in warning.
+   * A count the group already targets plans no change (the server answers `{"changed": false}`). */
+  planScaleInstanceGroup: async (cluster: string, region: string, group: string, changed: Record<string, unknown>, signal?: AbortSignal) => {
+    const r = await request<Plan | { changed: false }>(
+      `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, dry_run: "true" })}`,
+      { method: "PATCH", body: changed, idempotencyKey: newIdempotencyKey(), signal },
+    );
+    if ("changed" in r.body) {
+      const none: Plan = { dry_run: true, valid: true, kind: "instance_group.scale", changes: [], warnings: [`Nothing to change: ${group} already targets that many instances.`] };
+      return none;
+    }
+    return r.body;
+  },
 
   operations: (p: { cluster?: string; status?: string; limit?: number; next_token?: string | null } = {}) =>
     get<Page<Operation>>(`/v1/operations${qs(p)}`),
@@ -252,6 +273,14 @@ export const api = {
     get<Endpoint>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}${qs({ region })}`),
   deployEndpoint: (cluster: string, region: string, body: Partial<EndpointCreate>, key: string) =>
     request<Operation>(`${clusterPath(cluster)}/endpoints${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  /** The plan of a deploy (`?dry_run=true`): the Kubernetes objects it creates and the capacity it uses; nothing is changed. */
+  planDeployEndpoint: (cluster: string, region: string, body: Partial<EndpointCreate>, signal?: AbortSignal) =>
+    request<Plan>(`${clusterPath(cluster)}/endpoints${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    }),
   patchEndpoint: (cluster: string, region: string, name: string, changed: EndpointPatch, key: string) =>
     request<Operation | { changed: false }>(`${clusterPath(cluster)}/endpoints/${encodeURIComponent(name)}${qs({ region })}`, {
       method: "PATCH",

@@ -15,6 +15,7 @@ import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
 import type { ClusterInstanceGroup, InstanceGroupSpec, InstanceType, StorageItem } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
+import { PlanPanel } from "../components/PlanPanel";
 import {
   CapacityFields,
   GROUP_FIELDS,
@@ -36,6 +37,7 @@ import { DASH, asOf, countsLong, targetOf, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
+import { useDebounced } from "../lib/useDebounced";
 import { OperationsTable } from "./Operations";
 
 const STORAGE_KIND: Record<string, string> = { "s3-mountpoint": "S3 (Mountpoint)", "fsx-lustre": "FSx for Lustre" };
@@ -53,7 +55,13 @@ export function pvcText(s: StorageItem): string {
   return pvc.phase ? `${pvc.phase} (${where})` : `${where} (phase not reported)`;
 }
 
-/** Scale one group: the diff contract — only a changed instance_count is sent. */
+/** The count typed in the scale form, when it is a whole number (anything else is left to the server's field error). */
+function wantedCount(s: string): number | undefined {
+  return /^\s*\d+\s*$/.test(s) ? Number(s) : undefined;
+}
+
+/** Scale one group: the diff contract — only a changed instance_count is sent. The plan of the typed count
+ * (cost delta, quota, a scale-in warning) shows before Save, once the count has stopped changing. */
 export function ScaleModal({
   cluster,
   region,
@@ -73,6 +81,7 @@ export function ScaleModal({
     { fields: ["instance_count"], unchangedMessage: `Nothing to change: ${group.name} already has that many instances.` },
   );
   const error = scale.fieldErrors.instance_count ?? (scale.errors.length ? scale.errors.join("; ") : undefined);
+  const planned = wantedCount(useDebounced(count));
   const save = () => {
     const edited = { instance_count: count.trim() === "" ? undefined : Number(count) };
     const changed = changedFields({ instance_count: target }, edited);
@@ -106,15 +115,24 @@ export function ScaleModal({
             <Input type="number" inputMode="numeric" value={count} onChange={({ detail }) => { setCount(detail.value); setInfo(undefined); scale.clearField("instance_count"); }} autoFocus />
           </FormField>
           {(info ?? scale.notice) && <Alert type="info">{info ?? scale.notice}</Alert>}
+          {planned !== undefined && planned !== target && (
+            <PlanPanel
+              load={(signal) => api.planScaleInstanceGroup(cluster, region, group.name, { instance_count: planned }, signal)}
+              deps={[cluster, region, group.name, planned]}
+            />
+          )}
         </SpaceBetween>
       </form>
     </Modal>
   );
 }
 
-function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
+/** Add a group: the form, then a review with its plan (same checks as the add, nothing changed) before the final
+ * button. A refused add goes back to the form, where the fields show why. */
+export function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
   const [draft, setDraft] = useState<GroupDraft>(emptyGroup(""));
   const [type, setType] = useState<InstanceType | undefined>();
+  const [review, setReview] = useState(false);
   const add = useMutation((body: InstanceGroupSpec, key: string) => api.addInstanceGroup(cluster, region, body, key), {
     fields: GROUP_FIELDS,
   });
@@ -123,7 +141,12 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
     setDraft((d) => ({ ...d, ...p }));
     add.clearField(...Object.keys(p));
   };
-  const submit = () => void add.run(toSpec(draft));
+  const spec = toSpec(draft);
+  const specKey = JSON.stringify(spec);
+  const submit = async () => {
+    const out = await add.run(spec);
+    if (out?.kind === "failed") setReview(false);
+  };
   return (
     <Modal
       visible
@@ -132,17 +155,37 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
       header={`Add an instance group to ${cluster}`}
       footer={
         <Box float="right">
-          <SpaceBetween direction="horizontal" size="xs">
-            <Button variant="link" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button variant="primary" onClick={submit} loading={add.busy} disabled={!draft.instance_type}>
-              Add instance group
-            </Button>
-          </SpaceBetween>
+          {review ? (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={() => setReview(false)}>
+                Back
+              </Button>
+              <Button variant="primary" onClick={() => void submit()} loading={add.busy}>
+                Add instance group
+              </Button>
+            </SpaceBetween>
+          ) : (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={onClose}>
+                Cancel
+              </Button>
+              <Button variant="primary" onClick={() => setReview(true)} disabled={!draft.instance_type}>
+                Review
+              </Button>
+            </SpaceBetween>
+          )}
         </Box>
       }
     >
+      {review ? (
+        <SpaceBetween size="l">
+          <Box data-testid="add-group-summary">
+            {`${spec.name || "(no name)"}: ${text(spec.instance_count)} × ${spec.instance_type} in ${spec.availability_zone || "(no zone)"}, `
+              + `${spec.capacity_type}${spec.efa_only ? ", EFA-only" : ""}, ${text(spec.volume_size_gb)} GiB per instance`}
+          </Box>
+          <PlanPanel load={async (signal) => (await api.planAddInstanceGroup(cluster, region, spec, signal)).body} deps={[cluster, region, specKey]} />
+        </SpaceBetween>
+      ) : (
       <SpaceBetween size="l">
         {add.errors.length > 0 && (
           <Alert type="error" header="The instance group was not added">
@@ -154,6 +197,7 @@ function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: 
         <InstanceTypePicker region={region} zone={draft.availability_zone} value={draft.instance_type} error={errors.instance_type} onChange={(t) => { setType(t ?? undefined); patch({ instance_type: t?.name ?? "", efa_only: false, training_plan_arn: "" }); }} />
         {draft.instance_type && <CapacityFields region={region} draft={draft} instanceType={type} errors={errors} onChange={patch} />}
       </SpaceBetween>
+      )}
     </Modal>
   );
 }

@@ -19,6 +19,7 @@ import Textarea from "@cloudscape-design/components/textarea";
 import { api } from "../api/client";
 import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, InvokeResult, Pool, PoolAssign, PoolCreate } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
+import { PlanPanel } from "../components/PlanPanel";
 import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
@@ -92,6 +93,16 @@ export function endpointBody(d: Draft): Partial<EndpointCreate> {
   return body as Partial<EndpointCreate>;
 }
 
+/** The review's one line: "chat-a: self-managed vllm, 1 × ml.g5.8xlarge (1 GPU each), model /data/models/..., service internal". */
+export function deploySummary(b: Partial<EndpointCreate>): string {
+  const m = (b.model ?? {}) as Record<string, unknown>;
+  const how = b.mode === "managed" ? "managed (inference operator)" : `self-managed ${b.engine ?? ""}`.trim();
+  const gpus = b.gpus !== undefined ? ` (${b.gpus} GPU each)` : "";
+  const where = b.mode === "managed" ? "" : `, service ${b.service ?? "internal"}${b.pool ? ` ${b.pool}` : ""}`;
+  return `${b.name || "(no name)"}: ${how}, ${text(b.replicas, "1")} × ${b.instance_type || "(no instance type)"}${gpus}, `
+    + `model ${text(m.uri ?? m.model_id, "(none)")}${where}`;
+}
+
 /** "unassigned: 2, llm-a: 1" */
 export function byModel(p: Pool): string {
   const parts = Object.entries(p.by_model ?? {}).map(([m, n]) => `${m}: ${n}`);
@@ -124,6 +135,15 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
   });
   const deploy = useMutation((body: Partial<EndpointCreate>, key: string) => api.deployEndpoint(cluster, region, body, key), { fields: ENDPOINT_FIELDS });
   const e = deploy.fieldErrors;
+  // Review: the plan (the Kubernetes objects, the capacity it uses; same checks as the deploy, nothing changed)
+  // before the final button; a refused deploy goes back to the form, where the fields show why.
+  const [review, setReview] = useState(false);
+  const body = endpointBody(d);
+  const bodyKey = JSON.stringify(body);
+  const send = async () => {
+    const out = await deploy.run(body);
+    if (out?.kind === "failed") setReview(false);
+  };
   const set = (p: Draft) => {
     setD((x) => ({ ...x, ...p }));
     deploy.clearField(...Object.keys(p), "model");
@@ -143,13 +163,26 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
       header={`Deploy an endpoint on ${cluster}`}
       footer={
         <Box float="right">
-          <SpaceBetween direction="horizontal" size="xs">
-            <Button variant="link" onClick={onClose}>Cancel</Button>
-            <Button variant="primary" loading={deploy.busy} onClick={() => void deploy.run(endpointBody(d))}>Deploy</Button>
-          </SpaceBetween>
+          {review ? (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={() => setReview(false)}>Back</Button>
+              <Button variant="primary" loading={deploy.busy} onClick={() => void send()}>Deploy</Button>
+            </SpaceBetween>
+          ) : (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={onClose}>Cancel</Button>
+              <Button variant="primary" onClick={() => setReview(true)}>Review</Button>
+            </SpaceBetween>
+          )}
         </Box>
       }
     >
+      {review ? (
+        <SpaceBetween size="m">
+          <Box data-testid="deploy-summary">{deploySummary(body)}</Box>
+          <PlanPanel load={async (signal) => (await api.planDeployEndpoint(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+        </SpaceBetween>
+      ) : (
       <SpaceBetween size="m">
         {deploy.errors.length > 0 && <Alert type="error" header="The endpoint was not deployed">{deploy.errors.join("; ")}</Alert>}
         <SegmentedControl
@@ -222,6 +255,7 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
           </>
         )}
       </SpaceBetween>
+      )}
     </Modal>
   );
 }
