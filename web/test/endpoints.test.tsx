@@ -1,19 +1,20 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { Endpoint } from "../src/api/types";
+import type { Endpoint, Plan } from "../src/api/types";
 
 const apiMock = vi.hoisted(() => ({
   cluster: vi.fn(),
   endpoints: vi.fn(),
   pools: vi.fn(),
   deployEndpoint: vi.fn(),
+  planDeployEndpoint: vi.fn(),
   invokeEndpoint: vi.fn(),
 }));
 vi.mock("../src/api/client", async (orig) => ({ ...(await orig<typeof import("../src/api/client")>()), api: apiMock }));
 
 import { ApiError } from "../src/api/client";
 import { parseRoute } from "../src/lib/router";
-import EndpointsPage, { byModel, endpointBody } from "../src/pages/Endpoints";
+import EndpointsPage, { byModel, deploySummary, endpointBody } from "../src/pages/Endpoints";
 
 const ready: Endpoint = {
   name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
@@ -49,6 +50,11 @@ describe("deploy request", () => {
       routing_strategy: "prefixaware", tiered_kv_cache: { l1: true, l2_backend: "redis" }, autoscaling: { max: 3 } });
   });
 
+  it("says what a deploy is in one line, managed or self-managed", () => {
+    expect(deploySummary({ name: "m", mode: "managed", instance_type: "ml.g5.8xlarge", replicas: 2, model: { source: "huggingface", model_id: "org/m" } } as never))
+      .toBe("m: managed (inference operator), 2 × ml.g5.8xlarge, model org/m");
+  });
+
   it("routes #/clusters/{region}/{name}/endpoints and words a pool's workers by model", () => {
     expect(parseRoute("#/clusters/us-west-2/llm/endpoints")).toEqual({ page: "endpoints", region: "us-west-2", name: "llm" });
     expect(byModel({ name: "p", cluster: "c", region: "r", engine: "vllm", image: "i", instance_type: "t", gpus_per_worker: 1, workers: 3,
@@ -58,8 +64,10 @@ describe("deploy request", () => {
 
 describe("Endpoints page", () => {
   it("shows live status with the failure's message, and a refused deploy on the field it names", async () => {
-    apiMock.deployEndpoint.mockRejectedValue(new ApiError(422, { status: 422, title: "Invalid input",
-      errors: [{ loc: ["body", "image"], msg: "the image tag `latest` is not pinned" }] }));
+    const refusal = () => new ApiError(422, { status: 422, title: "Invalid input",
+      errors: [{ loc: ["body", "image"], msg: "the image tag `latest` is not pinned" }] });
+    apiMock.deployEndpoint.mockRejectedValue(refusal());
+    apiMock.planDeployEndpoint.mockRejectedValue(refusal());
     render(<EndpointsPage region="us-west-2" name="llm" />);
     const row = (await screen.findByText("ErrImagePull: sandbox.invalid/vllm:v1")).closest("tr")!;
     expect(row.textContent).toContain("0 of 2 ready");
@@ -69,10 +77,53 @@ describe("Endpoints page", () => {
     fireEvent.click(deploy);
     const dialog = await screen.findByRole("dialog");
     fireEvent.change(within(dialog).getByLabelText("Endpoint name"), { target: { value: "x" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    // The plan is refused the same way: the plan says so, and the final button shows why at the field.
+    expect((await within(dialog).findByTestId("plan-error")).textContent).toMatch(/HTTP 422/);
     fireEvent.click(within(dialog).getByRole("button", { name: "Deploy" }));
     await within(dialog).findByText("the image tag `latest` is not pinned");
+    expect(within(dialog).getByLabelText("Image")).toBeTruthy();
     expect(apiMock.deployEndpoint.mock.calls[0][2]).toMatchObject({ name: "x", mode: "self-managed", instance_type: "ml.g5.8xlarge", gpus: 1 });
     expect(document.body.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
+  });
+
+  it("reviews the plan (objects to create, the capacity line) before Deploy, and deploys what was planned", async () => {
+    const plan = {
+      dry_run: true, valid: true, kind: "endpoint.deploy", target: {},
+      changes: [
+        { action: "create", kind: "Kubernetes Deployment", name: "x", step: "objects", details: { replicas: 1 } },
+        { action: "create", kind: "Kubernetes Service", name: "x", step: "objects", details: { type: "ClusterIP" } },
+        { action: "create", kind: "PodStart endpoint", name: "x", step: null, details: { status: "DEPLOYING" } },
+      ],
+      quota: [],
+      cost: { currency: "USD", hourly: 0, monthly_estimate: 0,
+        lines: [{ item: "ml.g5.8xlarge (1 replica(s), existing nodes)", count: 1, unit_hourly: 2.452, hourly: 0, source: "sandbox price list", paid: true }] },
+      warnings: [],
+    } as unknown as Plan;
+    apiMock.planDeployEndpoint.mockResolvedValue({ status: 200, body: plan });
+    apiMock.deployEndpoint.mockReturnValue(new Promise(() => {}));
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    await screen.findByText("ErrImagePull: sandbox.invalid/vllm:v1");
+    const deploy = screen.getByRole("button", { name: "Deploy endpoint" });
+    await waitFor(() => expect(deploy.getAttribute("aria-disabled")).not.toBe("true"));
+    fireEvent.click(deploy);
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Endpoint name"), { target: { value: "x" } });
+    fireEvent.change(within(dialog).getByLabelText("Model path"), { target: { value: "/data/models/q/main/" } });
+    expect(apiMock.planDeployEndpoint).not.toHaveBeenCalled(); // not while typing
+    fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    expect((await within(dialog).findByTestId("plan-changes")).textContent).toBe("3 changes");
+    expect(within(dialog).getByTestId("plan-hourly").textContent).toBe("$0.00 / hour");
+    expect(dialog.textContent).toContain("already paid");
+    expect(within(dialog).getByTestId("plan-change-list").textContent).toContain("create Kubernetes Deployment x");
+    expect(within(dialog).getByTestId("deploy-summary").textContent).toBe(
+      "x: self-managed vllm, 1 × ml.g5.8xlarge (1 GPU each), model /data/models/q/main/, service internal");
+    expect(apiMock.planDeployEndpoint).toHaveBeenCalledTimes(1);
+    const planned = apiMock.planDeployEndpoint.mock.calls[0][2];
+    fireEvent.click(within(dialog).getByRole("button", { name: "Deploy" }));
+    await waitFor(() => expect(apiMock.deployEndpoint).toHaveBeenCalledTimes(1));
+    expect(apiMock.deployEndpoint.mock.calls[0][2]).toEqual(planned);
+    expect(dialog.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
   });
 
   it("Try it sends the message to the chosen ready endpoint and shows the answer", async () => {
