@@ -166,9 +166,9 @@ describe("clusters through the UI", () => {
     await context.close();
   });
 
-  test("add an instance group: the form, then its progress to SUCCEEDED", async () => {
+  test("add an instance group: the form, its plan, then its progress to SUCCEEDED", async () => {
     const since = mutations.length;
-    const { context, page } = await signedIn();
+    const { context, page, problems } = await signedIn();
     await go(page, detail, CLUSTER);
     await page.getByRole("button", { name: "Add instance group", exact: true }).click();
     const dialog = page.getByRole("dialog").filter({ hasText: "Add an instance group" });
@@ -177,6 +177,15 @@ describe("clusters through the UI", () => {
     await dialog.getByRole("radio", { name: `Select ${TYPE}` }).check();
     await dialog.getByLabel("Instance count").fill("1");
     await shot(page, "add-group-form");
+    // The review: what the group costs by the hour and its quota line, before the final button.
+    await dialog.getByRole("button", { name: "Review" }).click();
+    const hourly = await dialog.locator('[data-testid="plan-hourly"]').innerText();
+    assert.match(hourly, /^\$\d/, hourly);
+    assert.notEqual(hourly, "$0.00 / hour", "one more on-demand instance costs something");
+    await dialog.getByText(new RegExp(`Quota ${TYPE.replace(/\./g, "\\.")}: 1 requested`)).waitFor();
+    assert.match(await dialog.locator('[data-testid="plan-changes"]').innerText(), /^[1-9]\d* changes?$/);
+    await assertCleanText(page, "add group, plan");
+    await shot(page, "add-group-plan");
     await dialog.getByRole("button", { name: "Add instance group" }).click();
     await waitForOperation(page, "SUCCEEDED");
     await shot(page, "add-group-succeeded");
@@ -185,22 +194,36 @@ describe("clusters through the UI", () => {
     assert.match(await groupRow(page, "more").innerText(), /us-west-2b/);
     const sent = keysSent(since);
     assert.deepEqual(sent.map((m) => `${m.method} ${m.path}`), [`POST /v1/clusters/${CLUSTER}/instance-groups`]);
+    assert.deepEqual(problems, []);
     await context.close();
   });
 
-  test("scale: a refused count shows at the field; a good one runs to SUCCEEDED", async () => {
+  test("scale: a refused count shows at the field; a good one shows its cost, then runs to SUCCEEDED", async () => {
     const since = mutations.length;
-    const { context, page } = await signedIn();
+    const { context, page, problems } = await signedIn();
     await go(page, detail, CLUSTER);
     await page.getByRole("button", { name: "Change the size of accel" }).click();
     const dialog = page.getByRole("dialog").filter({ hasText: "Change the size of accel" });
     await dialog.getByLabel("Instance count").fill("999");
+    // The plan of 999 is refused like the request would be: the plan says so...
+    await dialog.locator('[data-testid="plan-error"]').waitFor();
     await dialog.getByRole("button", { name: "Save" }).click();
     const probe = await sb.api(`/v1/clusters/${CLUSTER}/instance-groups/accel`, { method: "PATCH", body: { instance_count: 999 }, headers: { "Idempotency-Key": "probe-999" } });
     assert.equal(probe.status, 422);
+    // ...and Save shows why at the field.
     await dialog.getByText(probe.json.errors[0].msg).waitFor();
     await shot(page, "scale-refused");
+    problems.length = 0; // the refused plan's and request's 422s are expected
     await dialog.getByLabel("Instance count").fill("2");
+    // 1 -> 2: one more instance at the unit price, by the hour.
+    const plan = (await sb.api(`/v1/clusters/${CLUSTER}/instance-groups/accel?region=${REGION}&dry_run=true`, { method: "PATCH", body: { instance_count: 2 }, headers: { "Idempotency-Key": "probe-plan-2" } })).json;
+    assert.ok(plan.cost.hourly > 0, JSON.stringify(plan.cost));
+    const hourly = dialog.locator('[data-testid="plan-hourly"]');
+    await hourly.filter({ hasText: /^\$\d/ }).waitFor();
+    assert.notEqual(await hourly.innerText(), "$0.00 / hour");
+    assert.equal(await hourly.innerText(), `$${plan.cost.hourly.toFixed(2)} / hour`);
+    assert.equal(await dialog.locator('[data-testid="plan-warnings"]').count(), 0, "scaling out warns of nothing");
+    await shot(page, "scale-plan");
     await dialog.getByRole("button", { name: "Save" }).click();
     await waitForOperation(page, "SUCCEEDED");
     await shot(page, "scale-succeeded");
@@ -209,6 +232,7 @@ describe("clusters through the UI", () => {
     const sent = keysSent(since);
     assert.equal(sent.length, 2);
     assert.notEqual(sent[0].key, sent[1].key, "the refused and the accepted request are two actions");
+    assert.deepEqual(problems, []);
     await context.close();
   });
 
@@ -219,11 +243,18 @@ describe("clusters through the UI", () => {
       body: { service: "sagemaker", operation: "UpdateCluster", error_code: "ValidationException", count: 1, message: "injected by the browser test" },
     });
     assert.equal(fault.status, 201);
-    const { context, page } = await signedIn();
+    const { context, page, problems } = await signedIn();
     await go(page, detail, CLUSTER);
     await page.getByRole("button", { name: "Change the size of accel" }).click();
     const dialog = page.getByRole("dialog").filter({ hasText: "Change the size of accel" });
+    // Looking at a scale-in first (2 -> 1): the plan warns that work on the removed instance stops.
+    await dialog.getByLabel("Instance count").fill("1");
+    assert.match(await dialog.locator('[data-testid="plan-warnings"]').innerText(), /work running on them stops/);
+    assert.match(await dialog.locator('[data-testid="plan-hourly"]').innerText(), /^-\$\d/);
+    await shot(page, "scale-in-plan");
     await dialog.getByLabel("Instance count").fill("3");
+    await dialog.locator('[data-testid="plan-warnings"]').waitFor({ state: "detached" });
+    await dialog.locator('[data-testid="plan-hourly"]').waitFor();
     await dialog.getByRole("button", { name: "Save" }).click();
     await waitForOperation(page, "FAILED");
     assert.match(await page.locator("[data-step]").filter({ hasText: "injected" }).first().innerText(), /ValidationException|injected/);
@@ -232,6 +263,7 @@ describe("clusters through the UI", () => {
     await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });
     const sent = keysSent(since);
     assert.deepEqual(sent.map((m) => m.method), ["PATCH", "POST"]);
+    assert.deepEqual(problems, []);
     await context.close();
   });
 

@@ -47,12 +47,28 @@ test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it
   await dialog.getByText(/ml\.g5\.8xlarge \(group gpu: /).waitFor(); // the cluster's GPU group, inspected first
   await dialog.getByRole("textbox", { name: "Endpoint name" }).fill(EP);
   await dialog.getByRole("textbox", { name: "Model path" }).fill("/data/models/Qwen/Qwen3-0.6B/main/");
-  // Unpinned: refused on the Image field, nothing starts.
+  // Unpinned: the plan is refused, and Deploy shows why on the Image field; nothing starts.
   await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:latest");
+  await dialog.getByRole("button", { name: "Review" }).click();
+  await dialog.locator('[data-testid="plan-error"]').waitFor();
   await dialog.getByRole("button", { name: "Deploy" }).click();
   await dialog.getByText(/tag `latest` is not pinned/).waitFor();
-  problems.length = 0; // the refused request's 422 is expected
+  problems.length = 0; // the refused plan's and request's 422s are expected
   await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:v0.10.1");
+  // The review: the Kubernetes objects the deploy creates, and the capacity line (the group's nodes, already paid).
+  await dialog.getByRole("button", { name: "Review" }).click();
+  const counted = await dialog.locator('[data-testid="plan-changes"]').innerText();
+  const n = Number(/^(\d+) changes?$/.exec(counted)?.[1]);
+  assert.ok(n >= 3, `a Deployment, a Service and the endpoint record at least: ${counted}`);
+  await dialog.getByRole("button", { name: `What will change (${n})` }).click();
+  const list = await dialog.locator('[data-testid="plan-change-list"]').innerText();
+  assert.equal(list.trim().split("\n").length, n, list);
+  assert.match(list, /create Kubernetes Deployment \S*chat-a/, list);
+  assert.match(list, /create Kubernetes Service \S*chat-a/, list);
+  const costs = await dialog.getByRole("table", { name: "Cost lines" }).innerText();
+  assert.match(costs, /ml\.g5\.8xlarge[\s\S]*already paid/, costs);
+  await assertCleanText(page, "deploy plan");
+  await shot(page, "inference-plan");
   await dialog.getByRole("button", { name: "Deploy" }).click();
   await page.waitForURL(/#\/operations\/op-/);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
