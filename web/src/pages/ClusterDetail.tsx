@@ -186,17 +186,17 @@ export function AddGroupModal({ cluster, region, onClose }: { cluster: string; r
           <PlanPanel load={async (signal) => (await api.planAddInstanceGroup(cluster, region, spec, signal)).body} deps={[cluster, region, specKey]} />
         </SpaceBetween>
       ) : (
-      <SpaceBetween size="l">
-        {add.errors.length > 0 && (
-          <Alert type="error" header="The instance group was not added">
-            {add.errors.join("; ")}
-          </Alert>
-        )}
-        <GroupNameField value={draft.name} onChange={(v) => patch({ name: v })} error={errors.name} />
-        <ZonePicker region={region} value={draft.availability_zone} error={errors.availability_zone} onChange={(z) => { patch({ availability_zone: z, instance_type: "", training_plan_arn: "" }); setType(undefined); }} />
-        <InstanceTypePicker region={region} zone={draft.availability_zone} value={draft.instance_type} error={errors.instance_type} onChange={(t) => { setType(t ?? undefined); patch({ instance_type: t?.name ?? "", efa_only: false, training_plan_arn: "" }); }} />
-        {draft.instance_type && <CapacityFields region={region} draft={draft} instanceType={type} errors={errors} onChange={patch} />}
-      </SpaceBetween>
+        <SpaceBetween size="l">
+          {add.errors.length > 0 && (
+            <Alert type="error" header="The instance group was not added">
+              {add.errors.join("; ")}
+            </Alert>
+          )}
+          <GroupNameField value={draft.name} onChange={(v) => patch({ name: v })} error={errors.name} />
+          <ZonePicker region={region} value={draft.availability_zone} error={errors.availability_zone} onChange={(z) => { patch({ availability_zone: z, instance_type: "", training_plan_arn: "" }); setType(undefined); }} />
+          <InstanceTypePicker region={region} zone={draft.availability_zone} value={draft.instance_type} error={errors.instance_type} onChange={(t) => { setType(t ?? undefined); patch({ instance_type: t?.name ?? "", efa_only: false, training_plan_arn: "" }); }} />
+          {draft.instance_type && <CapacityFields region={region} draft={draft} instanceType={type} errors={errors} onChange={patch} />}
+        </SpaceBetween>
       )}
     </Modal>
   );

@@ -183,78 +183,78 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
           <PlanPanel load={async (signal) => (await api.planDeployEndpoint(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
         </SpaceBetween>
       ) : (
-      <SpaceBetween size="m">
-        {deploy.errors.length > 0 && <Alert type="error" header="The endpoint was not deployed">{deploy.errors.join("; ")}</Alert>}
-        <SegmentedControl
-          label="Mode"
-          selectedId={String(d.mode)}
-          onChange={({ detail }) => set({ mode: detail.selectedId, source: detail.selectedId === "managed" ? "huggingface" : "s3" })}
-          options={[{ id: "self-managed", text: "Self-managed (vLLM / SGLang)" }, { id: "managed", text: "Managed (inference operator)" }]}
-        />
-        {input("name", "Endpoint name", "A DNS label, at most 32 characters")}
-        {types.length === 0 && <Alert type="warning">This cluster has no instance groups: add a GPU group first.</Alert>}
-        <Pick label="Instance type" value={String(d.instance_type)} options={types} error={e.instance_type} onChange={(v) => set({ instance_type: v })}
-          description={types.length ? `This cluster's groups: ${types.map((t) => `${t.label} (${t.description})`).join("; ")}` : undefined} />
-        <SpaceBetween direction="horizontal" size="m">
-          {input("replicas", "Replicas")}
-          {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
-        </SpaceBetween>
-        <Pick label="Model source" value={source} options={MODEL_SOURCES[String(d.mode)]} error={e.model} onChange={(v) => set({ source: v })} />
-        {source === "s3" || source === "fsx"
-          ? input("uri", "Model path", "e.g. /data/models/Qwen/Qwen3-0.6B/main/", e["model.uri"])
-          : input("model_id", source === "jumpstart" ? "JumpStart model id" : "Hugging Face model id", source === "jumpstart" ? undefined : "org/name", e["model.model_id"])}
-        {source === "huggingface" && input("token_secret", "Token Secret", "Name of a Secret with key `token` (gated models); the token itself never goes here", e["model.token_secret"])}
-        {source === "jumpstart" && <Checkbox checked={Boolean(d.accept_eula)} onChange={({ detail }) => set({ accept_eula: detail.checked })}>Accept the model's end-user license</Checkbox>}
-        {managed ? (
-          <>
-            <Pick label="Routing strategy" value={String(d.routing_strategy ?? "")} error={e.routing_strategy} onChange={(v) => set({ routing_strategy: v })}
-              options={[opt("", "Operator default"), opt("prefixaware", "Prefix-aware"), opt("kvaware", "KV-aware"), opt("session", "Session"), opt("roundrobin", "Round robin")]} />
-            <FormField label="Tiered KV cache" errorText={e.tiered_kv_cache}>
-              <SpaceBetween direction="horizontal" size="m">
-                <Checkbox checked={Boolean(d.kv_l1)} onChange={({ detail }) => set({ kv_l1: detail.checked })}>L1 (CPU memory)</Checkbox>
-                <Select ariaLabel="L2 backend" selectedOption={opt(String(d.kv_l2 ?? ""), d.kv_l2 ? String(d.kv_l2) : "No L2")}
-                  options={[opt("", "No L2"), opt("tieredstorage"), opt("redis")]} onChange={({ detail }) => set({ kv_l2: detail.selectedOption.value ?? "" })} />
-              </SpaceBetween>
-            </FormField>
-            <SpaceBetween direction="horizontal" size="m">
-              {input("as_min", "Autoscaling min", undefined, e.autoscaling)}
-              {input("as_max", "Autoscaling max", "Empty: no autoscaling")}
-            </SpaceBetween>
-          </>
-        ) : (
-          <>
-            <Pick label="Engine" value={String(d.engine)} error={e.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
-            {input("image", "Image", "Pinned: a version tag or @sha256 digest (latest is refused)")}
-            <FormField label="Engine arguments" description="One argument per line, e.g. --max-model-len then 8192" errorText={e.engine_args}>
-              <Textarea ariaLabel="Engine arguments" rows={3} value={String(d.engine_args ?? "")} onChange={({ detail }) => set({ engine_args: detail.value })} />
-            </FormField>
-            <Pick label="Service" value={String(d.service)} error={e.service} onChange={(v) => set({ service: v })}
-              options={[opt("internal", "Internal (ClusterIP)"), opt("external", "External (Network Load Balancer)"), opt("model_pool", "Model pool workers")]} />
-            {d.service === "model_pool" && (
-              <Pick label="Pool" value={String(d.pool ?? "")} error={e.pool} onChange={(v) => set({ pool: v })} options={pools.map((p) => opt(p.name, `${p.name} (${p.engine}, ${p.workers} workers)`))} />
-            )}
-            {d.service === "external" && (
-              <>
-                <Checkbox checked={Boolean(d.internet_facing)} onChange={({ detail }) => set({ internet_facing: detail.checked })}>Internet-facing</Checkbox>
-                {input("source_ranges", "Allowed source ranges", "CIDR blocks, comma-separated (empty: any)")}
-              </>
-            )}
-            {d.engine === "sglang" && (
-              <FormField label="SGLang router" errorText={e.router ?? e.autoscaling} description="In front of 2 or more replicas; KEDA scales it on the router's metrics">
-                <SpaceBetween size="s">
-                  <Checkbox checked={Boolean(d.router)} onChange={({ detail }) => set({ router: detail.checked })}>Deploy the router (cache-aware)</Checkbox>
-                  {d.router && (
-                    <SpaceBetween direction="horizontal" size="m">
-                      {input("keda_min", "KEDA min")}
-                      {input("keda_max", "KEDA max", "Empty: no KEDA")}
-                    </SpaceBetween>
-                  )}
+        <SpaceBetween size="m">
+          {deploy.errors.length > 0 && <Alert type="error" header="The endpoint was not deployed">{deploy.errors.join("; ")}</Alert>}
+          <SegmentedControl
+            label="Mode"
+            selectedId={String(d.mode)}
+            onChange={({ detail }) => set({ mode: detail.selectedId, source: detail.selectedId === "managed" ? "huggingface" : "s3" })}
+            options={[{ id: "self-managed", text: "Self-managed (vLLM / SGLang)" }, { id: "managed", text: "Managed (inference operator)" }]}
+          />
+          {input("name", "Endpoint name", "A DNS label, at most 32 characters")}
+          {types.length === 0 && <Alert type="warning">This cluster has no instance groups: add a GPU group first.</Alert>}
+          <Pick label="Instance type" value={String(d.instance_type)} options={types} error={e.instance_type} onChange={(v) => set({ instance_type: v })}
+            description={types.length ? `This cluster's groups: ${types.map((t) => `${t.label} (${t.description})`).join("; ")}` : undefined} />
+          <SpaceBetween direction="horizontal" size="m">
+            {input("replicas", "Replicas")}
+            {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
+          </SpaceBetween>
+          <Pick label="Model source" value={source} options={MODEL_SOURCES[String(d.mode)]} error={e.model} onChange={(v) => set({ source: v })} />
+          {source === "s3" || source === "fsx"
+            ? input("uri", "Model path", "e.g. /data/models/Qwen/Qwen3-0.6B/main/", e["model.uri"])
+            : input("model_id", source === "jumpstart" ? "JumpStart model id" : "Hugging Face model id", source === "jumpstart" ? undefined : "org/name", e["model.model_id"])}
+          {source === "huggingface" && input("token_secret", "Token Secret", "Name of a Secret with key `token` (gated models); the token itself never goes here", e["model.token_secret"])}
+          {source === "jumpstart" && <Checkbox checked={Boolean(d.accept_eula)} onChange={({ detail }) => set({ accept_eula: detail.checked })}>Accept the model's end-user license</Checkbox>}
+          {managed ? (
+            <>
+              <Pick label="Routing strategy" value={String(d.routing_strategy ?? "")} error={e.routing_strategy} onChange={(v) => set({ routing_strategy: v })}
+                options={[opt("", "Operator default"), opt("prefixaware", "Prefix-aware"), opt("kvaware", "KV-aware"), opt("session", "Session"), opt("roundrobin", "Round robin")]} />
+              <FormField label="Tiered KV cache" errorText={e.tiered_kv_cache}>
+                <SpaceBetween direction="horizontal" size="m">
+                  <Checkbox checked={Boolean(d.kv_l1)} onChange={({ detail }) => set({ kv_l1: detail.checked })}>L1 (CPU memory)</Checkbox>
+                  <Select ariaLabel="L2 backend" selectedOption={opt(String(d.kv_l2 ?? ""), d.kv_l2 ? String(d.kv_l2) : "No L2")}
+                    options={[opt("", "No L2"), opt("tieredstorage"), opt("redis")]} onChange={({ detail }) => set({ kv_l2: detail.selectedOption.value ?? "" })} />
                 </SpaceBetween>
               </FormField>
-            )}
-          </>
-        )}
-      </SpaceBetween>
+              <SpaceBetween direction="horizontal" size="m">
+                {input("as_min", "Autoscaling min", undefined, e.autoscaling)}
+                {input("as_max", "Autoscaling max", "Empty: no autoscaling")}
+              </SpaceBetween>
+            </>
+          ) : (
+            <>
+              <Pick label="Engine" value={String(d.engine)} error={e.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
+              {input("image", "Image", "Pinned: a version tag or @sha256 digest (latest is refused)")}
+              <FormField label="Engine arguments" description="One argument per line, e.g. --max-model-len then 8192" errorText={e.engine_args}>
+                <Textarea ariaLabel="Engine arguments" rows={3} value={String(d.engine_args ?? "")} onChange={({ detail }) => set({ engine_args: detail.value })} />
+              </FormField>
+              <Pick label="Service" value={String(d.service)} error={e.service} onChange={(v) => set({ service: v })}
+                options={[opt("internal", "Internal (ClusterIP)"), opt("external", "External (Network Load Balancer)"), opt("model_pool", "Model pool workers")]} />
+              {d.service === "model_pool" && (
+                <Pick label="Pool" value={String(d.pool ?? "")} error={e.pool} onChange={(v) => set({ pool: v })} options={pools.map((p) => opt(p.name, `${p.name} (${p.engine}, ${p.workers} workers)`))} />
+              )}
+              {d.service === "external" && (
+                <>
+                  <Checkbox checked={Boolean(d.internet_facing)} onChange={({ detail }) => set({ internet_facing: detail.checked })}>Internet-facing</Checkbox>
+                  {input("source_ranges", "Allowed source ranges", "CIDR blocks, comma-separated (empty: any)")}
+                </>
+              )}
+              {d.engine === "sglang" && (
+                <FormField label="SGLang router" errorText={e.router ?? e.autoscaling} description="In front of 2 or more replicas; KEDA scales it on the router's metrics">
+                  <SpaceBetween size="s">
+                    <Checkbox checked={Boolean(d.router)} onChange={({ detail }) => set({ router: detail.checked })}>Deploy the router (cache-aware)</Checkbox>
+                    {d.router && (
+                      <SpaceBetween direction="horizontal" size="m">
+                        {input("keda_min", "KEDA min")}
+                        {input("keda_max", "KEDA max", "Empty: no KEDA")}
+                      </SpaceBetween>
+                    )}
+                  </SpaceBetween>
+                </FormField>
+              )}
+            </>
+          )}
+        </SpaceBetween>
       )}
     </Modal>
   );
