@@ -33,7 +33,7 @@ LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
 IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = a retry of this call; omit for a new one"}
+    "type": "string", "description": "Same key = retry; omit = new call"}
 DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
 GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
@@ -315,7 +315,7 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
         schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
         if wire == "dry_run":  # the server's instructions say what it does: plan first, then ask once
-            schema = {"type": "boolean"}  # the name says it; the server instructions say how to use it
+            schema = {"type": "boolean", "description": "Plan only"}
         schema.update(OVERRIDES.get((name, arg), {}))
         properties[arg] = schema
         if is_required:
