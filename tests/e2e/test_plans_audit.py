@@ -111,9 +111,10 @@ def test_a_dry_run_refuses_what_the_real_request_refuses(api: Any, made: dict[st
     over = api.http.patch(f"/v1/clusters/{made['cluster']}/instance-groups/accel", json={"instance_count": 5000},
                           params={"dry_run": "true"})
     assert over.status_code == 422 and over.json()["errors"][0]["loc"] == ["body", "instance_count"]
-    # a mutation without a planner yet refuses the dry run rather than running for real
+    # the one POST without a plan (invoke: a chat changes nothing) refuses a dry run rather than running for real
     before = len(api.calls())
-    r = api.http.delete(f"/v1/clusters/{made['cluster']}/jobs/some-job", params={"dry_run": "true"})
+    r = api.post(f"/v1/clusters/{made['cluster']}/endpoints/some-endpoint/invoke", params={"dry_run": "true"},
+                 json={"messages": [{"role": "user", "content": "hello"}]})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "dry_run"]
     assert writes(api, before) == []
 
