@@ -186,3 +186,18 @@ def placement_problem(view: VpcView, zone: str, group: str, needed: int) -> str 
     except VpcFull as exc:
         return f"{exc} (the zone's compute subnet is full)"
     return None
+
+
+def control_plane_zones(groups: list[dict[str, Any]], region_zones: list[str]) -> list[str]:
+    """Two zones for the EKS control plane: the instance groups' zones first, then the region's in name order
+    (the cluster.create step and its plan both pick them here)."""
+    zones: list[str] = []
+    for g in groups:
+        if g["availability_zone"] not in zones:
+            zones.append(g["availability_zone"])
+    for z in sorted(region_zones):
+        if len(zones) >= 2:
+            break
+        if z not in zones:
+            zones.append(z)
+    return zones[:2]

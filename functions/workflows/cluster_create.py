@@ -12,7 +12,7 @@ from functions.domain import iam as iamdoc
 from functions.domain import manifests
 from functions.domain.cluster_record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
-from functions.domain.network import plan_base_subnets
+from functions.domain.network import control_plane_zones, plan_base_subnets
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
@@ -47,18 +47,9 @@ def _eks_name(ctx: StepContext) -> str:
 
 def base_zones(ctx: StepContext) -> list[str]:
     """Two zones for the EKS control plane: the instance groups' zones first."""
-    zones: list[str] = []
-    for g in ctx.request["instance_groups"]:
-        if g["availability_zone"] not in zones:
-            zones.append(g["availability_zone"])
     region_zones = [z["ZoneName"] for z in ctx.aws("ec2").describe_availability_zones(
         Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}])["AvailabilityZones"]]
-    for z in sorted(region_zones):
-        if len(zones) >= 2:
-            break
-        if z not in zones:
-            zones.append(z)
-    return zones[:2]
+    return control_plane_zones(ctx.request["instance_groups"], region_zones)
 
 
 # -- cluster.create --------------------------------------------------------------------------------

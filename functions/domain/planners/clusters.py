@@ -11,23 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain import manifests
-from functions.domain.network import SubnetInfo, allocate_compute_subnet, plan_base_subnets
+from functions.domain.network import SubnetInfo, allocate_compute_subnet, control_plane_zones, plan_base_subnets
 from functions.domain.planners.base import PlanInput
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
-
-
-def _base_zones(groups: list[dict[str, Any]], region_zones: list[str]) -> list[str]:
-    """Two zones for the EKS control plane: the instance groups' zones first (as the step picks them)."""
-    zones: list[str] = []
-    for g in groups:
-        if g["availability_zone"] not in zones:
-            zones.append(g["availability_zone"])
-    for z in sorted(region_zones):
-        if len(zones) >= 2:
-            break
-        if z not in zones:
-            zones.append(z)
-    return zones[:2]
 
 
 def group_capacity(g: dict[str, Any], count: int | None = None) -> Capacity:
@@ -45,7 +31,7 @@ def plan_cluster_create(p: PlanInput) -> Draft:
     # eks_control_plane
     s = "eks_control_plane"
     changes.append(create("AWS::EC2::VPC", f"podstart-{name}", s, cidr=r["vpc_cidr"]))
-    zones = _base_zones(groups, list(p.facts.get("region_zones") or []))
+    zones = control_plane_zones(groups, list(p.facts.get("region_zones") or []))
     base = plan_base_subnets(r["vpc_cidr"], zones)
     for b in base:
         changes.append(create("AWS::EC2::Subnet", f"{name}-{b.role}-{b.availability_zone}", s, cidr=b.cidr,
