@@ -123,6 +123,7 @@ class Sandbox:
         self._api: Any = None
         self._mcp: Any = None
         self._in_flight = InFlight()
+        self._mutation_slots = asyncio.Semaphore(self.settings.mutation_slots)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -290,15 +291,29 @@ class Sandbox:
             list(request.query_params.multi_items()), body, self._claims(request),
             request.client.host if request.client else "127.0.0.1",
         )
-        from sandbox.aws.lambdas import LambdaContext
-
-        ctx = LambdaContext("podstart-api", self.aws.function_arn("podstart-api"), timeout_s=29)
-        result = await self._in_flight.run(self._api, event, ctx)
+        request_id = event["requestContext"]["requestId"]
+        mutation = request.method in ("POST", "PUT", "PATCH", "DELETE")
+        async with self._mutation_slots if mutation else contextlib.nullcontext():
+            result = await self._invoke_api(event, request_id)
         if result is STOPPING:
             return _problem(503, "Stopping", "the sandbox is stopping")
         status, headers, payload = proxy.from_result(result)
         headers.pop("Content-Length", None)
+        headers["x-amzn-RequestId"] = request_id  # as API Gateway answers; /v1/sandbox/calls?request_id= filters by it
         return Response(payload, status_code=status, headers=headers)
+
+    async def _invoke_api(self, event: dict[str, Any], request_id: str) -> Any:
+        """One invocation of the API function, its AWS calls tagged with the request id in the call log.
+        The Lambda context (and so its deadline) starts here, when the invocation runs, as on AWS."""
+        from sandbox.aws.calls import ORIGIN
+        from sandbox.aws.lambdas import LambdaContext
+
+        ctx = LambdaContext("podstart-api", self.aws.function_arn("podstart-api"), timeout_s=29)
+        token = ORIGIN.set(request_id)
+        try:
+            return await self._in_flight.run(self._api, event, ctx)
+        finally:
+            ORIGIN.reset(token)
 
     def _require(self, request: Request, admin: bool = False) -> JSONResponse | None:
         claims = self._claims(request)
@@ -324,8 +339,8 @@ class Sandbox:
         if (denied := self._require(request)) is not None:
             return denied
         q = request.query_params
-        return JSONResponse({"items": self.aws.calls.records(service=q.get("service"),
-                                                             operation=q.get("operation"))})
+        return JSONResponse({"items": self.aws.calls.records(service=q.get("service"), operation=q.get("operation"),
+                                                             request_id=q.get("request_id"))})
 
     async def faults(self, request: Request) -> Response:
         if (denied := self._require(request, admin=True)) is not None:

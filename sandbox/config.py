@@ -21,3 +21,7 @@ class SandboxSettings(BaseSettings):
     state_dir: Path = Field(default=Path(".podstart"), description="Where the token files are written")
     aws_port: int = Field(default=0, description="Port of the embedded AWS endpoint (0: any free port)")
     kube_port: int = Field(default=0, description="Port of the embedded Kubernetes API (0: any free port)")
+    mutation_slots: int = Field(default=4, ge=1, description=(
+        "Mutating API requests handled at once; more wait their turn. On AWS each invocation has its own "
+        "CPU; here all share one interpreter, and a burst of 100 would starve the first past its Lambda "
+        "deadline (when an idempotency key's in-progress lock lapses)"))

@@ -19,7 +19,7 @@ from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Plan
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
-from functions.logic.plans import Started, start_or_plan
+from functions.logic.plans import Started, replay_of, start_or_plan
 
 KIND = "features.update"
 
@@ -38,17 +38,11 @@ def get_features(deps: Deps, name: str, region: str | None) -> fdom.FeaturesDocu
     return _read(deps, rec)[0]
 
 
-class _Unchanged(Exception):
-    """Nothing differs: no operation is stored (and an Idempotency-Key stays unused)."""
-
-
 @dataclass
 class FeaturesAdmission:
-    request: dict[str, Any] | None  # None: the PATCH changes nothing
+    request: dict[str, Any]
 
     def normalize(self) -> dict[str, Any]:
-        if self.request is None:
-            raise _Unchanged
         return self.request
 
     def claim(self, op: Operation) -> None:
@@ -86,14 +80,10 @@ def update_features(deps: Deps, name: str, region: str | None, patch: fdom.Featu
     target = Target(cluster=rec.name, region=rec.region, resource="features")
     replay = {"cluster": rec.name, "region": rec.region, "patch": sent}  # what a replay of the same key compares
     if not changes:
-        if not key or dry_run:
-            return fdom.FeaturesUnchanged(features=doc)
-        try:  # a replay of a key whose operation already made the change returns that operation
-            op, _ = deps.operations.start(kind=KIND, target=target, request=replay, principal=actor,
-                                          idempotency_key=key, admission=FeaturesAdmission(None))
-        except _Unchanged:
-            return fdom.FeaturesUnchanged(features=doc)
-        return op
+        # a replay of a key whose operation already made the change returns that operation
+        again = None if dry_run else replay_of(deps, kind=KIND, target=target, request=replay, principal=actor,
+                                               idempotency_key=key)
+        return again.operation if again else fdom.FeaturesUnchanged(features=doc)
     if rec.status is not ClusterStatus.ACTIVE or not rec.hyperpod_cluster_name:
         raise Conflict(f"cluster {rec.name} is {rec.status.value}; features change only on an ACTIVE cluster")
     request = {

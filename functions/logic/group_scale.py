@@ -6,6 +6,8 @@ with another value are a 409. More instances must fit the quota and the group's 
 
 from __future__ import annotations
 
+from typing import Any
+
 from functions.domain.catalog import InstanceType
 from functions.domain.cluster_record import GroupRecord
 from functions.domain.clusters import InstanceGroupPatch
@@ -17,7 +19,7 @@ from functions.domain.views import NoChange
 from functions.logic.cluster_views import find_record, follow_live, group_view
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
-from functions.logic.plans import Started, start_or_plan
+from functions.logic.plans import Started, replay_of, start_or_plan
 
 
 def _zone_aliases(deps: Deps, region: str, g: GroupRecord) -> set[str]:
@@ -49,8 +51,18 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
     live = live_group(detail) if detail else None
     count = wanted_change(sent.get("instance_count"), live) if live else (
         None if sent.get("instance_count") in (None, current.instance_count) else sent["instance_count"])
+    target = Target(cluster=rec.name, region=rec.region, resource=group)
+
+    def request(n: int) -> dict[str, Any]:  # what start() hashes for the key: from what was sent, not live state
+        return {"cluster": rec.name, "region": rec.region, "group": group, "instance_count": n,
+                "addresses_needed": n * per_instance(_type_info(deps, rec.region, current), current.efa_only)}
+
     if count is None:
-        return NoChange(instance_group=group_view(current))
+        # the live count is as asked; if this key's operation is why, a retry gets that operation back
+        again = None if dry_run or "instance_count" not in sent else replay_of(
+            deps, kind="instance_group.scale", target=target, request=request(sent["instance_count"]),
+            principal=actor, idempotency_key=key)
+        return again or NoChange(instance_group=group_view(current))
     require_active(rec)
     base = live.target_count if live else current.instance_count
     extra = count - base
@@ -61,7 +73,8 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
         problem = quota_problem(extra, current.instance_type, quota)
         if problem:
             raise InvalidInput.field(["body", "instance_count"], problem)
-    needed = count * per_instance(_type_info(deps, rec.region, current), current.efa_only)
+    asked = request(count)
+    needed = asked["addresses_needed"]
     if extra > 0 and live and live.subnet_ids:
         view = deps.reader.network(rec.region, live.subnet_ids)
         subnet = next((s for s in view.subnets if s.subnet_id == live.subnet_ids[0]), None)
@@ -72,8 +85,5 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
                                      f"instances of {current.instance_type}; add another group for more")
     return start_or_plan(
         deps, dry_run=dry_run, kind="instance_group.scale",
-        target=Target(cluster=rec.name, region=rec.region, resource=group),
-        request={"cluster": rec.name, "region": rec.region, "group": group, "instance_count": count,
-                 "addresses_needed": needed},
-        principal=actor, idempotency_key=key,
+        target=target, request=asked, principal=actor, idempotency_key=key,
         facts={"quotas": quotas, "group": current.model_dump(mode="json"), "target_count": base})

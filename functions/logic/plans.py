@@ -69,6 +69,39 @@ def start_or_plan(deps: Deps, *, dry_run: bool, kind: str, target: Target, reque
     return plan(deps, kind, target, normalized, seen, warnings=warnings)
 
 
+class _Unchanged(Exception):
+    """Nothing differs: no operation is stored (and the Idempotency-Key stays unused)."""
+
+
+class _NothingToStart:
+    """Admission for `replay_of`: a key not used before starts nothing."""
+
+    def normalize(self) -> dict[str, Any]:
+        raise _Unchanged
+
+    def claim(self, op: Operation) -> None:
+        return None
+
+    def unclaim(self, op: Operation) -> None:
+        return None
+
+
+def replay_of(deps: Deps, *, kind: str, target: Target, request: dict[str, Any], principal: Actor,
+              idempotency_key: str | None) -> Started | None:
+    """For a PATCH that finds the live state already as asked (`changed: false`): if this Idempotency-Key
+    started an operation for this very request (the change it made is why nothing differs now), that
+    operation as a replay; else None (nothing is stored, the key stays unused). `request` must be what the
+    first request passed to `start`, so the use case builds it from what was sent, not from live state."""
+    if not idempotency_key:
+        return None
+    try:
+        op, _ = deps.operations.start(kind=kind, target=target, request=request, principal=principal,
+                                      idempotency_key=idempotency_key, admission=_NothingToStart())
+    except _Unchanged:
+        return None
+    return Started(op, replayed=True)
+
+
 def plan(deps: Deps, kind: str, target: Target, request: dict[str, Any], facts: dict[str, Any],
          skip_steps: frozenset[str] = frozenset(), warnings: list[str] | None = None) -> Plan:
     planner = PLANNERS.get(kind)

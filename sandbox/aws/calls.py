@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextvars
 import datetime as dt
 import re
 import threading
@@ -44,6 +45,10 @@ def redact(value: Any, depth: int = 0) -> Any:
     return repr(value)[:_MAX_STR]
 
 
+# The API request (its API Gateway request id) an AWS call is made for; empty for workflows, events, timers.
+ORIGIN: contextvars.ContextVar[str] = contextvars.ContextVar("podstart_call_origin", default="")
+
+
 class CallLog:
     """Every AWS API call made through functions.adapters.aws.client, oldest first, bounded."""
 
@@ -58,11 +63,13 @@ class CallLog:
             "params": params,
             "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
             "outcome": outcome,
+            "request_id": ORIGIN.get(),
         }
         with self._lock:
             self._records.append(record)
 
-    def records(self, service: str | None = None, operation: str | None = None) -> list[dict[str, Any]]:
+    def records(self, service: str | None = None, operation: str | None = None,
+                request_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
             snapshot = list(self._records)
         return [
@@ -70,6 +77,7 @@ class CallLog:
             for r in snapshot
             if (service is None or r["service"] == service)
             and (operation is None or r["operation"] == operation)
+            and (request_id is None or r["request_id"] == request_id)
         ]
 
     def clear(self) -> None:

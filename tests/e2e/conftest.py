@@ -49,8 +49,9 @@ class Api:
             op = self.get(f"/v1/operations/{op_id}", params={"wait": 10, "version": op["version"]}).json()
         return op
 
-    def calls(self, service: str | None = None, operation: str | None = None) -> list[dict[str, Any]]:
-        params = {k: v for k, v in (("service", service), ("operation", operation)) if v}
+    def calls(self, service: str | None = None, operation: str | None = None,
+              request_id: str | None = None) -> list[dict[str, Any]]:
+        params = {k: v for k, v in (("service", service), ("operation", operation), ("request_id", request_id)) if v}
         return list(self.get("/v1/sandbox/calls", params=params).json()["items"])
 
 

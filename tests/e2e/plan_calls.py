@@ -6,13 +6,27 @@ from __future__ import annotations
 from typing import Any
 
 CLUSTER_SERVICES = ("eks", "iam", "sagemaker", "s3", "fsx", "ec2")
-READS = ("Describe", "List", "Get", "Head")
+READS = ("Describe", "List", "Get", "Head", "Query", "Scan", "BatchGet")
 
 
 def writes(api: Any, since: int) -> list[dict[str, Any]]:
     """The mutating calls on the cluster's services since `since` (PodStart's own tables and bus aside)."""
     return [c for c in api.calls()[since:]
             if c["service"] in CLUSTER_SERVICES and not c["operation"].startswith(READS)]
+
+
+def aws_writes(api: Any, since: int) -> list[str]:
+    """The names of the mutating calls on the cluster's services since `since`."""
+    return [f"{c['service']}.{c['operation']}" for c in writes(api, since)]
+
+
+def request_writes(api: Any, response: Any) -> list[str]:
+    """Every AWS call but reads made while serving this one request, PodStart's own tables and bus included
+    (the sandbox tags each call with the API Gateway request id it answers in `x-amzn-RequestId`), so the
+    workflows and sweeps running meanwhile do not count."""
+    request_id = response.headers["x-amzn-RequestId"]
+    return [f"{c['service']}.{c['operation']}" for c in api.calls(request_id=request_id)
+            if not c["operation"].startswith(READS)]
 
 
 def kind_of(call: dict[str, Any]) -> str:

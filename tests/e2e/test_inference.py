@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_nodes import aws_writes
+from tests.e2e.plan_calls import aws_writes
 
 VLLM_IMAGE = "vllm/vllm-openai:v0.10.1"
 SGLANG_IMAGE = "lmsysorg/sglang:v0.4.9.post2-cu126"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.plan_calls import aws_writes
 from tests.e2e.test_mcp_sandbox import over_http, text
-from tests.e2e.test_nodes import aws_writes
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
 HP = ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob")

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.plan_calls import request_writes
 from tests.e2e.test_clusters import body, group, mutation_calls, name
 
-READS = ("Describe", "List", "Get", "Query", "Scan", "BatchGet", "Head")
 # The resource type (as plans name it) each mutating AWS call of a cluster create changes.
 CALL_KIND = {
     "ec2.CreateVpc": "AWS::EC2::VPC", "ec2.ModifyVpcAttribute": "AWS::EC2::VPC",
@@ -36,24 +36,19 @@ CALL_KIND = {
 }
 
 
-def writes(api: Any, since: int) -> list[str]:
-    """Every AWS call since `since` that is not a read, PodStart's own tables and bus included."""
-    return [f"{c['service']}.{c['operation']}" for c in api.calls()[since:] if not c["operation"].startswith(READS)]
-
-
 @pytest.fixture(scope="module")
 def made(api: Any) -> dict[str, Any]:
     """Dry run, then the real create through the UI face (and a replay of its key); the cluster ends ACTIVE."""
     cluster, key = name("plan"), uuid.uuid4().hex
     req = body(cluster, instance_groups=[group(instance_type="ml.c5.large", instance_count=1)])
-    before = len(api.calls())
     dry = api.post("/v1/clusters", json=req, key=key, params={"dry_run": "true"}, headers={"X-PodStart-Face": "ui"})
-    dry_writes = writes(api, before)
+    dry_writes = request_writes(api, dry)
     since = len(api.calls())
     ui = {"X-PodStart-Face": "ui", "User-Agent": "podstart-web-test"}
     first = api.post("/v1/clusters", json=req, key=key, headers=ui)
     replay = api.post("/v1/clusters", json=req, key=key, headers=ui)
     assert first.status_code == 202, first.text
+    assert "dynamodb.PutItem" in request_writes(api, first)  # the call log does tie calls to their request
     done = api.wait_terminal(first.json()["id"])
     assert done["status"] == "SUCCEEDED", done["error"]
     return {"api": api, "cluster": cluster, "key": key, "dry": dry, "dry_writes": dry_writes, "op": done,
@@ -86,11 +81,10 @@ def test_the_real_run_makes_only_changes_the_plan_listed(made: dict[str, Any]) -
 
 def test_a_scale_and_a_delete_dry_run_plan_from_the_live_cluster(api: Any, made: dict[str, Any]) -> None:
     cluster = made["cluster"]
-    before = len(api.calls())
     scale = api.http.patch(f"/v1/clusters/{cluster}/instance-groups/accel", json={"instance_count": 3},
                            params={"dry_run": "true"})
     gone = api.http.delete(f"/v1/clusters/{cluster}", params={"confirm": cluster, "dry_run": "true"})
-    assert writes(api, before) == []
+    assert request_writes(api, scale) == [] and request_writes(api, gone) == []
     assert scale.status_code == 200, scale.text
     s = scale.json()
     [change] = s["changes"]
@@ -112,11 +106,10 @@ def test_a_dry_run_refuses_what_the_real_request_refuses(api: Any, made: dict[st
                           params={"dry_run": "true"})
     assert over.status_code == 422 and over.json()["errors"][0]["loc"] == ["body", "instance_count"]
     # the one POST without a plan (invoke: a chat changes nothing) refuses a dry run rather than running for real
-    before = len(api.calls())
     r = api.post(f"/v1/clusters/{made['cluster']}/endpoints/some-endpoint/invoke", params={"dry_run": "true"},
                  json={"messages": [{"role": "user", "content": "hello"}]})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["query", "dry_run"]
-    assert writes(api, before) == []
+    assert request_writes(api, r) == []
 
 
 def test_each_mutation_is_audited_once_with_face_and_principal(api: Any, viewer: Any,
@@ -168,6 +161,9 @@ def test_a_hundred_concurrent_identical_requests_make_one_operation_one_call_one
     assert {r.status_code for r in answers} <= {202, 409}, [r.text for r in answers if r.status_code not in (202, 409)]
     [op_id] = ops
     assert api.wait_terminal(op_id)["status"] == "SUCCEEDED"
+    # a retry after the change is live (nothing differs any more) still gets the operation that made it
+    late = api.http.patch(path, json={"instance_count": 2}, headers={"Idempotency-Key": key})
+    assert (late.status_code, late.json().get("id")) == (202, op_id), late.text
     # and AWS saw one UpdateCluster, and the audit trail holds one record of it, the rest marked as replays
     assert len(api.calls("sagemaker", "UpdateCluster")) - before == 1
     records = []
@@ -178,7 +174,7 @@ def test_a_hundred_concurrent_identical_requests_make_one_operation_one_call_one
             break
         page = api.get("/v1/audit", params={"cluster": cluster, "limit": 100,
                                             "next_token": page["next_token"]}).json()
-    assert len(records) == 100
+    assert len(records) == 101
     originals = [r for r in records if not r["replay"] and r["result"]["status"] == 202]
     assert len(originals) == 1 and originals[0]["result"]["operation_id"] == op_id
     assert all(r["replay"] or r["result"]["status"] == 409 for r in records if r is not originals[0])
