@@ -105,6 +105,8 @@ def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[s
     facts: dict[str, Any] = {"bucket": live_reads.bucket(deps)}
     if req["mode"] == "managed":
         facts["operator_served"] = live_reads.serves(kube, im.INFERENCE_API, status_kind(req))
+        if not facts["operator_served"]:
+            facts["feature_inputs"] = live_reads.feature_inputs(deps, rec)
     if (req.get("autoscaling") or {}).get("keda"):
         facts["keda_served"] = live_reads.serves(kube, im.KEDA_API, "ScaledObject")
     if req.get("service") != "model_pool" and req.get("instance_type"):

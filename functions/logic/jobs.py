@@ -49,9 +49,11 @@ def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind
     api_version, k8s_kind, _, _ = training.OPERATORS[kind]
     ns = kube.get(f"/api/v1/namespaces/{body.namespace}") is not None
     pvc = ns and kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
-    return {"operator_served": live_reads.serves(kube, api_version, k8s_kind), "namespace_exists": ns,
+    served = live_reads.serves(kube, api_version, k8s_kind)
+    return {"operator_served": served, "namespace_exists": ns,
             "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
-            "live": live_reads.live_gpus(kube, body.instance_type)}
+            "live": live_reads.live_gpus(kube, body.instance_type),
+            "feature_inputs": None if served or kind != "pytorch" else live_reads.feature_inputs(deps, rec)}
 
 
 def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobSubmit, actor: Actor,

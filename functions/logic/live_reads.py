@@ -27,3 +27,11 @@ def bucket(deps: Deps) -> str:
     """PodStart's data bucket, as the workflows read it from their settings."""
     settings = getattr(deps, "settings", None)
     return str(getattr(settings, "data_bucket", "") or getattr(deps.features, "bucket", "") or "podstart-data")
+
+
+def feature_inputs(deps: Deps, rec: Any) -> Any:
+    """What the features document reads (add-ons, Pod Identity associations, ...): a dry run whose operator step
+    would enable a feature plans it from these, as the features PATCH's dry run does."""
+    if deps.features is None:
+        return None
+    return deps.features.read(rec.region, rec.name, rec.eks_cluster_name, rec.hyperpod_cluster_name)

@@ -60,7 +60,7 @@ def names_for(ctx: StepContext, cluster: str) -> Names:
     """Resolve from the request when it carries the names (features.update), else from the record."""
     req = ctx.request
     region = str(req.get("region") or ctx.region)
-    if req.get("eks_cluster") and req.get("cluster") == cluster:
+    if req.get("eks_cluster") and req.get("cluster") == cluster and "hyperpod_cluster" in req:
         return Names(cluster, region, req["eks_cluster"], req.get("hyperpod_cluster"))
     rec = ClusterRecords(ctx.state).load(region, cluster)
     if rec is None:

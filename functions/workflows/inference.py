@@ -42,11 +42,21 @@ def inference_operator(ctx: StepContext) -> Outcome:
         return Skip(message="self-managed: no operator needed")
     k = kube(ctx)
     kind = "JumpStartModel" if req["model"]["source"] == "jumpstart" else "InferenceEndpointConfig"
-    if not k.has_kind(im.INFERENCE_API, kind):
-        raise PermanentStepError("InferenceOperatorMissing",
-                                 f"the cluster does not serve {kind} ({im.INFERENCE_API}): enable the inference "
-                                 f"operator in the cluster's features, then retry")
-    return Done(message=f"inference operator serves {kind}")
+    if k.has_kind(im.INFERENCE_API, kind):
+        if ctx.outputs.get("enabled_feature") == "inference_operator":  # an earlier poll of this step enabled it
+            return Done(message=f"enabled inference_operator for this endpoint; the operator serves {kind}",
+                        outputs={"enabled_feature": "inference_operator"})
+        return Done(message=f"inference operator serves {kind}")
+    from functions.workflows.features import ensure_feature  # prerequisites first, each watched to ACTIVE
+
+    ctx.record(enabled_feature="inference_operator")
+    out = ensure_feature(ctx, ctx.request["cluster"], "inference_operator")
+    if isinstance(out, Done) and not k.has_kind(im.INFERENCE_API, kind):
+        return Wait(message=f"{out.message}; waiting for the API server to serve {kind}", expected_seconds=30)
+    if isinstance(out, Done):
+        return Done(message=f"enabled inference_operator for this endpoint: {out.message}; the operator serves {kind}",
+                    outputs={"enabled_feature": "inference_operator"})
+    return out
 
 
 def keda(ctx: StepContext) -> Outcome:

@@ -27,7 +27,9 @@ def _job(ctx: StepContext) -> tuple[training.JobSubmit, Any]:
     return job, recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
 
 
-# What serves each kind, and how a user turns it on (the features workflow enables these; this step checks).
+# What serves each kind: the feature that installs it (enabled here through the features workflow, prerequisites
+# first), or how a user installs it when PodStart does not manage it.
+FEATURE = {"pytorch": "training_operator"}
 OPERATORS = {
     "pytorch": "the HyperPod training operator (EKS add-on amazon-sagemaker-hyperpod-training-operator)",
     "ray": "the KubeRay operator (Helm chart kuberay-operator v1.x)",
@@ -35,15 +37,32 @@ OPERATORS = {
 
 
 def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
-    """The job's operator must serve its kind; a cluster without it fails here, saying what to enable (nothing was
-    submitted, so a retry after enabling it continues from this step)."""
+    """The job's operator must serve its kind. A managed one (the training operator feature) is enabled here with
+    what it needs (ensure_feature: cert-manager and the Pod Identity agent first), watched to ACTIVE and until the
+    API server serves the kind; one PodStart does not manage fails here saying how to install it (nothing was
+    submitted, so a retry after installing it continues from this step)."""
     if ctx.request["kind"] != kind:
         return Skip(message=f"a {ctx.request['kind']} job does not need the {label}")
     api_version, k8s_kind, _, _ = training.OPERATORS[kind]  # what a dry run checks too
+    feature = FEATURE.get(kind)
     if _kube(ctx).has_kind(api_version, k8s_kind):
+        if feature and ctx.outputs.get("enabled_feature") == feature:  # an earlier poll of this step enabled it
+            return Done(message=f"enabled {feature} for this job; {label} serves {k8s_kind}",
+                        outputs={"enabled_feature": feature})
         return Done(message=f"{label} serves {k8s_kind}")
-    raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: enable "
-                             f"{OPERATORS[kind]} on the cluster, then retry this operation")
+    if feature is None:
+        raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: "
+                                 f"install {OPERATORS[kind]} on the cluster, then retry this operation")
+    from functions.workflows.features import ensure_feature
+
+    ctx.record(enabled_feature=feature)
+    out = ensure_feature(ctx, ctx.request["cluster"], feature)
+    if isinstance(out, Done) and not _kube(ctx).has_kind(api_version, k8s_kind):
+        return Wait(message=f"{out.message}; waiting for the API server to serve {k8s_kind}", expected_seconds=30)
+    if isinstance(out, Done):
+        return Done(message=f"enabled {feature} for this job: {out.message}; {label} serves {k8s_kind}",
+                    outputs={"enabled_feature": feature})
+    return out
 
 
 def training_operator(ctx: StepContext) -> Outcome:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.plan_calls import aws_writes
+from tests.e2e.plan_calls import aws_writes, request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
@@ -101,42 +101,42 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert "hf_s3cr3t_value" not in trail and "plain_named_value" not in trail
     assert viewer.post(f"{base}/secrets", json={"name": "x", "data": {"A": "b"}}).status_code == 403
 
-    # The plan first (same Idempotency-Key as the real request after it: a dry run records nothing): the operator
-    # add-on is a change while the cluster does not serve HyperPodPyTorchJob, then the job; the two nodes are there.
+    # The plan first (same Idempotency-Key as the real request after it: a dry run records nothing): the cluster
+    # does not serve HyperPodPyTorchJob, so the operator step enables the training operator feature (its
+    # prerequisites first: those in place listed unchanged), then the job; the nodes are there.
     key = uuid.uuid4().hex
-    since, ops = len(api.calls()), len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+    ops = len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
     dry = api.post(f"{base}/jobs", json=_job("train"), key=key, params={"dry_run": "true"})
     assert dry.status_code == 200, dry.text
     plan = dry.json()
     assert plan["kind"] == "job.submit"
-    assert [(c["action"], c["kind"], c["name"], c["step"]) for c in plan["changes"]] == [
-        ("create", "eks-addon", "amazon-sagemaker-hyperpod-training-operator", "training_operator"),
-        ("create", "Kubernetes HyperPodPyTorchJob", "train", "submit")]
-    assert any("OperatorNotEnabled" in w for w in plan["warnings"]), plan["warnings"]
+    addon = "amazon-sagemaker-hyperpod-training-operator"
+    there = set(aws("eks").list_addons(clusterName=cluster)["addons"])
+    assert [(c["action"], c["name"]) for c in plan["changes"] if c["kind"] == "eks-addon"] == [
+        ("none" if a in there else "create", a) for a in ("cert-manager", "eks-pod-identity-agent", addon)]
+    assert {c["kind"] for c in plan["changes"] if c["action"] == "create"} == {
+        "eks-addon", "AWS::IAM::Role", "AWS::EKS::PodIdentityAssociation", "Kubernetes HyperPodPyTorchJob"}
+    assert any("enables the training operator" in w for w in plan["warnings"]), plan["warnings"]
     [line] = plan["cost"]["lines"]
     assert line["paid"] and line["count"] == 2 and plan["cost"]["hourly"] == 0
-    assert aws_writes(api, since) == [] and kube.registry.by_kind(*HP) is None  # no add-on, so no job either
+    assert request_writes(api, dry) == [] and kube.registry.by_kind(*HP) is None  # no add-on, so no job either
     assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops
 
-    # No training operator on the cluster yet: the first step fails and says what to enable.
+    # The real run: the operator step enables the feature (a visible step), then the job runs; what it changed
+    # on AWS is what the plan listed.
+    since = len(api.calls())
     r = api.post(f"{base}/jobs", json=_job("train"), key=key)
     assert r.status_code == 202, r.text
     assert api.post(f"{base}/jobs", json=_job("train"), key=key).json()["id"] == r.json()["id"]
-    op = api.wait_terminal(r.json()["id"])
-    assert op["status"] == "FAILED" and op["error"]["code"] == "OperatorNotEnabled", op
-    assert {s["name"]: s["status"] for s in op["steps"]}["training_operator"] == "FAILED"
-    assert "amazon-sagemaker-hyperpod-training-operator" in op["error"]["message"]
-
-    # Enabled (as the features workflow does), the retry continues to Running.
-    eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-training-operator"
-    eks.create_addon(clusterName=cluster, addonName=addon)
-    _until(lambda: eks.describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE")
-    plan = api.post(f"{base}/jobs", json=_job("train"), params={"dry_run": "true"}).json()
-    assert (plan["changes"][0]["action"], plan["changes"][0]["kind"]) == ("none", "eks-addon"), plan  # on now
-    assert not any("OperatorNotEnabled" in w for w in plan["warnings"])
-    assert api.post(f"/v1/operations/{op['id']}/retry").status_code in (200, 202)
-    op = api.wait_terminal(op["id"])
+    op = api.wait_terminal(r.json()["id"], timeout=180)
     assert op["status"] == "SUCCEEDED", op.get("error")
+    enabled = next(s for s in op["steps"] if s["name"] == "training_operator")
+    assert enabled["status"] == "SUCCEEDED", enabled
+    assert "enabled training_operator for this job" in (enabled.get("message") or ""), enabled
+    assert aws("eks").describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE"
+    assert unplanned(plan, writes(api, since)) == []
+    features = api.get(f"{base}/features").json()
+    assert features["training_operator"]["enabled"] is True  # the features document shows it on
     planned = [(c["kind"].removeprefix("Kubernetes "), c["name"]) for c in plan["changes"]
                if c["kind"].startswith("Kubernetes ")]
     assert planned == [("HyperPodPyTorchJob", "train")] and kube.get(*HP, "train", "default") is not None

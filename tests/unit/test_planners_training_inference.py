@@ -8,6 +8,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from functions.assets import keda as keda_assets
+from functions.domain import features as fdom
+from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
 from functions.domain import recipes, training
 from functions.domain.inference import EndpointCreate
@@ -39,15 +41,29 @@ def rows(changes: list[Change]) -> list[tuple[str, str, str, str | None]]:
 SERVED = {"operator_served": True, "namespace_exists": True, "data_volume_exists": True}
 
 
-def test_a_job_on_a_cluster_without_the_operator_plans_the_add_on_then_the_job() -> None:
-    d = submit({**SERVED, "operator_served": False})
+def test_a_job_on_a_cluster_without_the_operator_plans_the_feature_chain_then_the_job() -> None:
+    # cert-manager is there, the Pod Identity agent is not: the step enables it, then the operator and its role
+    inputs = inputs_with({"cert-manager": "ACTIVE"})
+    role = iamdoc.role_name("demo", "us-west-2", fdom.FEATURES["training_operator"].role or "")
+    d = submit({**SERVED, "operator_served": False, "feature_inputs": inputs})
     assert rows(d.changes) == [
+        ("none", "eks-addon", "cert-manager", "training_operator"),
+        ("create", "eks-addon", "eks-pod-identity-agent", "training_operator"),
+        ("create", "AWS::IAM::Role", role, "training_operator"),
+        ("create", "AWS::EKS::PodIdentityAssociation", "aws-hyperpod/hp-training-operator-controller-manager",
+         "training_operator"),
         ("create", "eks-addon", "amazon-sagemaker-hyperpod-training-operator", "training_operator"),
         ("create", "Kubernetes HyperPodPyTorchJob", "train", "submit")]
-    assert "training_operator" in d.changes[0].details["enable_with"]
-    assert any("OperatorNotEnabled" in w for w in d.warnings)
+    assert any("enables the training operator" in w for w in d.warnings)
     on = submit(SERVED)
-    assert on.changes[0].action == "none" and not any("OperatorNotEnabled" in w for w in on.warnings)
+    assert rows(on.changes)[0] == ("none", "eks-addon", "amazon-sagemaker-hyperpod-training-operator",
+                                   "training_operator")
+    assert len(on.changes) == 2 and not on.warnings
+
+
+def inputs_with(addons: dict[str, str]) -> fdom.FeatureInputs:
+    return fdom.FeatureInputs(addons={k: {"addonName": k, "status": v} for k, v in addons.items()}, associations=(),
+                              hyperpod=None, checkpoint_role=None, service_account=None, issuer=None)
 
 
 def test_the_job_listed_is_the_manifest_the_submit_step_applies() -> None:
@@ -155,11 +171,17 @@ def test_a_self_managed_deploy_lists_every_object_the_objects_step_applies() -> 
 def test_a_managed_deploy_shows_the_inference_add_on_only_while_it_is_off() -> None:
     req = endpoint(mode="managed", engine=None, image=None,
                    model={"source": "huggingface", "model_id": "meta-llama/Llama-3.1-8B-Instruct"}, replicas=1)
-    off, on = deploy(req, {"operator_served": False}), deploy(req, {"operator_served": True})
-    assert rows(off.changes)[0] == ("create", "eks-addon", "amazon-sagemaker-hyperpod-inference", "inference_operator")
+    every = {a: "ACTIVE" for a in ("cert-manager", "eks-pod-identity-agent", "aws-mountpoint-s3-csi-driver",
+                                   "aws-fsx-csi-driver", "metrics-server")}
+    off = deploy(req, {"operator_served": False, "feature_inputs": inputs_with(every)})
+    on = deploy(req, {"operator_served": True})
+    operator = [r for r in rows(off.changes) if r[3] == "inference_operator"]
+    assert ("create", "eks-addon", "amazon-sagemaker-hyperpod-inference", "inference_operator") in operator
+    assert [r[2] for r in operator if r[1] == "eks-addon" and r[0] == "none"] == [
+        a for a in every if a in {r[2] for r in operator}]  # prerequisites in place are listed, unchanged
     assert rows(on.changes)[0] == ("none", "eks-addon", "amazon-sagemaker-hyperpod-inference", "inference_operator")
     assert ("create", "Kubernetes InferenceEndpointConfig", "llm", "objects") in rows(on.changes)
-    assert any("InferenceOperatorMissing" in w for w in off.warnings)
+    assert any("enables the inference operator" in w for w in off.warnings)
 
 
 def test_keda_is_installed_once_kept_when_served() -> None:

@@ -60,6 +60,14 @@ def plan_features_update(p: PlanInput) -> Draft:
                  warnings=warnings)
 
 
+def ensure_changes(p: PlanInput, feature: str, step: str) -> list[Change]:
+    """What a job's or an endpoint's operator step changes when its kind is not served: `ensure_feature` enables
+    each feature of the chain (prerequisites first) as the features workflow does, so the same lines; those in
+    place are `none`. `p.facts["feature_inputs"]` is what the features document reads (add-ons, associations)."""
+    inp: fdom.FeatureInputs = p.facts.get("feature_inputs") or _empty()
+    return [c for name in [*fdom.prerequisites(feature), feature] for c in _addon_on(p, inp, step, fdom.FEATURES[name])]
+
+
 # -- add-on features -------------------------------------------------------------------------------
 def _has_association(inp: fdom.FeatureInputs, sa: fdom.ServiceAccountRef) -> bool:
     return (sa.namespace, sa.name) in inp.associations

@@ -17,6 +17,7 @@ from typing import Any
 from functions.assets import keda as keda_assets
 from functions.domain import inference_manifests as im
 from functions.domain.planners.base import PlanInput
+from functions.domain.planners.features import ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
 
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"
@@ -61,12 +62,10 @@ def plan_endpoint_deploy(p: PlanInput) -> Draft:
         if f.get("operator_served"):
             changes.append(none("eks-addon", INFERENCE_ADDON, "inference_operator", serves=kind))
         else:
-            how = (f"PATCH /v1/clusters/{p.request['cluster']}/features "
-                   '{"inference_operator": {"enabled": true}}')
-            changes.append(create("eks-addon", INFERENCE_ADDON, "inference_operator", serves=kind,
-                                  status="not enabled", enable_with=how))
-            warnings.append(f"the cluster does not serve {kind} yet: the inference_operator step stops the deploy "
-                            f"(InferenceOperatorMissing) until the inference operator is enabled ({how})")
+            changes += ensure_changes(p, "inference_operator", "inference_operator")
+            warnings.append(f"the cluster does not serve {kind} yet: the inference_operator step enables the "
+                            f"inference operator with its prerequisites (as PATCH .../features would) and waits "
+                            f"for it before the endpoint's objects are applied")
     if (req.get("autoscaling") or {}).get("keda"):
         if f.get("keda_served"):
             changes.append(none("Kubernetes Deployment", "keda-operator", "keda", note="KEDA installed: kept as it is"))

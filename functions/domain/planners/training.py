@@ -1,7 +1,8 @@
 """Plans for job.submit and job.delete, step by step as their workflows run.
 
-job.submit: the operator step of the job's kind (the add-on is a change while the API server does not serve the
-kind: that step fails until it is enabled; `none` once it is), then every object the submit step applies
+job.submit: the operator step of the job's kind (while the API server does not serve the kind, the training
+operator feature and its missing prerequisites, as the step enables them; `none` once it is served), then every
+object the submit step applies
 (`training.submit_objects`, the same function the step calls: the namespace and data volume when missing, then the
 rendered HyperPodPyTorchJob or RayJob). The job runs on nodes that are already there: its cost line is that
 capacity, already paid. When the live GPU count (`training.live_capacity`, as the validate step counts) cannot
@@ -9,7 +10,8 @@ hold the job, a warning says the validate step will refuse it.
 
 job.delete: the job object, and each of its pods (the operator deletes them with it).
 
-Facts (read by the dry run, never written): `operator_served`, `namespace_exists`, `data_volume_exists`, `bucket`,
+Facts (read by the dry run, never written): `operator_served`, `feature_inputs` (only when not served),
+`namespace_exists`, `data_volume_exists`, `bucket`,
 `live` (a GroupCapacity or None) for a submit; `pods` ([{name, node}]) for a delete.
 """
 
@@ -19,31 +21,36 @@ from typing import Any
 
 from functions.domain import recipes, training
 from functions.domain.planners.base import PlanInput
+from functions.domain.planners.features import ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none
 
 EXISTING = "existing nodes: already running, the job adds no cost"
 
 
-def operator_change(kind: str, served: bool | None, cluster: str) -> tuple[Change, list[str]]:
-    """The operator step's line: `none` when the API server serves the job's kind, else the add-on to enable."""
+def operator_changes(p: PlanInput) -> tuple[list[Change], list[str]]:
+    """The operator step's lines: `none` when the API server serves the job's kind; else, for the training
+    operator, what ensure_feature enables (prerequisites first; `features.ensure_changes`), and for KubeRay
+    (not a PodStart feature) the release to install, the step stopping the job until it is."""
+    kind, cluster = p.request["kind"], p.request["cluster"]
     api_version, k8s_kind, step, addon = training.OPERATORS[kind]
     what = "eks-addon" if kind == "pytorch" else "Helm release"
-    if served:
-        return none(what, addon, step, serves=f"{api_version} {k8s_kind}"), []
-    feature = "training_operator" if kind == "pytorch" else None
-    how = (f"PATCH /v1/clusters/{cluster}/features {{\"{feature}\": {{\"enabled\": true}}}}" if feature
-           else "install the KubeRay operator (Helm chart kuberay-operator v1.x)")
-    return (create(what, addon, step, serves=f"{api_version} {k8s_kind}", status="not enabled", enable_with=how),
+    if p.facts.get("operator_served"):
+        return [none(what, addon, step, serves=f"{api_version} {k8s_kind}")], []
+    if kind == "pytorch":
+        return (ensure_changes(p, "training_operator", step),
+                [f"{cluster} does not serve {k8s_kind} yet: the {step} step enables the training operator with its "
+                 f"prerequisites (as PATCH .../features would) and waits for it before the job is submitted"])
+    how = "install the KubeRay operator (Helm chart kuberay-operator v1.x)"
+    return ([create(what, addon, step, serves=f"{api_version} {k8s_kind}", status="not enabled", enable_with=how)],
             [f"{cluster} does not serve {k8s_kind} yet: the {step} step stops the job (OperatorNotEnabled) until "
-             f"{addon} is enabled ({how}); retry the operation then"])
+             f"{addon} is installed ({how}); retry the operation then"])
 
 
 def plan_job_submit(p: PlanInput) -> Draft:
     r, f = p.request, p.facts
     job = training.JobSubmit.model_validate(r["job"])
     params = recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
-    op_line, warnings = operator_change(r["kind"], f.get("operator_served"), r["cluster"])
-    changes = [op_line]
+    changes, warnings = operator_changes(p)
     objs = training.submit_objects(job, params, namespace_exists=bool(f.get("namespace_exists", True)),
                                    data_volume_exists=bool(f.get("data_volume_exists", True)),
                                    bucket=str(f.get("bucket") or ""), region=r["region"])
