@@ -54,6 +54,17 @@ def wanted_change(sent_count: int | None, live: LiveGroup) -> int | None:
     return sent_count
 
 
+def zero_refusal(group: str, autoscaling_mode: str | None, managed_groups: set[str]) -> str | None:
+    """`instance_count: 0` is for a group HyperPod's autoscaling (Karpenter) manages, and only then: it scales
+    the group back up from zero when pods need it. Any other group at zero would just be an empty group."""
+    if str(autoscaling_mode or "").lower() == "enable" and group in managed_groups:
+        return None
+    why = ("autoscaling is off on this cluster" if str(autoscaling_mode or "").lower() != "enable"
+           else f"autoscaling does not manage {group}")
+    return (f"0 instances is only for a group that autoscaling manages ({why}): enable autoscaling for {group} "
+            f"in the cluster's features first, or delete the group")
+
+
 def quota_problem(extra: int, instance_type: str, quota: Quota | None) -> str | None:
     if extra <= 0:
         return None

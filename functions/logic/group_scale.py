@@ -9,10 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain.catalog import InstanceType
-from functions.domain.cluster_record import GroupRecord
+from functions.domain.cluster_record import ClusterRecord, GroupRecord
 from functions.domain.clusters import InstanceGroupPatch
 from functions.domain.errors import Conflict, InvalidInput, NotFound
-from functions.domain.instance_groups import immutable_conflicts, live_group, per_instance, quota_problem, wanted_change
+from functions.domain.instance_groups import (
+    immutable_conflicts,
+    live_group,
+    per_instance,
+    quota_problem,
+    wanted_change,
+    zero_refusal,
+)
 from functions.domain.operations import Actor, Target, now_iso
 from functions.domain.plans import Plan
 from functions.domain.views import NoChange
@@ -30,6 +37,18 @@ def _zone_aliases(deps: Deps, region: str, g: GroupRecord) -> set[str]:
 
 def _type_info(deps: Deps, region: str, g: GroupRecord) -> InstanceType | None:
     return deps.reader.offered(region, g.availability_zone).get(g.instance_type)
+
+
+NODE_CLASSES = "/apis/karpenter.sagemaker.amazonaws.com/v1/hyperpodnodeclasses"
+
+
+def _autoscaled(deps: Deps, rec: ClusterRecord, hp: dict[str, Any] | None) -> set[str]:
+    """The instance groups HyperPod's Karpenter may scale (the HyperpodNodeClasses' groups); read only when
+    autoscaling is on and a group is asked to go to zero."""
+    if str(((hp or {}).get("AutoScaling") or {}).get("Mode", "")).lower() != "enable":
+        return set()
+    classes = deps.kube(rec.eks_cluster_name, rec.region).list(NODE_CLASSES)
+    return {str(g) for c in classes for g in ((c.get("spec") or {}).get("instanceGroups") or [])}
 
 
 def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, patch: InstanceGroupPatch,
@@ -57,6 +76,10 @@ def scale_instance_group(deps: Deps, name: str, region: str | None, group: str, 
         return {"cluster": rec.name, "region": rec.region, "group": group, "instance_count": n,
                 "addresses_needed": n * per_instance(_type_info(deps, rec.region, current), current.efa_only)}
 
+    if count == 0:
+        why = zero_refusal(group, ((hp or {}).get("AutoScaling") or {}).get("Mode"), _autoscaled(deps, rec, hp))
+        if why:
+            raise InvalidInput.field(["body", "instance_count"], why)
     if count is None:
         # the live count is as asked; if this key's operation is why, a retry gets that operation back
         again = None if dry_run or "instance_count" not in sent else replay_of(

@@ -264,6 +264,12 @@ def test_autoscaling_makes_a_node_class_and_pool_per_group_and_refuses_anything_
         api: Any, sandbox: Any, cluster: str, aws: Any) -> None:
     import jsonschema
 
+    # zero instances only for a group autoscaling manages: refused while it is off, as a plan and for real
+    workers = f"/v1/clusters/{cluster}/instance-groups/workers"
+    for params in ({"dry_run": "true"}, {}):
+        zero = api.http.patch(workers, json={"instance_count": 0}, params=params)
+        assert zero.status_code == 422 and zero.json()["errors"][0]["loc"] == ["body", "instance_count"], zero.text
+        assert "autoscaling is off" in zero.text
     bad = _patch(api, cluster, {"autoscaling": {"enabled": True, "instance_groups": ["general-ec2"]}})
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "autoscaling", "instance_groups", 0]
     assert "HyperPod instance groups only" in bad.json()["detail"]
@@ -292,6 +298,15 @@ def test_autoscaling_makes_a_node_class_and_pool_per_group_and_refuses_anything_
     assert view["node_pools"][0]["instance_groups"] == ["workers"] and view["disruption_budget"] == "1"
     same = _patch(api, cluster, {"autoscaling": {"instance_groups": ["workers"]}})
     assert same.status_code == 200 and same.json()["changed"] is False
+    # managed now: the group may go to zero (Karpenter brings it back when pods need it), and come back
+    plan = api.http.patch(workers, json={"instance_count": 0}, params={"dry_run": "true"})
+    assert plan.status_code == 200 and plan.json()["changes"][0]["details"]["instance_count"] == {"from": 1, "to": 0}
+    for count in (0, 1):
+        op = api.http.patch(workers, json={"instance_count": count})
+        assert op.status_code == 202, op.text
+        assert api.wait_terminal(op.json()["id"])["status"] == "SUCCEEDED"
+        live = aws("sagemaker").describe_cluster(ClusterName=cluster)["InstanceGroups"]
+        assert [g["TargetCount"] for g in live if g["InstanceGroupName"] == "workers"] == [count]
 
     off = api.wait_terminal(_patch(api, cluster, {"autoscaling": {"enabled": False}}).json()["id"])
     assert off["status"] == "SUCCEEDED", off["error"]
