@@ -182,6 +182,9 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
     assert doc["inference_operator"]["status"] == "ACTIVE" and doc["fsx_csi"]["required_by"] == ["inference_operator"]
     config = aws("eks").describe_addon(clusterName=cluster, addonName="amazon-sagemaker-hyperpod-inference")
     assert '"tlsCertificateS3Prefix": "inference-tls/' in config["addon"]["configurationValues"]
+    inference_role = _feature_role(aws, cluster, "hyperpod-inference-system",
+                                   "hyperpod-inference-operator-controller-manager", "inference-operator")
+    assert inference_role == iamdoc.role_name(cluster, REGION, "inference")
     # a stale form that only knew about observability sends its one change: the prerequisites stay
     stale = _patch(api, cluster, {"observability": {"enabled": False}})
     assert stale.status_code == 200 and stale.json()["changed"] is False
@@ -196,6 +199,54 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
     assert off["status"] == "SUCCEEDED" and [s["name"] for s in off["steps"]] == ["disable_inference_operator"]
     doc = _features(api, cluster)
     assert doc["inference_operator"]["status"] == "DISABLED" and doc["fsx_csi"]["status"] == "ACTIVE"
+    _role_gone(aws, cluster, inference_role, "hyperpod-inference-system",
+               "hyperpod-inference-operator-controller-manager")
+
+
+def _feature_role(aws: Any, cluster: str, namespace: str, sa: str, policy_name: str) -> str:
+    """The role bound to a feature's service account: trusted by EKS Pod Identity only, and its inline policy
+    names this cluster's resources (a '*' resource only with a condition that narrows it)."""
+    eks, iam = aws("eks"), aws("iam")
+    [assoc] = eks.list_pod_identity_associations(clusterName=cluster, namespace=namespace,
+                                                 serviceAccount=sa)["associations"]
+    role = iam.get_role(RoleName=_assoc_role(eks, cluster, assoc["associationId"]))["Role"]
+    principals = [st["Principal"] for st in role["AssumeRolePolicyDocument"]["Statement"]]
+    assert principals == [{"Service": "pods.eks.amazonaws.com"}], principals
+    policy = iam.get_role_policy(RoleName=role["RoleName"], PolicyName=policy_name)["PolicyDocument"]
+    arn = aws("sagemaker").describe_cluster(ClusterName=cluster)["ClusterArn"]  # its id, not its name
+    for st in policy["Statement"]:
+        resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+        assert all(r != "*" for r in resources) or st.get("Condition"), st
+        assert any(cluster in r or r == arn for r in resources) or st.get("Condition") or "s3:::" in resources[0], st
+        assert not any(a.endswith(":*") or a == "*" for a in st["Action"]), st
+    return str(role["RoleName"])
+
+
+def _role_gone(aws: Any, cluster: str, role: str, namespace: str, sa: str) -> None:
+    iam = aws("iam")
+    assert aws("eks").list_pod_identity_associations(clusterName=cluster, namespace=namespace,
+                                                     serviceAccount=sa)["associations"] == []
+    try:
+        iam.get_role(RoleName=role)
+    except iam.exceptions.NoSuchEntityException:
+        return
+    raise AssertionError(f"{role} is still there after the feature was disabled")
+
+
+def test_observability_enables_with_its_scoped_role_and_disable_leaves_nothing(
+        api: Any, cluster: str, aws: Any) -> None:
+    op = api.wait_terminal(_patch(api, cluster, {"observability": {"enabled": True}}).json()["id"])
+    assert op["status"] == "SUCCEEDED", op["error"]
+    addon = "amazon-sagemaker-hyperpod-observability"
+    assert aws("eks").describe_addon(clusterName=cluster, addonName=addon)["addon"]["status"] == "ACTIVE"
+    assert _features(api, cluster)["observability"]["status"] == "ACTIVE"
+    role = _feature_role(aws, cluster, "hyperpod-observability", "hyperpod-observability-operator-otel-collector",
+                         "observability")
+    off = api.wait_terminal(_patch(api, cluster, {"observability": {"enabled": False}}).json()["id"])
+    assert off["status"] == "SUCCEEDED", off["error"]
+    assert addon not in aws("eks").list_addons(clusterName=cluster)["addons"]
+    _role_gone(aws, cluster, role, "hyperpod-observability", "hyperpod-observability-operator-otel-collector")
+    assert _features(api, cluster)["observability"]["status"] == "DISABLED"
 
 
 def test_tiered_checkpointing_identity_chain_is_made_and_removed_as_one_unit(
