@@ -207,3 +207,31 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert api.wait_terminal(r.json()["id"])["status"] == "SUCCEEDED"
     assert kube.list("v1", "Pod", "default", label_selector="podstart.dev/job=train") == []
     assert api.get(f"{base}/jobs/train").status_code == 404
+
+
+def test_a_job_in_a_new_namespace_gets_the_namespace_and_its_data_volume_and_is_listed(
+        api: Any, sandbox: Any, cluster: str) -> None:
+    # Given the operator is on (the first test enabled it), a team submits into a namespace that does not exist
+    base = f"/v1/clusters/{cluster}"
+    kube = sandbox.kube.store(cluster)
+    body = _job("team-train", namespace="team-a", secrets=[], nodes=1)
+    plan = api.post(f"{base}/jobs", json=body, params={"dry_run": "true"}).json()
+    assert [(c["action"], c["kind"]) for c in plan["changes"] if c["step"] == "submit"] == [
+        ("create", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolume"),
+        ("create", "Kubernetes PersistentVolumeClaim"), ("create", "Kubernetes HyperPodPyTorchJob")]
+    r = api.post(f"{base}/jobs", json=body, key=uuid.uuid4().hex)
+    assert r.status_code == 202, r.text
+    op = api.wait_terminal(r.json()["id"], timeout=120)
+    assert op["status"] == "SUCCEEDED", op.get("error")
+    # Then the namespace, its data volume and the job are there, the job runs, and every face finds it there
+    assert kube.get("v1", "Namespace", "team-a") is not None
+    assert kube.get("v1", "PersistentVolumeClaim", "podstart-data", "team-a") is not None
+    assert kube.get(*HP, "team-train", "team-a") is not None
+    job = api.get(f"{base}/jobs/team-train", params={"namespace": "team-a"}).json()
+    assert job["namespace"] == "team-a" and job["status"] == "Running", job
+    assert api.get(f"{base}/jobs/team-train").status_code == 404  # not in default
+    listed = {(j["namespace"], j["name"]) for j in api.get(f"{base}/jobs").json()["items"]}
+    assert ("team-a", "team-train") in listed
+    gone = api.http.delete(f"{base}/jobs/team-train", params={"namespace": "team-a"})
+    assert gone.status_code == 202 and api.wait_terminal(gone.json()["id"])["status"] == "SUCCEEDED"
+    assert kube.get(*HP, "team-train", "team-a") is None
