@@ -1,6 +1,7 @@
 // The Endpoints page on a sandbox cluster with a GPU group: an unpinned image is refused on its field,
 // a self-managed vLLM endpoint is deployed from the form (progress on the operation page), shows READY
-// live, answers a chat in "Try it", and is deleted; every mutation carried an Idempotency-Key.
+// live, answers a chat in "Try it", is scaled from its own page (status, objects), and is deleted; every
+// mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
@@ -87,6 +88,28 @@ test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it
   assert.match(answer, /what are you\?/, answer);
   await shot(page, "inference-answered");
 
+  // The endpoint's own page: live status, what PodStart made for it, and scaling from there.
+  await endpoints.getByRole("link", { name: EP, exact: true }).click();
+  await page.getByRole("heading", { name: EP, level: 1 }).waitFor();
+  await page.locator('[data-testid="endpoint-status"][data-status="READY"]').waitFor();
+  assert.equal((await page.getByTestId("endpoint-replicas").innerText()).trim(), "1 of 1 ready");
+  const objects = await page.getByRole("table", { name: "Objects" }).innerText();
+  assert.match(objects, /Deployment\s+chat-a/, objects);
+  assert.match(objects, /Service\s+chat-a/, objects);
+  await assertCleanText(page, "endpoint page");
+  await shot(page, "endpoint-detail");
+  await page.getByRole("button", { name: "Scale", exact: true }).click();
+  const scale = page.getByRole("dialog");
+  await scale.getByRole("spinbutton", { name: "Replicas" }).fill("2");
+  await scale.getByRole("button", { name: "Save" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await page.goBack();
+  await page.getByRole("heading", { name: EP, level: 1 }).waitFor();
+  await page.getByTestId("endpoint-replicas").getByText("2 of 2 ready").waitFor({ timeout: 30_000 });
+  await page.getByRole("link", { name: "Endpoints" }).click();
+  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+
   await page.getByRole("button", { name: `Delete ${EP}` }).click();
   const confirm = page.getByRole("dialog");
   await confirm.getByRole("textbox").fill(EP);
@@ -96,7 +119,7 @@ test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it
   assert.equal((await sb.api(`/v1/clusters/${CLUSTER}/endpoints/${EP}?region=${REGION}`)).status, 404);
 
   const mine = mutations.slice(since);
-  assert.equal(mine.length, 4, JSON.stringify(mine)); // refused deploy, deploy, invoke, delete
+  assert.equal(mine.length, 5, JSON.stringify(mine)); // refused deploy, deploy, invoke, scale, delete
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
   assert.deepEqual(problems, []);
 });

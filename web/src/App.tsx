@@ -24,6 +24,7 @@ const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
 const Audit = lazy(() => import("./pages/Audit"));
 const JobDetail = lazy(() => import("./pages/JobDetail"));
+const EndpointDetail = lazy(() => import("./pages/EndpointDetail"));
 
 function LiveBadge() {
   const { state } = useLive();
@@ -48,6 +49,8 @@ function Page({ route }: { route: Route }) {
       return <JobDetail key={`${route.region}/${route.name}/${route.namespace}/${route.job}`} region={route.region} name={route.name} job={route.job} namespace={route.namespace} />;
     case "endpoints":
       return <Endpoints key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+    case "endpoint":
+      return <EndpointDetail key={`${route.region}/${route.name}/${route.endpoint}`} region={route.region} name={route.name} endpoint={route.endpoint} />;
     case "operations":
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
@@ -77,6 +80,8 @@ function titleOf(route: Route): string {
       return `Job ${route.job}`;
     case "endpoints":
       return `Endpoints · ${route.name}`;
+    case "endpoint":
+      return `Endpoint ${route.endpoint}`;
     case "operations":
       return "Operations";
     case "operation":

@@ -13,7 +13,7 @@ const apiMock = vi.hoisted(() => ({
 vi.mock("../src/api/client", async (orig) => ({ ...(await orig<typeof import("../src/api/client")>()), api: apiMock }));
 
 import { ApiError } from "../src/api/client";
-import { parseRoute } from "../src/lib/router";
+import { href, parseRoute } from "../src/lib/router";
 import EndpointsPage, { byModel, deploySummary, endpointBody } from "../src/pages/Endpoints";
 
 const ready: Endpoint = {
@@ -57,6 +57,8 @@ describe("deploy request", () => {
 
   it("routes #/clusters/{region}/{name}/endpoints and words a pool's workers by model", () => {
     expect(parseRoute("#/clusters/us-west-2/llm/endpoints")).toEqual({ page: "endpoints", region: "us-west-2", name: "llm" });
+    expect(parseRoute("#/clusters/us-west-2/llm/endpoints/chat%20a")).toEqual({ page: "endpoint", region: "us-west-2", name: "llm", endpoint: "chat a" });
+    expect(href.endpoint("us-west-2", "llm", "chat a")).toBe("#/clusters/us-west-2/llm/endpoints/chat%20a");
     expect(byModel({ name: "p", cluster: "c", region: "r", engine: "vllm", image: "i", instance_type: "t", gpus_per_worker: 1, workers: 3,
       by_model: { unassigned: 2, chat: 1 } })).toBe("unassigned: 2, chat: 1");
   });

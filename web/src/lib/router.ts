@@ -2,6 +2,7 @@ import { useEffect, useState } from "react";
 
 /**
  * Hash routes: #/clusters, #/clusters/new, #/clusters/{region}/{name}, #/clusters/{region}/{name}/endpoints,
+ * #/clusters/{region}/{name}/endpoints/{endpoint},
  * #/clusters/{region}/{name}/jobs/{job}, #/import, #/operations, #/operations/{id}.
  */
 export type Route =
@@ -11,6 +12,7 @@ export type Route =
   | { page: "cluster"; region: string; name: string }
   | { page: "job"; region: string; name: string; job: string; namespace: string }
   | { page: "endpoints"; region: string; name: string }
+  | { page: "endpoint"; region: string; name: string; endpoint: string }
   | { page: "operations"; cluster?: string; status?: string }
   | { page: "operation"; id: string }
   | { page: "audit"; actor?: string; cluster?: string; action?: string; face?: string }
@@ -30,6 +32,8 @@ export function parseRoute(hash: string): Route {
     return { page: "job", region: parts[1], name: parts[2], job: parts[4], namespace: q.get("namespace") ?? "default" };
   if (parts[0] === "clusters" && parts.length === 4 && parts[3] === "endpoints")
     return { page: "endpoints", region: parts[1], name: parts[2] };
+  if (parts[0] === "clusters" && parts.length === 5 && parts[3] === "endpoints")
+    return { page: "endpoint", region: parts[1], name: parts[2], endpoint: parts[4] };
   if (parts[0] === "import" && parts.length === 1)
     return { page: "import", region: q.get("region") ?? undefined, eks_cluster_name: q.get("eks_cluster_name") ?? undefined };
   if (parts[0] === "operations" && parts.length === 1)
@@ -62,6 +66,8 @@ export const href = {
   },
   cluster: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}`,
   endpoints: (region: string, name: string) => `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/endpoints`,
+  endpoint: (region: string, name: string, endpoint: string) =>
+    `#/clusters/${encodeURIComponent(region)}/${encodeURIComponent(name)}/endpoints/${encodeURIComponent(endpoint)}`,
   operations: (f: { cluster?: string; status?: string } = {}) => {
     const q = new URLSearchParams();
     if (f.cluster) q.set("cluster", f.cluster);

@@ -9,6 +9,7 @@ import Checkbox from "@cloudscape-design/components/checkbox";
 import Container from "@cloudscape-design/components/container";
 import FormField from "@cloudscape-design/components/form-field";
 import Header from "@cloudscape-design/components/header";
+import Link from "@cloudscape-design/components/link";
 import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SegmentedControl from "@cloudscape-design/components/segmented-control";
@@ -31,7 +32,7 @@ import { useAsync } from "../lib/useAsync";
 type Draft = Record<string, string | boolean>;
 type Opt = { value: string; label: string; description?: string };
 
-const SETTLED = new Set(["READY", "FAILED"]);
+export const SETTLED = new Set(["READY", "FAILED"]);
 const ENDPOINT_FIELDS = [
   "name", "mode", "instance_type", "replicas", "gpus", "model", "model.uri", "model.model_id", "model.token_secret",
   "engine", "image", "engine_args", "service", "pool", "source_ranges", "internet_facing", "router", "autoscaling",
@@ -260,7 +261,7 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
   );
 }
 
-function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
+export function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
   const auto = (ep.autoscaling ?? {}) as Record<string, unknown>;
   const now = { replicas: ep.replicas, autoscaling_min: auto.min as number | undefined, autoscaling_max: auto.max as number | undefined };
   const [d, setD] = useState<Draft>({ replicas: String(ep.replicas), autoscaling_min: text(now.autoscaling_min, ""), autoscaling_max: text(now.autoscaling_max, "") });
@@ -308,7 +309,7 @@ function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; region:
   );
 }
 
-function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
+export function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
   const del = useMutation((_: null, key: string) => api.deleteEndpoint(cluster, region, ep.name, key));
   return (
     <ConfirmModal
@@ -325,7 +326,7 @@ function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster: string
 }
 
 /** Try it: one chat message to a READY endpoint, through PodStart (the target is the endpoint's own Service). */
-function TryIt({ cluster, region, endpoints }: { cluster: string; region: string; endpoints: Endpoint[] }) {
+export function TryIt({ cluster, region, endpoints }: { cluster: string; region: string; endpoints: Endpoint[] }) {
   const ready = endpoints.filter((x) => x.status === "READY");
   const [ep, setEp] = useState("");
   const [message, setMessage] = useState("");
@@ -527,7 +528,7 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
         ariaLabels={{ tableLabel: "Inference endpoints" }}
         empty={<Box textAlign="center">{list.error ? list.error.message : "No endpoints yet"}</Box>}
         columnDefinitions={[
-          { id: "name", header: "Name", cell: (x) => x.name, isRowHeader: true },
+          { id: "name", header: "Name", cell: (x) => <Link href={href.endpoint(region, name, x.name)}>{x.name}</Link>, isRowHeader: true },
           { id: "mode", header: "Mode", cell: (x) => (x.mode === "managed" ? "Managed" : `Self-managed ${text(x.engine)}`) },
           { id: "model", header: "Model", cell: (x) => x.model },
           { id: "type", header: "Instance type", cell: (x) => `${x.instance_type}${x.gpus ? ` (${x.gpus} GPU)` : ""}` },
