@@ -515,12 +515,15 @@ class _Handler(BaseHTTPRequestHandler):
         names = [c.get("name") for c in get_path(pod, "spec.containers") or []]
         if container and container not in names:
             raise bad_request(f"container {container} is not valid for pod {name}")
-        text = store.read_log(namespace, name, container)
-        offset = len(text)
+        offset = store.log_size(namespace, name, container)
         if query.get("sinceSeconds"):
-            text = _since(text, int(query["sinceSeconds"]))
-        if query.get("tailLines"):
-            text = _tail(text, int(query["tailLines"]))
+            text = _since(store.read_log(namespace, name, container), int(query["sinceSeconds"]))
+            if query.get("tailLines"):
+                text = _tail(text, int(query["tailLines"]))
+        elif query.get("tailLines"):
+            text = store.tail_log(namespace, name, container, int(query["tailLines"]))
+        else:
+            text = store.read_log(namespace, name, container)
         if query.get("limitBytes"):
             text = text[: int(query["limitBytes"])]
         if query.get("follow", "") not in ("true", "1"):

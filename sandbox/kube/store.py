@@ -118,7 +118,7 @@ class ClusterStore:
         self._changed_at: dict[tuple[GK, str, str], float] = {}
         self._history: deque[tuple[int, GK, str, Obj, Obj | None]] = deque(maxlen=_HISTORY)
         self._watchers: list[Watcher] = []
-        self._logs: dict[tuple[str, str, str], str] = {}
+        self._logs: dict[tuple[str, str, str], LogBuffer] = {}
         self._applied: dict[AppliedKey, Obj] = {}
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
@@ -211,12 +211,25 @@ class ClusterStore:
     def append_log(self, namespace: str, pod: str, text: str, container: str | None = None) -> None:
         with self._cond:
             key = (namespace, pod, container or self._default_container(namespace, pod))
-            self._logs[key] = self._logs.get(key, "") + text
+            self._logs.setdefault(key, LogBuffer()).append(text)
             self._cond.notify_all()
 
+    def _log(self, namespace: str, pod: str, container: str | None) -> LogBuffer:
+        return self._logs.get((namespace, pod, container or self._default_container(namespace, pod))) or LogBuffer()
+
     def read_log(self, namespace: str, pod: str, container: str | None = None) -> str:
+        """The whole log (a copy: for small logs and `sinceSeconds`)."""
         with self._lock:
-            return self._logs.get((namespace, pod, container or self._default_container(namespace, pod)), "")
+            return self._log(namespace, pod, container).text_from(0)
+
+    def log_size(self, namespace: str, pod: str, container: str | None = None) -> int:
+        with self._lock:
+            return self._log(namespace, pod, container).size
+
+    def tail_log(self, namespace: str, pod: str, container: str | None, lines: int) -> str:
+        """The last `lines` lines, read from the end: a 100 MB log is neither copied nor split."""
+        with self._lock:
+            return self._log(namespace, pod, container).tail(lines)
 
     def close(self) -> None:
         """End every open watch and log stream."""
@@ -765,12 +778,61 @@ class ClusterStore:
         with self._cond:
             while True:
                 obj = self._objects.get(POD_GK, {}).get((namespace, pod))
-                text = self._logs.get((namespace, pod, container or self._default_container(namespace, pod)), "")
+                log = self._log(namespace, pod, container)
                 done = self._closed or obj is None or get_path(obj, "status.phase") in ("Succeeded", "Failed")
                 remaining = deadline - time.monotonic()
-                if len(text) > offset or done or remaining <= 0:
-                    return text[offset:], done
+                if log.size > offset or done or remaining <= 0:
+                    return log.text_from(offset), done
                 self._cond.wait(remaining)
+
+
+class LogBuffer:
+    """A pod's log as chunks of at most CHUNK characters: appending a line never copies the whole log (a
+    running pod of a long job logs for days), the tail is found from the end, a follower reads from an offset."""
+
+    CHUNK = 64 * 1024
+
+    def __init__(self) -> None:
+        self._chunks: list[str] = []
+        self.size = 0
+
+    def append(self, text: str) -> None:
+        if not text:
+            return
+        if self._chunks and len(self._chunks[-1]) + len(text) <= self.CHUNK:
+            self._chunks[-1] += text
+        else:
+            self._chunks.append(text)
+        self.size += len(text)
+
+    def text_from(self, offset: int) -> str:
+        out: list[str] = []
+        start = 0
+        for c in self._chunks:
+            end = start + len(c)
+            if end > offset:
+                out.append(c[max(0, offset - start):])
+            start = end
+        return "".join(out)
+
+    def tail(self, lines: int) -> str:
+        if lines <= 0:
+            return ""
+        taken: list[str] = []
+        found = 0
+        for i, c in enumerate(reversed(self._chunks)):
+            piece = c[:-1] if i == 0 and c.endswith("\n") else c  # the final newline ends the last line
+            pos = len(piece)
+            while found < lines:
+                pos = piece.rfind("\n", 0, pos)
+                if pos < 0:
+                    break
+                found += 1
+            if found >= lines:
+                taken.append(c[pos + 1:])
+                return "".join(reversed(taken))
+            taken.append(c)
+        return "".join(reversed(taken))
 
 
 def random_suffix(n: int = 5) -> str:
