@@ -19,7 +19,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from functions.adapters import aws
+from functions.adapters import aws, kube_http
 from functions.adapters.eks_auth import _ca_file, eks_token
 from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
@@ -43,6 +43,7 @@ class KubeReader:
         req = urllib.request.Request(self.endpoint.rstrip("/") + path,
                                      headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"})
         ctx = ssl.create_default_context(cafile=self.ca_file) if self.endpoint.startswith("https://") else None
+        kube_http.notify("GET", req.full_url)
         try:
             with urllib.request.urlopen(req, timeout=KUBE_TIMEOUT_S, context=ctx) as resp:
                 return json.loads(resp.read())  # type: ignore[no-any-return]

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,21 @@ FIELD_MANAGER = "podstart"
 PLURALS = {"Secret": "secrets", "Pod": "pods", "HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs"}
 
 _NAME_OK = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+
+# Observers of every request this client sends, (method, URL) before it goes out: as botocore's event hooks
+# are for AWS calls (functions.adapters.aws.register_hook), so the sandbox's call log sees Kubernetes too.
+_HOOKS: list[Callable[[str, str], None]] = []
+
+
+def register_hook(hook: Callable[[str, str], None]) -> None:
+    if hook not in _HOOKS:
+        _HOOKS.append(hook)
+
+
+def notify(method: str, url: str) -> None:
+    """Tell the observers a request is going out (every Kubernetes client of the API function calls this)."""
+    for hook in _HOOKS:
+        hook(method, url)
 
 
 class KubeUnavailable(Exception):
@@ -56,6 +72,7 @@ class KubeHttp:
                    ca_file=_ca_file(ca) if host.startswith("https://") and ca else None)
 
     def _open(self, req: urllib.request.Request, timeout: float) -> Any:
+        notify(req.get_method(), req.full_url)
         req.add_header("Authorization", f"Bearer {self.token}")
         ctx = ssl.create_default_context(cafile=self.ca_file) if self.host.startswith("https://") else None
         return urllib.request.urlopen(req, timeout=timeout, context=ctx)

@@ -189,3 +189,27 @@ class ClientHooks:
         if status >= 300:
             outcome = str((parsed or {}).get("Error", {}).get("Code") or status)
         self.calls.append(model.service_model.service_name, model.name, context.get(self._KEY, {}), outcome)
+
+
+# A Kubernetes request as the call log names it: reads start like AWS reads do ("Get"), writes do not.
+_KUBE_VERBS = {"GET": "Get", "POST": "Post", "PUT": "Replace", "PATCH": "Apply", "DELETE": "Delete"}
+
+
+class KubeHooks:
+    """Every request the API function's Kubernetes client sends (functions.adapters.kube_http), in the call log
+    as service `kubernetes` (operation: Get, Post, Replace, Apply or Delete; params: the path), tagged with
+    the API request it served like the AWS calls."""
+
+    def __init__(self, calls: CallLog) -> None:
+        self.calls = calls
+
+    def install(self) -> None:
+        from functions.adapters import kube_http
+
+        kube_http.register_hook(self.record)
+
+    def record(self, method: str, url: str) -> None:
+        from urllib.parse import urlsplit
+
+        self.calls.append("kubernetes", _KUBE_VERBS.get(method.upper(), method.title()),
+                          {"path": urlsplit(url).path}, "sent")

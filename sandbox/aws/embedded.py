@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, sagemaker
-from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector
+from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector, KubeHooks
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
 DEFAULT_REGION = "us-west-2"
@@ -105,6 +105,7 @@ class EmbeddedAws:
         with urllib.request.urlopen(request, timeout=10):
             pass
         ClientHooks(self.calls, self.faults).install()
+        KubeHooks(self.calls).install()
         self._seed()
         return self._endpoint
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.plan_calls import aws_writes
+from tests.e2e.plan_calls import aws_writes, request_writes
 
 VLLM_IMAGE = "vllm/vllm-openai:v0.10.1"
 SGLANG_IMAGE = "lmsysorg/sglang:v0.4.9.post2-cu126"
@@ -102,6 +102,7 @@ def test_dry_runs_plan_what_deploy_scale_and_delete_then_do_and_change_nothing(a
     assert {("Deployment", ep), ("Service", ep)} <= planned
     assert plan["cost"]["hourly"] == 0 and [line["paid"] for line in plan["cost"]["lines"]] == [True]
     assert aws_writes(api, since) == [] and kube.get("apps/v1", "Deployment", ep, "default") is None
+    assert request_writes(api, dry) == []  # no write at all, Kubernetes and PodStart's own tables included
     assert api.get(f"{url}/{ep}").status_code == 404  # no endpoint record
     assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops  # no operation
     bad = vllm(ep, image="vllm/vllm-openai:latest")
@@ -130,6 +131,7 @@ def test_dry_runs_plan_what_deploy_scale_and_delete_then_do_and_change_nothing(a
             if c["step"] == "objects" and c["action"] == "delete"} == planned
     assert kube.get("apps/v1", "Deployment", ep, "default")["spec"]["replicas"] == 2  # neither plan changed it
     assert api.get(f"{url}/{ep}").json()["status"] == "READY" and aws_writes(api, since) == []
+    assert request_writes(api, scale) == [] and request_writes(api, gone) == []
     delete(api, cluster, ep)
     assert all(kube.get(o["api_version"], o["kind"], o["name"], o["namespace"] or None) is None for o in made)
 

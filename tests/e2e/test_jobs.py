@@ -85,6 +85,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert change["details"]["keys"] == ["HF_TOKEN", "HUB"] and change["details"]["namespace"] == "default"
     assert "hf_s3cr3t_value" not in dry.text and "plain_named_value" not in dry.text
     assert kube.get("v1", "Secret", "hf-token", "default") is None and aws_writes(api, since) == []
+    assert request_writes(api, dry) == []  # nor a Kubernetes write (the call log holds the API's Kubernetes calls)
     nowhere = {**secret, "namespace": "nowhere"}
     dry, real = (api.post(f"{base}/secrets", json=nowhere, params={"dry_run": "true"}),
                  api.post(f"{base}/secrets", json=nowhere))
@@ -96,6 +97,8 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert r.status_code == 201 and r.json() == {"name": "hf-token", "namespace": "default",
                                                  "keys": ["HF_TOKEN", "HUB"]}, r.text
     assert "hf_s3cr3t_value" not in r.text
+    # its one Kubernetes write, seen by the same call log (besides the audit record, DynamoDB PutItem)
+    assert [w for w in request_writes(api, r) if w.startswith("kubernetes.")] == ["kubernetes.Apply"]
     trail = api.get("/v1/audit", params={"cluster": cluster}).text  # recorded, values masked whatever the key
     assert "create_secret" in trail or "secrets" in trail, trail[:500]
     assert "hf_s3cr3t_value" not in trail and "plain_named_value" not in trail

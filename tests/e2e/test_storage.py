@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.plan_calls import unplanned, writes
+from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 DRY = {"dry_run": "true"}
 
@@ -66,6 +66,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     assert dry.status_code == 200, dry.text
     plan = dry.json()
     assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "Namespace", "ml") is None
+    assert request_writes(api, dry) == []  # no write at all, Kubernetes and PodStart's own tables included
     assert plan["kind"] == "storage.add" and plan["cost"] == {**plan["cost"], "hourly": 0, "lines": []}
     assert {(c["action"], c["kind"]) for c in plan["changes"]} >= {
         ("create", "AWS::IAM::Role"), ("create", "AWS::EKS::PodIdentityAssociation"),
@@ -117,8 +118,10 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     # Remove: the claim and volume go, the bucket and its data stay.
     assert api.http.delete(f"/v1/clusters/{cluster}/storage/podstart-data").status_code == 409
     since = len(api.calls())
-    plan = api.http.delete(f"/v1/clusters/{cluster}/storage/train", params=DRY).json()
-    assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "train", "ml")
+    dry = api.http.delete(f"/v1/clusters/{cluster}/storage/train", params=DRY)
+    plan = dry.json()
+    assert request_writes(api, dry) == [] and writes(api, since) == []
+    assert sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "train", "ml")
     assert [(c["action"], c["kind"]) for c in plan["changes"]][:2] == [
         ("delete", "Kubernetes PersistentVolumeClaim"), ("delete", "Kubernetes PersistentVolume")]
     assert ("none", "AWS::S3::Bucket", bucket) in [(c["action"], c["kind"], c["name"]) for c in plan["changes"]]

@@ -27,7 +27,7 @@ def test_chunked_log_reads_as_the_whole_text_would() -> None:
 def test_a_hundred_megabytes_append_in_chunks_and_the_tail_is_the_newest_lines() -> None:
     log = LogBuffer()
     line = "x" * 99 + "\n"
-    for i in range(10_000):
+    for _ in range(10_000):
         log.append(line * 100)  # 100 MB in 10,000 appends: quadratic copying would take minutes
     log.append("last one\n")
     assert log.size == 100_000_009 and len(log._chunks) < 2000
