@@ -1,4 +1,4 @@
-import { useRef, type ReactNode } from "react";
+import { memo, useRef, type ReactNode } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 
 export interface Column<T> {
@@ -7,6 +7,17 @@ export interface Column<T> {
   cell: (item: T) => ReactNode;
   width?: number | string;
 }
+
+/** One row; memoized so that a scroll renders only the rows coming into view, not every row still in it. */
+const Row = memo(function Row({ item, index, columns, height }: { item: unknown; index: number; columns: Column<never>[]; height: number }) {
+  return (
+    <tr aria-rowindex={index + 2} style={{ height }}>
+      {columns.map((c) => (
+        <td key={c.id}>{c.cell(item as never)}</td>
+      ))}
+    </tr>
+  );
+});
 
 /**
  * A virtualized table for long lists (thousands of operations): a real <table> with sticky header,
@@ -75,13 +86,7 @@ export function VirtualTable<T>({
           )}
           {rows.map((r) => {
             const item = items[r.index];
-            return (
-              <tr key={rowKey(item)} aria-rowindex={r.index + 2} style={{ height: rowHeight }}>
-                {columns.map((c) => (
-                  <td key={c.id}>{c.cell(item)}</td>
-                ))}
-              </tr>
-            );
+            return <Row key={rowKey(item)} item={item} index={r.index} columns={columns as Column<never>[]} height={rowHeight} />;
           })}
           {bottom > 0 && (
             <tr aria-hidden="true" style={{ height: bottom }}>
