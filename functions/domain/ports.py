@@ -211,3 +211,11 @@ class ClusterKube(Protocol):
 
 
 KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube
+
+
+class ObjectLister(Protocol):
+    """A bucket's keys under a prefix, in key order, one bounded page per call (read-only: ListObjectsV2)."""
+
+    def list_objects(self, bucket: str, prefix: str, start_after: str | None,
+                     max_keys: int) -> tuple[builtins.list[dict[str, Any]], bool]:
+        """([{"key", "size", "last_modified" (ISO 8601)}], more keys follow)."""
