@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 
 from functions.domain.inference import download_job_name
-from tests.e2e.plan_calls import request_writes
+from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 GPU_TYPE = "ml.g5.8xlarge"
 TOKEN = "hf_sandboxTOKENvalue_9c1e"
@@ -86,6 +86,8 @@ def test_dry_run_plans_the_job_and_the_prefix_at_no_cost_and_writes_nothing(api:
 def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_token_secret(
         api: Any, sandbox: Any, aws: Any, cluster: str, bucket: str) -> None:
     body = {"source": "huggingface", "model_id": "Qwen/Qwen3-0.6B", "revision": "main", "token_secret": "hf-token"}
+    plan = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body).json()
+    since = len(api.calls())
     k = key()
     op = start(api, cluster, body, k)
     assert start(api, cluster, body, k)["id"] == op["id"]  # same Idempotency-Key: the same operation
@@ -96,6 +98,9 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     assert out["job_name"] == name
     assert (out["files_done"], out["files_total"], out["files_skipped"]) == (FILES, FILES, 0)
     assert out["bytes_done"] == out["bytes_total"] > 0
+    assert unplanned(plan, writes(api, since)) == []
+    made = [(c["action"], c["kind"], c["name"]) for c in plan["changes"] if c["kind"] == "Kubernetes Job"]
+    assert made == [("create", "Kubernetes Job", name)]
     running = [s for s in seen if 0 < s.get("files_done", 0) < FILES]
     assert running, f"no progress seen while it ran: {seen}"
 
