@@ -199,6 +199,9 @@ class ClusterKube(Protocol):
 
     def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
 
+    def names(self, path: str) -> builtins.list[str]:
+        """Names at `path` (a collection or one object) without the objects (a Secret's values stay put)."""
+
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
                    max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
 

@@ -64,7 +64,7 @@ class DownloadAdmission:
         b = self.body
         if b.token_secret:
             kube = self.deps.kube(self.rec.eks_cluster_name, self.rec.region)
-            if kube.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{b.token_secret}") is None:
+            if not kube.names(f"/api/v1/namespaces/{NAMESPACE}/secrets/{b.token_secret}"):  # never its values
                 raise InvalidInput.field(["body", "token_secret"],
                                          f"{self.rec.name} has no Secret {b.token_secret!r} in namespace "
                                          f"{NAMESPACE}: create it (key `{im.TOKEN_KEY}`) first")
