@@ -547,3 +547,12 @@ def _assets(role: iam.Role, data: DataConstruct) -> None:
         resources=[assets.bucket_arn],
         reason="HeadObject on a not-yet-uploaded script answers 404 instead of 403 (assets bucket only).",
     )
+    grant(
+        role,
+        sid="CountDownloadedModels",
+        actions=["s3:ListBucket"],
+        resources=[data.data_bucket.bucket_arn],
+        conditions={"StringLike": {"s3:prefix": ["data/models/*"]}},
+        reason="model.download counts the files under data/models/{model}/{revision}/ before it replaces an "
+        "earlier Job (the Job itself writes them, with its own identity); data bucket, models prefix, read-only.",
+    )

@@ -177,6 +177,10 @@ KNOWN: dict[tuple[str, str], Known] = {
         "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
         "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
+    ("get", "/v1/clusters/{cluster}/models"): Known(
+        "list_models", "Models in the shared bucket: id, revision, files, bytes, path."),
+    ("post", "/v1/clusters/{cluster}/models"): Known(
+        "download_model", "Download a Hugging Face model to the shared bucket (resumes)." + TRACK),
     ("get", "/v1/clusters/{cluster}/features"): Known(
         "get_features", "Features: on/off, status, why, version, needs, settings.",
         small=True),

@@ -7,6 +7,7 @@ record: no caller-given URL or host reaches it (the SSRF guard is the signature)
 
 from __future__ import annotations
 
+import builtins
 import json
 import ssl
 import urllib.error
@@ -40,6 +41,10 @@ def notify(method: str, url: str) -> None:
     """Tell the observers a request is going out (every Kubernetes client of the API function calls this)."""
     for hook in _HOOKS:
         hook(method, url)
+
+
+TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io"
+NAMES_LIMIT = 500
 
 
 class KubeUnavailable(Exception):
@@ -92,6 +97,22 @@ class KubeHttp:
     def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
         body = self.get(path, {"labelSelector": label_selector} if label_selector else None)
         return list((body or {}).get("items") or [])
+
+    def names(self, path: str) -> builtins.list[str]:
+        """The names at `path` (a collection, or one object), read as a Table without the objects: a Secret's
+        existence is checked, or its name listed, and its values never leave the API server. [] for a 404."""
+        url = self.host + path + "?" + urllib.parse.urlencode({"includeObject": "None", "limit": str(NAMES_LIMIT)})
+        req = urllib.request.Request(url, headers={"Accept": TABLE_ACCEPT})
+        try:
+            with self._open(req, self.timeout) as r:
+                table = json.loads(r.read())
+        except urllib.error.HTTPError as err:
+            if err.code == 404:
+                return []
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for {path}", err.code) from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
+        return [str(row["cells"][0]) for row in table.get("rows") or [] if row.get("cells")]
 
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
                    max_response: int, timeout: float) -> tuple[int, bytes, bool]:

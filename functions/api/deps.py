@@ -10,6 +10,7 @@ from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
 from functions.adapters.nodes import AwsNodeReader
+from functions.adapters.objects import AwsObjectLister
 from functions.adapters.prices import AwsPriceList
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
@@ -44,7 +45,7 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    nodes=AwsNodeReader(),
+                    nodes=AwsNodeReader(), objects=AwsObjectLister(),
                     features=AwsFeatureReader(s.data_bucket), kube=connect, prices=AwsPriceList(), settings=s,
                     guard=guard,
                     audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

@@ -409,3 +409,15 @@ def download_job_name(model_id: str, revision: str) -> str:
 
 def model_prefix(model_id: str, revision: str) -> str:
     return f"{MODELS_PREFIX.lstrip('/')}{model_id}/{revision}/"
+
+
+DOWNLOAD_IMAGE = "python:3.12-slim"  # pinned; the download Job's runner (podstart_download) is baked on top
+
+
+def model_of_key(key: str) -> tuple[str, str, str] | None:
+    """`data/models/{org}/{name}/{revision}/{file...}` -> (model_id, revision, file); None for other keys."""
+    rest = key.removeprefix(MODELS_PREFIX.lstrip("/"))
+    parts = rest.split("/", 3)
+    if rest == key or len(parts) < 4 or not all(parts):
+        return None
+    return f"{parts[0]}/{parts[1]}", parts[2], parts[3]

@@ -397,3 +397,33 @@ def download_job(*, name: str, model_id: str, revision: str, bucket: str, token_
                                   "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
                                                 "limits": {"cpu": "2", "memory": "4Gi"}}}]}}},
     }
+
+
+DOWNLOAD_LABEL = "podstart.dev/download"
+COUNT_KEYS = ("files_done", "files_total", "bytes_done", "bytes_total", "files_skipped")
+
+
+def download_counts(job: dict[str, Any] | None) -> dict[str, int]:
+    """The progress a download Job reports in its `podstart.dev/files-done`... annotations."""
+    ann = ((job or {}).get("metadata") or {}).get("annotations") or {}
+    out: dict[str, int] = {}
+    for key in COUNT_KEYS:
+        v = ann.get(f"podstart.dev/{key.replace('_', '-')}")
+        if v is not None and str(v).isdigit():
+            out[key] = int(v)
+    return out
+
+
+def job_finished(job: dict[str, Any] | None) -> str | None:
+    """"Complete" or "Failed" when the Job has ended, else None."""
+    for c in ((job or {}).get("status") or {}).get("conditions") or []:
+        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed"):
+            return str(c["type"])
+    return None
+
+
+def download_present(job: dict[str, Any] | None, files_in_bucket: int) -> bool:
+    """All files are there already: an earlier download Job of this (model, revision) completed having counted
+    its files, and at least that many objects are under the prefix now (the step and the plan ask this)."""
+    total = download_counts(job).get("files_total")
+    return job_finished(job) == "Complete" and total is not None and files_in_bucket >= total

@@ -199,6 +199,9 @@ class ClusterKube(Protocol):
 
     def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
 
+    def names(self, path: str) -> builtins.list[str]:
+        """Names at `path` (a collection or one object) without the objects (a Secret's values stay put)."""
+
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
                    max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
 
@@ -211,3 +214,11 @@ class ClusterKube(Protocol):
 
 
 KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube
+
+
+class ObjectLister(Protocol):
+    """A bucket's keys under a prefix, in key order, one bounded page per call (read-only: ListObjectsV2)."""
+
+    def list_objects(self, bucket: str, prefix: str, start_after: str | None,
+                     max_keys: int) -> tuple[builtins.list[dict[str, Any]], bool]:
+        """([{"key", "size", "last_modified" (ISO 8601)}], more keys follow)."""

@@ -225,18 +225,22 @@ class PoolList(BaseModel):
 
 
 class ModelObject(BaseModel):
+    """One model revision in the shared bucket (under data/models/)."""
+
     model_id: str
     revision: str
     files: int
     bytes: int
-    path: str
+    last_modified: str | None = Field(default=None, description="The newest object's time (ISO 8601)")
+    path: str = Field(description="The path the deploy form takes (source s3 uri): /data/models/{model_id}/{revision}/")
 
 
 class ModelList(BaseModel):
     cluster: str
+    region: str
     bucket: str
     items: list[ModelObject]
-    truncated: bool = False
+    next_token: str | None = None
 
 
 class InvokeResult(BaseModel):

@@ -11,6 +11,7 @@ from functions.domain.ports import (
     FeatureReader,
     KubeConnector,
     NodeReader,
+    ObjectLister,
     PriceBook,
     StateStore,
 )
@@ -26,6 +27,7 @@ class Deps:
     kube: KubeConnector = field(default=lambda eks, region: _no_kube(eks, region))
     prices: PriceBook | None = None
     nodes: NodeReader | None = None  # the API's node reads (None where a process reads no nodes)
+    objects: ObjectLister | None = None  # bucket listings (the models list, a download's plan)
 
     @property
     def records(self) -> ClusterRecords:

@@ -306,39 +306,51 @@ def relabel(ctx: StepContext) -> Outcome:
 
 # ---------------------------------------------------------------------------------------- download
 
+def _files_in_bucket(ctx: StepContext, bucket: str, prefix: str) -> int:
+    out = ctx.aws("s3").list_objects_v2(Bucket=bucket, Prefix=prefix, MaxKeys=1000)
+    return int(out.get("KeyCount") or len(out.get("Contents") or []))
+
+
 def download(ctx: StepContext) -> Outcome:
+    """Apply the download Job once and watch it; a finished Job of an earlier download is kept when its files are
+    all in the bucket (nothing to do), else removed so a new Job resumes (it skips the files already there)."""
     r, k = ctx.request, kube(ctx)
-    name = r["job_name"]
+    name, bucket = r["job_name"], r.get("bucket") or _bucket(ctx)
     job = k.get("batch/v1", "Job", name, im.NAMESPACE)
+    mine = ctx.outputs.get("job_uid")
+    uid = ((job or {}).get("metadata") or {}).get("uid")
+    if job is not None and mine is None:  # a Job of an earlier download of this (model, revision)
+        finished = im.job_finished(job)
+        if finished == "Complete" and im.download_present(job, _files_in_bucket(ctx, bucket, r["prefix"])):
+            return Done(message=f"all files already in s3://{bucket}/{r['prefix']}: nothing to download",
+                        outputs={"job_name": name, **im.download_counts(job)})
+        if finished:
+            k.delete("batch/v1", "Job", name, im.NAMESPACE)
+            return Wait(message=f"earlier Job {name} ({finished}) removed: a new one resumes", expected_seconds=5)
+        ctx.record(job_name=name, job_uid=uid)  # running already: watch it
+        mine = uid
     if job is None:
-        k.apply(im.download_job(name=name, model_id=r["model_id"], revision=r["revision"], bucket=_bucket(ctx),
-                                token_secret=r.get("token_secret"), image=r["image"]))
-        ctx.record(job_name=name)
-        return Wait(message=f"Job {name} started", expected_seconds=60, outputs={"job_name": name})
-    conds = {c.get("type"): c for c in (job.get("status") or {}).get("conditions") or []
-             if c.get("status") == "True"}
-    progress = _progress(job)
-    if "Failed" in conds:
-        raise PermanentStepError("DownloadFailed", f"Job {name}: {conds['Failed'].get('message') or 'failed'}"
+        made = k.apply(im.download_job(name=name, model_id=r["model_id"], revision=r["revision"], bucket=bucket,
+                                       token_secret=r.get("token_secret"), image=r["image"]))
+        made_uid = (made.get("metadata") or {}).get("uid")
+        ctx.record(job_name=name, job_uid=made_uid)
+        return Wait(message=f"Job {name} started", expected_seconds=60,
+                    outputs={"job_name": name, "job_uid": made_uid})
+    if uid != mine:
+        return Wait(message=f"Job {name}: an earlier Job is still going away", expected_seconds=5)
+    progress, counts = _progress(job), im.download_counts(job)
+    finished = im.job_finished(job)
+    if finished == "Failed":
+        conds = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("type") == "Failed"]
+        raise PermanentStepError("DownloadFailed", f"Job {name}: {conds[0].get('message') or 'failed'}"
                                                    f" ({progress})")
-    if "Complete" in conds:
-        return Done(message=f"Job {name} complete: {progress}", outputs={"job_name": name, **_counts(job)})
-    return Wait(message=f"Job {name} running: {progress}", expected_seconds=60,
-                outputs={"job_name": name, **_counts(job)})
-
-
-def _counts(job: dict[str, Any]) -> dict[str, Any]:
-    ann = (job.get("metadata") or {}).get("annotations") or {}
-    out: dict[str, Any] = {}
-    for key in ("files_done", "files_total", "bytes_done", "bytes_total", "files_skipped"):
-        v = ann.get(f"podstart.dev/{key.replace('_', '-')}")
-        if v is not None and str(v).isdigit():
-            out[key] = int(v)
-    return out
+    if finished == "Complete":
+        return Done(message=f"Job {name} complete: {progress}", outputs={"job_name": name, **counts})
+    return Wait(message=f"Job {name} running: {progress}", expected_seconds=60, outputs={"job_name": name, **counts})
 
 
 def _progress(job: dict[str, Any]) -> str:
-    c = _counts(job)
+    c = im.download_counts(job)
     if not c:
         return "starting"
     return (f"{c.get('files_done', 0)}/{c.get('files_total', '?')} files, {c.get('bytes_done', 0)}/"

@@ -15,10 +15,7 @@ NO_PLAN_YET_ROUTES = {
     # Not a mutation of state: a chat sent through the endpoint's own Service; it changes nothing to plan.
     "POST /v1/clusters/{cluster}/endpoints/{endpoint}/invoke",
 }
-NO_PLAN_YET_KINDS = {
-    # No route starts a model.download (no POST .../models yet): nothing could ask for its plan.
-    # Give it a planner with the route that starts it.
-    "model.download"}
+NO_PLAN_YET_KINDS: set[str] = set()
 
 
 def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:

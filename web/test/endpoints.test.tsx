@@ -6,6 +6,9 @@ const apiMock = vi.hoisted(() => ({
   cluster: vi.fn(),
   endpoints: vi.fn(),
   pools: vi.fn(),
+  models: vi.fn(),
+  downloadModel: vi.fn(),
+  planDownloadModel: vi.fn(),
   deployEndpoint: vi.fn(),
   planDeployEndpoint: vi.fn(),
   invokeEndpoint: vi.fn(),
@@ -14,7 +17,7 @@ vi.mock("../src/api/client", async (orig) => ({ ...(await orig<typeof import("..
 
 import { ApiError } from "../src/api/client";
 import { href, parseRoute } from "../src/lib/router";
-import EndpointsPage, { byModel, deploySummary, endpointBody } from "../src/pages/Endpoints";
+import EndpointsPage, { byModel, deploySummary, downloadBody, endpointBody, fmtBytes } from "../src/pages/Endpoints";
 
 const ready: Endpoint = {
   name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
@@ -30,6 +33,9 @@ beforeEach(() => {
       instance_count: 1, target_count: 1, current_count: 1, counts_as_of: null }] });
   apiMock.endpoints.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [ready, failed] });
   apiMock.pools.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [] });
+  apiMock.models.mockResolvedValue({ cluster: "llm", region: "us-west-2", bucket: "podstart-data", items: [
+    { model_id: "Qwen/Qwen3-0.6B", revision: "main", files: 7, bytes: 18688, last_modified: "2026-01-01T00:00:00Z",
+      path: "/data/models/Qwen/Qwen3-0.6B/main/" }] });
 });
 
 describe("deploy request", () => {
@@ -64,7 +70,63 @@ describe("deploy request", () => {
   });
 });
 
+describe("download request", () => {
+  it("sends the model id, and the revision and token Secret only when given", () => {
+    expect(downloadBody({ model_id: " org/m ", revision: "", token_secret: "" })).toEqual({ source: "huggingface", model_id: "org/m" });
+    expect(downloadBody({ model_id: "org/m", revision: "v1", token_secret: "hf" }))
+      .toEqual({ source: "huggingface", model_id: "org/m", revision: "v1", token_secret: "hf" });
+  });
+
+  it("words sizes as S3 consoles do", () => {
+    expect([fmtBytes(512), fmtBytes(18688), fmtBytes(4_500_000_000), fmtBytes(undefined)]).toEqual(["512 B", "19 kB", "4.5 GB", "-"]);
+  });
+});
+
 describe("Endpoints page", () => {
+  it("lists the bucket's models, plans a download before starting it, and lets the deploy form pick a model", async () => {
+    const plan = {
+      dry_run: true, valid: true, kind: "model.download", target: {},
+      changes: [
+        { action: "create", kind: "Kubernetes Job", name: "dl-org-m-1234abcd", step: "download", details: {} },
+        { action: "update", kind: "S3 prefix", name: "s3://podstart-data/data/models/org/m/main/", step: "download", details: {} },
+      ],
+      quota: [], cost: { currency: "USD", hourly: 0, monthly_estimate: 0, lines: [] }, warnings: [],
+    } as unknown as Plan;
+    apiMock.planDownloadModel.mockResolvedValue({ status: 200, body: plan });
+    apiMock.downloadModel.mockReturnValue(new Promise(() => {}));
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    const table = await screen.findByRole("table", { name: "Models" });
+    await within(table).findByText("Qwen/Qwen3-0.6B");
+    expect(table.textContent).toContain("19 kB");
+    fireEvent.click(screen.getByRole("button", { name: "Download model" }));
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Hugging Face model id"), { target: { value: "org/m" } });
+    fireEvent.change(within(dialog).getByLabelText("Token Secret"), { target: { value: "hf-token" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    expect((await within(dialog).findByTestId("plan-changes")).textContent).toBe("2 changes");
+    expect(within(dialog).getByTestId("plan-change-list").textContent).toContain("create Kubernetes Job dl-org-m-1234abcd");
+    const planned = apiMock.planDownloadModel.mock.calls[0][2];
+    expect(planned).toEqual({ source: "huggingface", model_id: "org/m", revision: "main", token_secret: "hf-token" });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Download" }));
+    await waitFor(() => expect(apiMock.downloadModel).toHaveBeenCalledTimes(1));
+    expect(apiMock.downloadModel.mock.calls[0][2]).toEqual(planned);
+  });
+
+  it("the deploy form offers the bucket's models as paths", async () => {
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    await within(await screen.findByRole("table", { name: "Models" })).findByText("Qwen/Qwen3-0.6B");
+    const deploy = screen.getByRole("button", { name: "Deploy endpoint" });
+    await waitFor(() => expect(deploy.getAttribute("aria-disabled")).not.toBe("true"));
+    fireEvent.click(deploy);
+    const dialog = await screen.findByRole("dialog");
+    const trigger = within(dialog).getByRole("button", { name: /Model in the bucket/ });
+    fireEvent.mouseDown(trigger);
+    fireEvent.click(trigger);
+    fireEvent.mouseUp(await within(dialog).findByRole("option", { name: /Qwen\/Qwen3-0\.6B @ main/ }));
+    await waitFor(() => expect((within(dialog).getByLabelText("Model path") as HTMLInputElement).value)
+      .toBe("/data/models/Qwen/Qwen3-0.6B/main/"));
+  });
+
   it("shows live status with the failure's message, and a refused deploy on the field it names", async () => {
     const refusal = () => new ApiError(422, { status: 422, title: "Invalid input",
       errors: [{ loc: ["body", "image"], msg: "the image tag `latest` is not pinned" }] });

@@ -11,11 +11,19 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES, NoChange
-from functions.domain.inference import EndpointCreate, EndpointPatch, InvokeRequest, PoolAssign, PoolCreate, PoolRelease
+from functions.domain.inference import (
+    EndpointCreate,
+    EndpointPatch,
+    InvokeRequest,
+    ModelDownload,
+    PoolAssign,
+    PoolCreate,
+    PoolRelease,
+)
 from functions.domain.kinds import required_role
 from functions.domain.principal import Role
-from functions.domain.views import EndpointList, EndpointView, InvokeResult, PoolList
-from functions.logic import endpoints, pools
+from functions.domain.views import EndpointList, EndpointView, InvokeResult, ModelList, PoolList
+from functions.logic import endpoints, models, pools
 
 router = Router()
 
@@ -123,3 +131,26 @@ def release_pool_workers(cluster: ClusterPath, pool: PoolPath, body: PoolRelease
                          idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("pool.release"))
     return respond(pools.release(services(), cluster, region, pool, body, actor(p), idempotency_key, dry_run))
+
+
+@router.get("/v1/clusters/<cluster>/models",
+            summary="Models in the shared bucket (data/models/): id, revision, files, bytes; paged, from the bucket",
+            tags=["models"], responses=_ok(ModelList))
+def list_models(
+    cluster: ClusterPath, region: RegionOpt = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Models per page")] = 50,
+    next_token: Annotated[str | None, Query(description="Token from the previous page",
+                                            pattern=r"^[A-Za-z0-9_-]{1,1400}$")] = None,
+) -> Response[str]:
+    principal(router)
+    return model_response(models.list_models(services(), cluster, region, limit, next_token))
+
+
+@router.post("/v1/clusters/<cluster>/models",
+             summary="Download a Hugging Face model into the shared bucket with a Job (operation model.download)",
+             tags=["models"], responses=OPERATION_RESPONSES)
+@requires(required_role("model.download"))
+def download_model(cluster: ClusterPath, body: ModelDownload, region: RegionOpt = None,
+                   idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
+    p = require(router, required_role("model.download"))
+    return respond(models.download_model(services(), cluster, region, body, actor(p), idempotency_key, dry_run))

@@ -31,6 +31,7 @@ from functions.domain.planners.inference import (
     plan_endpoint_delete,
     plan_endpoint_deploy,
     plan_endpoint_update,
+    plan_model_download,
     plan_pool_assign,
     plan_pool_create,
     plan_pool_release,
@@ -64,6 +65,7 @@ PLANNERS: dict[str, Planner] = {
     "pool.create": plan_pool_create,
     "pool.assign": plan_pool_assign,
     "pool.release": plan_pool_release,
+    "model.download": plan_model_download,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]

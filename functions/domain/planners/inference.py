@@ -187,3 +187,30 @@ def plan_pool_release(p: PlanInput) -> Draft:
 
 def _skip(changes: list[Change], done: frozenset[str]) -> list[Change]:
     return [c.model_copy(update={"action": "none"}) if c.step in done else c for c in changes]
+
+
+def plan_model_download(p: PlanInput) -> Draft:
+    """The download Job (none when an earlier Job completed and its files are all in the bucket), the S3 prefix
+    it writes; no capacity of its own (a small CPU pod on existing nodes): zero cost."""
+    r, f = p.request, p.facts
+    job, present = f.get("job"), int(f.get("files_in_bucket") or 0)
+    target = f"s3://{r['bucket']}/{r['prefix']}"
+    if im.download_present(job, present):
+        counts = im.download_counts(job)
+        return Draft(changes=[
+            none("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
+                 reason=f"all {counts.get('files_total')} files are there already"),
+            none("S3 prefix", target, "download", files=present)])
+    changes: list[Change] = []
+    if im.job_finished(job):
+        changes.append(delete("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
+                              reason=f"an earlier download Job ({im.job_finished(job)}) makes way for the retry"))
+    elif job is not None:
+        return Draft(changes=[none("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
+                                   reason="a download of this model is running: the operation watches it"),
+                              update("S3 prefix", target, "download", files_there=present)])
+    changes.append(create("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE, image=r["image"],
+                          model_id=r["model_id"], revision=r["revision"], token_secret=r.get("token_secret")))
+    changes.append(update("S3 prefix", target, "download", files_there=present,
+                          reason="writes the files not there yet (a retry resumes)"))
+    return Draft(changes=changes)

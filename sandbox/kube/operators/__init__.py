@@ -8,7 +8,7 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import garbage, inference, scheduler, storage, training, workloads
+from sandbox.kube.operators import downloads, garbage, inference, scheduler, storage, training, workloads
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
@@ -19,6 +19,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "training": training.RECONCILERS,
     "garbage": garbage.RECONCILERS,
     "inference": inference.RECONCILERS,
+    "downloads": downloads.RECONCILERS,
 }
 DEFAULT_RECONCILERS: tuple[Reconciler, ...] = tuple(r for family in REGISTRY.values() for r in family)
 

@@ -226,7 +226,8 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
                     ],
                 },
             )
-        elif phase == "Running" and _owned_by(pod, "Job") and ctx.waited(pod, 10, "running"):
+        elif (phase == "Running" and _owned_by(pod, "Job") and ctx.waited(pod, 10, "running")
+              and "podstart.dev/download" not in (pod["metadata"].get("labels") or {})):  # operators/downloads
             now = now_rfc3339()
             update_status(
                 ctx,

@@ -13,6 +13,8 @@ import type {
   JobList,
   JobLogs,
   JobSubmit,
+  ModelDownload,
+  ModelList,
   PoolAssign,
   PoolCreate,
   PoolList,
@@ -297,6 +299,18 @@ export const api = {
       method: "POST",
       body,
       idempotencyKey: key,
+    }),
+  /** The models in the shared bucket (data/models/), read from the bucket: one page of 100. */
+  models: (cluster: string, region: string) => get<ModelList>(`${clusterPath(cluster)}/models${qs({ region, limit: 100 })}`),
+  downloadModel: (cluster: string, region: string, body: Partial<ModelDownload>, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/models${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  /** The plan of a download (`?dry_run=true`): the Job (or none when the files are all there) and the S3 prefix. */
+  planDownloadModel: (cluster: string, region: string, body: Partial<ModelDownload>, signal?: AbortSignal) =>
+    request<Plan>(`${clusterPath(cluster)}/models${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
     }),
   pools: (cluster: string, region: string) => get<PoolList>(`${clusterPath(cluster)}/pools${qs({ region })}`),
   createPool: (cluster: string, region: string, body: Partial<PoolCreate>, key: string) =>

@@ -333,6 +333,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Models in the shared bucket (data/models/): id, revision, files, bytes; paged, from the bucket */
+        get: operations["list_models_v1_clusters__cluster__models_get"];
+        put?: never;
+        /** Download a Hugging Face model into the shared bucket with a Job (operation model.download) */
+        post: operations["download_model_v1_clusters__cluster__models_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/nodes": {
         parameters: {
             query?: never;
@@ -2151,6 +2169,68 @@ export interface components {
              * @description Rule name, e.g. hang
              */
             name: string;
+        };
+        /**
+         * ModelDownload
+         * @description POST /v1/clusters/{cluster}/models.
+         */
+        ModelDownload: {
+            /**
+             * Model Id
+             * @description Hugging Face model id, org/name
+             */
+            model_id: string;
+            /**
+             * Revision
+             * @description Branch, tag or commit (default main)
+             * @default main
+             */
+            revision: string;
+            /**
+             * Source
+             * @default huggingface
+             * @constant
+             */
+            source: "huggingface";
+            /** Token Secret */
+            token_secret?: string | null;
+        };
+        /** ModelList */
+        ModelList: {
+            /** Bucket */
+            bucket: string;
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["ModelObject"][];
+            /** Next Token */
+            next_token?: string | null;
+            /** Region */
+            region: string;
+        };
+        /**
+         * ModelObject
+         * @description One model revision in the shared bucket (under data/models/).
+         */
+        ModelObject: {
+            /** Bytes */
+            bytes: number;
+            /** Files */
+            files: number;
+            /**
+             * Last Modified
+             * @description The newest object's time (ISO 8601)
+             */
+            last_modified?: string | null;
+            /** Model Id */
+            model_id: string;
+            /**
+             * Path
+             * @description The path the deploy form takes (source s3 uri): /data/models/{model_id}/{revision}/
+             */
+            path: string;
+            /** Revision */
+            revision: string;
         };
         /** ModelSource */
         ModelSource: {
@@ -5776,6 +5856,206 @@ export interface operations {
             };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_models_v1_clusters__cluster__models_get: {
+        parameters: {
+            query?: {
+                /** @description Models per page */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    download_model_v1_clusters__cluster__models_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelDownload"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -50,6 +50,9 @@ export type PoolList = Schemas["PoolList"];
 export type PoolCreate = Schemas["PoolCreate"];
 export type PoolAssign = Schemas["PoolAssign"];
 export type PoolRelease = Schemas["PoolRelease"];
+export type ModelDownload = Schemas["ModelDownload"];
+export type ModelItem = Schemas["ModelObject"];
+export type ModelList = Schemas["ModelList"];
 
 export interface Page<T> {
   items: T[];

@@ -1,5 +1,6 @@
 // A cluster's inference: endpoints (managed or self-managed vLLM/SGLang) with live status, deploy,
-// scale, delete, a "Try it" chat box, and the model pools (warm GPU workers retargeted by label).
+// scale, delete, a "Try it" chat box, the model pools (warm GPU workers retargeted by label), and the models in
+// the shared bucket with a "Download model" form (plan, then progress on the operation page).
 import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
@@ -18,13 +19,13 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import Textarea from "@cloudscape-design/components/textarea";
 import { api } from "../api/client";
-import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, InvokeResult, Pool, PoolAssign, PoolCreate } from "../api/types";
+import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, InvokeResult, ModelDownload, ModelItem, Pool, PoolAssign, PoolCreate } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
 import { PlanPanel } from "../components/PlanPanel";
 import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
-import { countsLong, text } from "../lib/format";
+import { countsLong, fmtTime, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
@@ -128,7 +129,7 @@ function Pick({ label, value, options, onChange, error, description }: { label: 
   );
 }
 
-function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: string; region: string; groups: ClusterInstanceGroup[]; pools: Pool[]; onClose: () => void }) {
+function DeployModal({ cluster, region, groups, pools, models, onClose }: { cluster: string; region: string; groups: ClusterInstanceGroup[]; pools: Pool[]; models: ModelItem[]; onClose: () => void }) {
   const types = groupOptions(groups);
   const [d, setD] = useState<Draft>({
     mode: "self-managed", engine: "vllm", image: IMAGES.vllm, source: "s3", uri: "/data/models/", replicas: "1", gpus: "1",
@@ -201,6 +202,10 @@ function DeployModal({ cluster, region, groups, pools, onClose }: { cluster: str
             {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
           </SpaceBetween>
           <Pick label="Model source" value={source} options={MODEL_SOURCES[String(d.mode)]} error={e.model} onChange={(v) => set({ source: v })} />
+          {source === "s3" && models.length > 0 && (
+            <Pick label="Model in the bucket" value={String(d.uri)} onChange={(v) => set({ uri: v })} description="Downloaded models (Models, below); or type a path"
+              options={models.map((m) => ({ value: m.path, label: `${m.model_id} @ ${m.revision}`, description: `${m.files} files, ${fmtBytes(m.bytes)}` }))} />
+          )}
           {source === "s3" || source === "fsx"
             ? input("uri", "Model path", "e.g. /data/models/Qwen/Qwen3-0.6B/main/", e["model.uri"])
             : input("model_id", source === "jumpstart" ? "JumpStart model id" : "Hugging Face model id", source === "jumpstart" ? undefined : "org/name", e["model.model_id"])}
@@ -477,6 +482,106 @@ function PoolsPanel({ cluster, region, types, pools, loading, error }: { cluster
   );
 }
 
+/** "1.2 MB" (powers of 1000, as S3 consoles show sizes). */
+export function fmtBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "-";
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let v = n;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) { v /= 1000; i += 1; }
+  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+/** The request of the download form: blanks left to the server's defaults (revision main, no token). */
+export function downloadBody(d: Draft): Partial<ModelDownload> {
+  const body: Record<string, unknown> = { source: "huggingface", model_id: String(d.model_id ?? "").trim() };
+  if (String(d.revision ?? "").trim()) body.revision = String(d.revision).trim();
+  if (String(d.token_secret ?? "").trim()) body.token_secret = String(d.token_secret).trim();
+  return body as Partial<ModelDownload>;
+}
+
+function DownloadModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
+  const [d, setD] = useState<Draft>({ revision: "main" });
+  const [review, setReview] = useState(false);
+  const download = useMutation((body: Partial<ModelDownload>, key: string) => api.downloadModel(cluster, region, body, key), {
+    fields: ["model_id", "revision", "token_secret", "source"],
+  });
+  const body = downloadBody(d);
+  const bodyKey = JSON.stringify(body);
+  const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); download.clearField(...Object.keys(p)); };
+  const input = (k: string, label: string, description?: string) => (
+    <FormField label={label} description={description} errorText={download.fieldErrors[k]}>
+      <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set({ [k]: detail.value })} />
+    </FormField>
+  );
+  const send = async () => {
+    const out = await download.run(body);
+    if (out?.kind === "failed") setReview(false);
+  };
+  return (
+    <Modal visible size="large" onDismiss={onClose} header={`Download a model to ${cluster}'s shared bucket`}
+      footer={
+        <Box float="right">
+          {review ? (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={() => setReview(false)}>Back</Button>
+              <Button variant="primary" loading={download.busy} onClick={() => void send()}>Download</Button>
+            </SpaceBetween>
+          ) : (
+            <SpaceBetween direction="horizontal" size="xs">
+              <Button variant="link" onClick={onClose}>Cancel</Button>
+              <Button variant="primary" onClick={() => setReview(true)}>Review</Button>
+            </SpaceBetween>
+          )}
+        </Box>
+      }>
+      {review ? (
+        <SpaceBetween size="m">
+          <Box data-testid="download-summary">{`${body.model_id || "(no model)"} @ ${body.revision ?? "main"} to /data/models/${body.model_id}/${body.revision ?? "main"}/${body.token_secret ? `, token from Secret ${body.token_secret}` : ""}`}</Box>
+          <PlanPanel load={async (signal) => (await api.planDownloadModel(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+        </SpaceBetween>
+      ) : (
+        <SpaceBetween size="m">
+          {download.errors.length > 0 && <Alert type="error" header="The download did not start">{download.errors.join("; ")}</Alert>}
+          {input("model_id", "Hugging Face model id", "org/name, e.g. Qwen/Qwen3-0.6B")}
+          {input("revision", "Revision", "Branch, tag or commit")}
+          {input("token_secret", "Token Secret", "For gated models: the name of a Secret with key `token` (the token itself never goes here)")}
+        </SpaceBetween>
+      )}
+    </Modal>
+  );
+}
+
+function ModelsPanel({ cluster, region, models, bucket, loading, error }: { cluster: string; region: string; models: ModelItem[]; bucket?: string; loading: boolean; error?: Error }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <Table<ModelItem>
+        header={
+          <Header variant="h2" counter={`(${models.length})`} description={`Read from the shared bucket${bucket ? ` (${bucket})` : ""} under data/models/; deploy one with source "Shared bucket"`}
+            actions={<Button onClick={() => setOpen(true)}>Download model</Button>}>
+            Models
+          </Header>
+        }
+        loading={loading && models.length === 0}
+        items={models}
+        trackBy="path"
+        ariaLabels={{ tableLabel: "Models" }}
+        empty={<Box textAlign="center">{error ? error.message : "No models in the bucket yet"}</Box>}
+        columnDefinitions={[
+          { id: "id", header: "Model", cell: (m) => m.model_id, isRowHeader: true },
+          { id: "rev", header: "Revision", cell: (m) => m.revision },
+          { id: "files", header: "Files", cell: (m) => m.files },
+          { id: "bytes", header: "Size", cell: (m) => fmtBytes(m.bytes) },
+          { id: "time", header: "Last modified", cell: (m) => fmtTime(m.last_modified) },
+          { id: "path", header: "Path", cell: (m) => <Box variant="code">{m.path}</Box> },
+        ]}
+      />
+      {open && <DownloadModal cluster={cluster} region={region} onClose={() => setOpen(false)} />}
+    </>
+  );
+}
+
 function replicasText(ep: Endpoint): string {
   return ep.ready_replicas === null || ep.ready_replicas === undefined ? `${ep.replicas} asked` : `${ep.ready_replicas} of ${ep.replicas} ready`;
 }
@@ -485,9 +590,10 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
   const cluster = useAsync(() => api.cluster(name, region), [name, region]);
   const list = useAsync(() => api.endpoints(name, region), [name, region]);
   const pools = useAsync(() => api.pools(name, region), [name, region]);
+  const models = useAsync(() => api.models(name, region), [name, region]);
   const [modal, setModal] = useState<null | "deploy" | { scale: Endpoint } | { del: Endpoint }>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const reload = () => { list.reload(); pools.reload(); };
+  const reload = () => { list.reload(); pools.reload(); models.reload(); };
   useLiveEvents((ev) => {
     const t = ev.data?.target;
     if ((t && t.cluster === name) || ev.data?.cluster === name) {
@@ -511,7 +617,7 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
   return (
     <SpaceBetween size="l">
       <BreadcrumbGroup ariaLabel="Breadcrumbs" items={[{ text: "Clusters", href: href.clusters() }, { text: name, href: href.cluster(region, name) }, { text: "Endpoints", href: href.endpoints(region, name) }]} />
-      <Header variant="h1" description={`Inference on ${name} (${region}): managed endpoints, self-managed vLLM/SGLang, model pools`}
+      <Header variant="h1" description={`Inference on ${name} (${region}): managed endpoints, self-managed vLLM/SGLang, model pools, models`}
         actions={<Button onClick={reload} iconName="refresh" ariaLabel="Refresh" />}>
         Endpoints
       </Header>
@@ -555,7 +661,8 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
       />
       <TryIt cluster={name} region={region} endpoints={items} />
       <PoolsPanel cluster={name} region={region} types={types} pools={poolItems} loading={pools.loading} error={pools.error} />
-      {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} onClose={() => setModal(null)} />}
+      <ModelsPanel cluster={name} region={region} models={models.data?.items ?? []} bucket={models.data?.bucket} loading={models.loading} error={models.error} />
+      {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} models={models.data?.items ?? []} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} ep={modal.scale} onClose={() => { setModal(null); reload(); }} />}
       {modal && typeof modal === "object" && "del" in modal && <DeleteEndpointModal cluster={name} region={region} ep={modal.del} onClose={() => setModal(null)} />}
     </SpaceBetween>

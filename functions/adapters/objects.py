@@ -1,0 +1,25 @@
+"""Bucket listings for the API (ObjectLister): ListObjectsV2, one bounded page per call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from functions.adapters import aws
+
+
+@dataclass
+class AwsObjectLister:
+    client: Callable[[str, str | None], Any] = aws.client
+
+    def list_objects(self, bucket: str, prefix: str, start_after: str | None,
+                     max_keys: int) -> tuple[list[dict[str, Any]], bool]:
+        params: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": max_keys}
+        if start_after:
+            params["StartAfter"] = start_after
+        out = self.client("s3", None).list_objects_v2(**params)
+        items = [{"key": o["Key"], "size": int(o.get("Size") or 0),
+                  "last_modified": o["LastModified"].isoformat() if o.get("LastModified") else None}
+                 for o in out.get("Contents") or []]
+        return items, bool(out.get("IsTruncated"))
