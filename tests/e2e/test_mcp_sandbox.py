@@ -369,6 +369,8 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                            "confirm": "replace"}],
         "delete_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": ["i-0000000000000dead"],
                           "confirm": "delete"}],
+        "start_health_check": [{"cluster": cluster, "region": "us-west-2", "group": "no-such-group",
+                                "node_ids": ["i-0000000000000dead"]}],
         "get_features": [{"cluster": cluster, "region": "us-west-2"}],
         "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
                             {"cluster": cluster, "region": "us-west-2",
