@@ -164,3 +164,44 @@ def test_bad_input_is_a_422_naming_the_field_and_changes_nothing(api: Any, aws: 
 def test_a_viewer_cannot_start_one(viewer: Any, cluster: str) -> None:
     r = viewer.post(f"/v1/clusters/{cluster}/health-checks", json={"group": "workers"})
     assert r.status_code == 403
+
+
+def test_without_node_ids_the_whole_group_is_checked_and_passes(api: Any, aws: Any, kube: Any, cluster: str) -> None:
+    ids = group_nodes(aws, cluster, "system")
+    since = len(api.calls())
+    op = api.post(f"/v1/clusters/{cluster}/health-checks", json={"group": "system", "checks": ["InstanceStress"]},
+                  key=uuid.uuid4().hex).json()
+    done = api.wait_terminal(op["id"])
+    assert done["status"] == "SUCCEEDED", done
+    assert [(r["node_id"], r["passed"], [c["check"] for c in r["checks"]]) for r in done["result"]["results"]] == [
+        (i, True, ["InstanceStress"]) for i in ids]
+    assert done["result"]["failed"] == 0
+    cfg = [c for c in writes(api, since) if c["operation"] == "StartClusterHealthCheck"][0]["params"][
+        "DeepHealthCheckConfigurations"]
+    assert cfg == [{"InstanceGroupName": "system", "InstanceIds": ids, "DeepHealthChecks": ["InstanceStress"]}]
+    node = kube.read_node(f"hyperpod-{ids[0]}")
+    assert node.metadata.labels[DEEP] == "Passed" and node.metadata.labels[HEALTH] == "Schedulable"
+    assert not node.spec.taints
+
+
+def test_with_recovery_automatic_hyperpod_replaces_the_node_that_failed(api: Any, aws: Any) -> None:
+    name = f"dhca-{uuid.uuid4().hex[:6]}"
+    op = api.post("/v1/clusters", json={"name": name, "region": "us-west-2", "node_recovery": "automatic",
+                                        "instance_groups": [{"name": "workers", "instance_type": "ml.c5.large",
+                                                             "instance_count": 1,
+                                                             "availability_zone": "us-west-2a"}]}).json()
+    assert api.wait_terminal(op["id"])["status"] == "SUCCEEDED"
+    [node] = group_nodes(aws, name, "workers")
+    assert api.post(f"/v1/sandbox/nodes/{node}/fault", json={"kind": "gpu_xid", "latent": True}).status_code == 201
+    op = api.post(f"/v1/clusters/{name}/health-checks", json={"group": "workers"}).json()
+    done = api.wait_terminal(op["id"])
+    assert done["status"] == "SUCCEEDED", done
+    [result] = done["result"]["results"]
+    checks = {c["check"]: c for c in result["checks"]}
+    assert not checks["InstanceStress"]["passed"] and "Xid 48" in checks["InstanceStress"]["reason"]
+    assert checks["InstanceConnectivity"]["passed"]
+    # HyperPod's node recovery replaces it: a new instance in the group, the old one gone
+    now = eventually(lambda: (ids := group_nodes(aws, name, "workers")) and node not in ids and ids)
+    assert len(now) == 1
+    events = api.get(f"/v1/clusters/{name}/events", params={"node_id": node}).json()["items"]
+    assert any("replacing instance" in e["description"] for e in events)
