@@ -176,9 +176,9 @@ def test_without_node_ids_the_whole_group_is_checked_and_passes(api: Any, aws: A
     assert [(r["node_id"], r["passed"], [c["check"] for c in r["checks"]]) for r in done["result"]["results"]] == [
         (i, True, ["InstanceStress"]) for i in ids]
     assert done["result"]["failed"] == 0
-    cfg = [c for c in writes(api, since) if c["operation"] == "StartClusterHealthCheck"][0]["params"][
-        "DeepHealthCheckConfigurations"]
-    assert cfg == [{"InstanceGroupName": "system", "InstanceIds": ids, "DeepHealthChecks": ["InstanceStress"]}]
+    [start] = [c for c in writes(api, since) if c["operation"] == "StartClusterHealthCheck"]
+    assert start["params"]["DeepHealthCheckConfigurations"] == [
+        {"InstanceGroupName": "system", "InstanceIds": ids, "DeepHealthChecks": ["InstanceStress"]}]
     node = kube.read_node(f"hyperpod-{ids[0]}")
     assert node.metadata.labels[DEEP] == "Passed" and node.metadata.labels[HEALTH] == "Schedulable"
     assert not node.spec.taints
