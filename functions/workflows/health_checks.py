@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from functions.domain.errors import PermanentStepError
 from functions.domain.health_checks import (
     CHECK_SECONDS,
@@ -51,11 +53,27 @@ def start(ctx: StepContext) -> Outcome:
     started_at = _now()
     configs = [{"InstanceGroupName": req["group"], "InstanceIds": chunk, "DeepHealthChecks": list(req["checks"])}
                for chunk in batches(ids, MAX_PER_CALL)]
-    ctx.aws("sagemaker").start_cluster_health_check(ClusterName=req["hyperpod_cluster"],
-                                                    DeepHealthCheckConfigurations=configs)
+    try:
+        ctx.aws("sagemaker").start_cluster_health_check(ClusterName=req["hyperpod_cluster"],
+                                                        DeepHealthCheckConfigurations=configs)
+    except ClientError as err:
+        # A re-run after a call whose record was lost: HyperPod refuses nodes already being checked. Every node
+        # in DeepHealthCheckInProgress is that call's checks running; anything else is the refusal it says.
+        if err.response["Error"]["Code"] not in ("ValidationException", "ValidationError") or not _all_in_progress(
+                ctx, ids):
+            raise
     ctx.record(started_at=started_at)
     return Done(message=f"deep health checks ({', '.join(req['checks'])}) started on {len(ids)} node(s)",
                 outputs={"started_at": started_at})
+
+
+def _all_in_progress(ctx: StepContext, ids: list[str]) -> bool:
+    reader = _reader(ctx)
+    for node_id in ids:
+        detail = reader.describe_cluster_node(ctx.region, ctx.request["hyperpod_cluster"], node_id)
+        if ((detail or {}).get("InstanceStatus") or {}).get("Status") != "DeepHealthCheckInProgress":
+            return False
+    return True
 
 
 def _verdicts(ctx: StepContext, node_id: str, since: datetime) -> dict[str, tuple[bool, str | None]]:
