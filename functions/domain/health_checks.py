@@ -39,8 +39,8 @@ class HealthCheckStart(BaseModel):
 
     group: str = Field(pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$", description="Instance group")
     node_ids: list[str] | None = Field(default=None, min_length=1, max_length=MAX_IDS,
-                                       description="Nodes (i-...); all of the group when absent")
-    checks: list[Check] = Field(default_factory=_all_checks, min_length=1, max_length=2, description="Checks to run")
+                                       description="Default: all")
+    checks: list[Check] = Field(default_factory=_all_checks, min_length=1, max_length=2, description="Default: both")
 
     @field_validator("node_ids")
     @classmethod

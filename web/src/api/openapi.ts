@@ -1676,7 +1676,7 @@ export interface components {
         HealthCheckStart: {
             /**
              * Checks
-             * @description Checks to run
+             * @description Default: both
              */
             checks?: ("InstanceStress" | "InstanceConnectivity")[];
             /**
@@ -1686,7 +1686,7 @@ export interface components {
             group: string;
             /**
              * Node Ids
-             * @description Nodes (i-...); all of the group when absent
+             * @description Default: all
              */
             node_ids?: string[] | null;
         };
