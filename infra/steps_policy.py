@@ -465,6 +465,14 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodHealthCheckTracked",
+        actions=["sagemaker:StartClusterHealthCheck"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why + "deep health checks run only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
         sid="HyperPodNodeDeleteOwned",
         actions=["sagemaker:BatchDeleteClusterNodes"],
         resources=[clusters],
@@ -475,9 +483,10 @@ def _sagemaker(role: iam.Role) -> None:
     grant(
         role,
         sid="HyperPodNodeRead",
-        actions=["sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode"],
+        actions=["sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode", "sagemaker:ListClusterEvents"],
         resources=[clusters],
-        reason=why + "node operations watch their nodes; read-only.",
+        reason=why + "node operations watch their nodes (a deep health check's verdicts are cluster events); "
+        "read-only.",
     )
     grant(
         role,

@@ -137,6 +137,9 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("post", "/v1/clusters/{cluster}/nodes/delete"): Known(
         "delete_nodes", "Terminate specific nodes; their groups shrink. Ask the user; confirm is 'delete'." + TRACK,
         destructive=True),
+    ("post", "/v1/clusters/{cluster}/health-checks"): Known(
+        "start_health_check", "Deep-check node hardware; no pods meanwhile." + TRACK,
+        some_body=("group", "node_ids")),
     ("get", "/v1/clusters/{cluster}/events"): Known(
         "list_cluster_events", "HyperPod cluster events, newest first; filter by node_id, group, since."),
     ("get", "/v1/recipes"): Known(

@@ -82,9 +82,23 @@ def operation(op: dict[str, Any]) -> dict[str, Any]:
         "version": op.get("version"), "steps_done": f"{done}/{len(steps)}",
         "steps": [_step(s) for s in steps],
         "error": _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)}) if error else None,
+        "results": _health_results(op),
         "next": next_action(op),
     }
     return _drop_none(view)
+
+
+def _health_results(op: dict[str, Any]) -> dict[str, Any] | None:
+    """A finished deep health check's verdict: counts, and the first failed nodes with their failed checks."""
+    result = _obj(op.get("result"))
+    if op.get("kind") != "nodes.health_check" or "failed_node_ids" not in result:
+        return None
+    failed = [r for r in result.get("results") or [] if isinstance(r, dict) and not r.get("passed")]
+    return {"passed": result.get("passed"), "failed": result.get("failed"),
+            "failed_nodes": [{"node_id": r.get("node_id"),
+                              "failed": [f"{c.get('check')}: {line(c.get('reason'), 100)}"
+                                         for c in r.get("checks") or [] if isinstance(c, dict) and not c.get("passed")]}
+                             for r in failed[:5]]}
 
 
 def _step(step: dict[str, Any]) -> dict[str, Any]:

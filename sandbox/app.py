@@ -394,7 +394,8 @@ class Sandbox:
         return JSONResponse(await asyncio.to_thread(states.describe, change, client))
 
     async def node_fault(self, request: Request) -> Response:
-        """Simulate a fault on a HyperPod instance: {"kind": "gpu_xid" | "efa_down" | "nccl_hang" | "unreachable"}."""
+        """Simulate a fault on a HyperPod instance: {"kind": "gpu_xid" | "efa_down" | "nccl_hang" | "unreachable",
+        "latent": false}; a latent fault is found only by a deep health check."""
         from sandbox.aws.runtime import ResourceMissing
         from sandbox.aws.sagemaker import faults
 
@@ -408,8 +409,12 @@ class Sandbox:
         if kind not in faults.FAULTS:
             msg = f"must be one of {', '.join(sorted(faults.FAULTS))}"
             return _problem(422, "Invalid request", f"kind: {msg}", [{"loc": ["body", "kind"], "msg": msg}])
+        latent = body.get("latent", False)
+        if not isinstance(latent, bool):
+            return _problem(422, "Invalid request", "latent: must be a boolean",
+                            [{"loc": ["body", "latent"], "msg": "must be a boolean"}])
         try:
-            result = await asyncio.to_thread(faults.inject, request.path_params["node_id"], kind)
+            result = await asyncio.to_thread(faults.inject, request.path_params["node_id"], kind, latent)
         except ResourceMissing as exc:
             return _problem(404, "Not found", str(exc))
         except faults.FaultRefused as exc:

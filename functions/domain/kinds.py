@@ -32,6 +32,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.reboot": ("reboot", "ready"),
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
+    "nodes.health_check": ("start", "results"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -72,6 +73,8 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.reboot": {"reboot": 0.25 * H, "ready": 1 * H},
     "nodes.replace": {"replace": 0.25 * H, "ready": 1 * H},
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
+    # An on-demand deep health check runs tens of minutes (InstanceStress longest).
+    "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

@@ -1,11 +1,13 @@
 """Node actions: reboot, replace (on the escalation ladder) and delete, each an operation that calls
-HyperPod's Batch*ClusterNodes in batches of 25 and watches every node to the end."""
+HyperPod's Batch*ClusterNodes in batches of 25 and watches every node to the end; and on-demand deep health
+checks (StartClusterHealthCheck) on a group's nodes, watched to a result per node and check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.health_checks import HealthCheckStart
 from functions.domain.nodes import (
     BATCH,
     GROUP_LABEL,
@@ -114,3 +116,49 @@ def delete_nodes(deps: Deps, name: str, region: str | None, body: NodesDelete, a
     seen = _seen(deps, name, region, body.node_ids)
     return _start(deps, "nodes.delete", name, region, {}, body.node_ids, actor, key, "delete", None, seen=seen,
                   dry_run=dry_run)
+
+
+def _group_node_ids(deps: Deps, name: str, region: str | None, group: str) -> list[str]:
+    """Every instance of the group, as HyperPod lists them (ListClusterNodes, exact group name)."""
+    rec, hp, reader = hyperpod_of(deps, name, region)
+    ids: list[str] = []
+    token: str | None = None
+    while True:
+        page, token = reader.list_cluster_nodes(rec.region, hp, group, 100, token)
+        ids += [str(s["InstanceId"]) for s in page if s.get("InstanceGroupName") == group]
+        if not token:
+            return ids
+
+
+def start_health_check(deps: Deps, name: str, region: str | None, body: HealthCheckStart, actor: Actor,
+                       key: str | None, dry_run: bool = False) -> Started | Plan:
+    """The group must exist (422 naming body.group), every node be in it (422 naming body.node_ids and the ids)
+    and Schedulable (409 naming the others and their health): HyperPod runs deep health checks only on
+    Running instances, and a node already unhealthy or checked has its answer."""
+    rec, hp, _ = hyperpod_of(deps, name, region)
+    require_active(rec)
+    if rec.group(body.group) is None:
+        raise InvalidInput.field(["body", "group"], f"{rec.name} has no instance group {body.group!r}")
+    ids = body.node_ids if body.node_ids is not None else _group_node_ids(deps, name, region, body.group)
+    if not ids:
+        raise Conflict(f"instance group {body.group} of {rec.name} has no nodes to check")
+    seen = _seen(deps, name, region, ids)
+    elsewhere = [i for i in ids if seen[i]["group"] != body.group]
+    if elsewhere:
+        raise InvalidInput.of([{"loc": ["body", "node_ids", ids.index(i)],
+                                "msg": f"{i} is not in instance group {body.group} (it is in {seen[i]['group']})"}
+                               for i in elsewhere[:50]])
+    busy = [i for i in ids if seen[i]["health"] != "Schedulable"]
+    if busy:
+        detail = ", ".join(f"{i} ({seen[i]['health'] or 'not joined'})" for i in busy[:20])
+        raise Conflict(f"{len(busy)} node(s) are not Schedulable and Running: {detail}. Deep health checks run on "
+                       "healthy nodes; read an unhealthy node first (get_node), then reboot or replace it",
+                       errors=[{"loc": ["body", "node_ids", ids.index(i)] if body.node_ids else ["body", "group"],
+                                "msg": f"{i} is {seen[i]['health'] or 'not joined'}"} for i in busy[:50]])
+    return start_or_plan(
+        deps, dry_run=dry_run, kind="nodes.health_check",
+        target=Target(cluster=rec.name, region=rec.region, resource="nodes"),
+        request={"cluster": rec.name, "region": rec.region, "hyperpod_cluster": hp,
+                 "eks_cluster": rec.eks_cluster_name, "group": body.group, "node_ids": ids,
+                 "checks": list(body.checks), "all_of_group": body.node_ids is None},
+        principal=actor, idempotency_key=key, facts={"nodes": seen})

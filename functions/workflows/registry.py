@@ -14,6 +14,7 @@ from functions.workflows import (
     cluster_delete,
     cluster_import,
     features,
+    health_checks,
     inference,
     instance_groups,
     jobs,
@@ -54,4 +55,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.REBOOT,
     nodes.REPLACE,
     nodes.DELETE,
+    health_checks.WORKFLOW,
 )

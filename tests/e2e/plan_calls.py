@@ -42,6 +42,8 @@ def kind_of(call: dict[str, Any]) -> str:
         return "AWS::IAM::Role"
     if service == "sagemaker" and op == "UpdateCluster":
         return "AWS::SageMaker::Cluster"
+    if service == "sagemaker" and op == "StartClusterHealthCheck":
+        return "AWS::SageMaker::ClusterNode"
     if service == "ec2" and op == "CreateTags":
         return "AWS::EC2::Subnet"
     if service == "fsx" and op.endswith("FileSystem"):

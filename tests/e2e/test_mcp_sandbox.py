@@ -141,10 +141,12 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
                 ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"]
                 body = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
                 fields = {"instance_count"} if name == "scale_instance_group" else set(body["properties"])
-                if name == "update_features":  # the managed features; base add-ons come along as prerequisites
-                    fields = set(KNOWN[("patch", path)].some_body)
+                # update_features: the managed features (base add-ons come along as prerequisites);
+                # start_health_check: group and node_ids (both checks run; the tools/list budget)
+                if name in ("update_features", "start_health_check"):
+                    fields = set(KNOWN[(method, path)].some_body)
                 expected |= fields
-                required |= fields if name == "scale_instance_group" else set(body.get("required", []))
+                required |= fields if name == "scale_instance_group" else set(body.get("required", [])) & fields
             if method != "get":
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
@@ -373,6 +375,8 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                            "confirm": "replace"}],
         "delete_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": ["i-0000000000000dead"],
                           "confirm": "delete"}],
+        "start_health_check": [{"cluster": cluster, "region": "us-west-2", "group": "no-such-group",
+                                "node_ids": ["i-0000000000000dead"]}],
         "get_features": [{"cluster": cluster, "region": "us-west-2"}],
         "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
                             {"cluster": cluster, "region": "us-west-2",

@@ -253,8 +253,9 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
                 body_schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
                 only = [a.name for a in specs[name].args if a.location == "body"]
                 # scale_instance_group exposes (and requires) one field; update_features the five managed
-                # features (each optional, as in REST); every other tool the whole body
-                body = set(only) if name in ("scale_instance_group", "update_features") \
+                # features (each optional, as in REST); start_health_check group and node_ids (both checks run);
+                # every other tool the whole body
+                body = set(only) if name in ("scale_instance_group", "update_features", "start_health_check") \
                     else set(body_schema["properties"])
                 expected |= body
                 required |= body if name == "scale_instance_group" else set(body_schema.get("required", [])) & body
@@ -268,6 +269,8 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
     assert set(tools["scale_instance_group"].input_schema["properties"]) == {
         "cluster", "group", "region", "instance_count", "dry_run", IDEMPOTENCY_ARG}
     assert set(tools["set_active_cluster"].input_schema["properties"]) == {"active_cluster", IDEMPOTENCY_ARG}
+    assert set(tools["start_health_check"].input_schema["properties"]) == {
+        "cluster", "region", "group", "node_ids", "dry_run", IDEMPOTENCY_ARG}
 
 
 def test_list_regions_and_zones_return_structured_content(mcp_url: str) -> None:

@@ -1,5 +1,5 @@
 """/v1/clusters/{cluster}/nodes and /events: node pages, node detail, reboot / replace (escalation ladder) /
-delete as operations, and HyperPod's cluster events."""
+delete as operations, on-demand deep health checks (/health-checks), and HyperPod's cluster events."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from functions.api.context import DryRun, actor, model_response, principal, requ
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.errors import InvalidInput
+from functions.domain.health_checks import HealthCheckStart
 from functions.domain.kinds import required_role
 from functions.domain.nodes import NODE_ID, EventList, NodeDetail, NodeList, NodesDelete, NodesReboot, NodesReplace
 from functions.logic import node_actions, node_views
@@ -87,6 +88,17 @@ def delete_nodes(cluster: ClusterPath, body: NodesDelete, region: RegionOpt = No
                  idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("nodes.delete"))
     return respond(node_actions.delete_nodes(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
+
+
+@router.post("/v1/clusters/<cluster>/health-checks",
+             summary="Deep health checks on a group's nodes (operation nodes.health_check): results per node and "
+                     "check", tags=["nodes"], responses=OPERATION_RESPONSES)
+@requires(required_role("nodes.health_check"))
+def start_health_check(cluster: ClusterPath, body: HealthCheckStart, region: RegionOpt = None,
+                       idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
+    p = require(router, required_role("nodes.health_check"))
+    return respond(node_actions.start_health_check(services(), cluster, region, body, actor(p), idempotency_key,
+                                                   dry_run))
 
 
 @router.get("/v1/clusters/<cluster>/events", summary="HyperPod cluster events, newest first (ListClusterEvents)",

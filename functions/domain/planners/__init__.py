@@ -37,7 +37,12 @@ from functions.domain.planners.inference import (
     plan_pool_release,
 )
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
-from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
+from functions.domain.planners.nodes import (
+    plan_nodes_delete,
+    plan_nodes_health_check,
+    plan_nodes_reboot,
+    plan_nodes_replace,
+)
 from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
 from functions.domain.planners.training import plan_job_delete, plan_job_submit
 from functions.domain.plans import Draft
@@ -53,6 +58,7 @@ PLANNERS: dict[str, Planner] = {
     "nodes.reboot": plan_nodes_reboot,
     "nodes.replace": plan_nodes_replace,
     "nodes.delete": plan_nodes_delete,
+    "nodes.health_check": plan_nodes_health_check,
     "features.update": plan_features_update,
     "storage.add": plan_storage_add,
     "storage.remove": plan_storage_remove,

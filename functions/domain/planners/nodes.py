@@ -1,4 +1,4 @@
-"""Plans for nodes.reboot, nodes.replace and nodes.delete.
+"""Plans for nodes.reboot, nodes.replace, nodes.delete and nodes.health_check.
 
 Each node is one change of the step that acts on it, in the batches of 25 the workflow sends. What admission
 read about each node (`facts["nodes"]`: health label, instance group, instance type, from the one
@@ -61,3 +61,22 @@ def plan_nodes_delete(p: PlanInput) -> Draft:
     warnings = [f"{len(nodes)} instance(s) terminated: work on them stops, their storage is gone, and their groups "
                 "shrink (a later scale-out adds new instances)"]
     return Draft(changes=_skip(changes, p.skip_steps), capacity=capacity, warnings=warnings)
+
+
+def plan_nodes_health_check(p: PlanInput) -> Draft:
+    """Each node gets an update (deep health check) in the one StartClusterHealthCheck call; zero cost (the
+    checks run on instances already paid for), and the nodes take no new pods meanwhile."""
+    from functions.domain.health_checks import CHECK_SECONDS
+
+    checks = list(p.request.get("checks") or [])
+    changes = [update(NODE, node_id, "start", call="StartClusterHealthCheck", update="deep health check",
+                      checks=checks, group=info.get("group") or p.request.get("group"),
+                      then="Unschedulable while checked, then a result per check")
+               for _, node_id, info in _nodes(p)]
+    minutes = int(CHECK_SECONDS // 60)
+    warnings = [f"{len(changes)} node(s) are Unschedulable for about {minutes} minutes while the deep health checks "
+                f"({', '.join(checks)}) run: no new pods are scheduled on them",
+                "a node that fails a check is marked UnschedulablePendingReplacement (HyperPod replaces it when node "
+                "recovery is Automatic)",
+                "no cost: the checks run on instances already paid for"]
+    return Draft(changes=_skip(changes, p.skip_steps), warnings=warnings)

@@ -7,6 +7,10 @@ EventBridge `SageMaker HyperPod Cluster Node Health Event` say so. With the clus
 `Automatic`, HyperPod then reboots (UnschedulablePendingReboot) or replaces
 (UnschedulablePendingReplacement) the instance after `DETECT_S`; with `None` the node stays as it is
 until someone reboots or replaces it (a reboot clears the fault, a replacement gives a new instance).
+
+A `latent` fault is one the health monitoring agent has not seen: the node stays Schedulable, no event, no
+recovery, until a deep health check (StartClusterHealthCheck, `health_checks.py`) finds it: gpu_xid and
+nccl_hang fail InstanceStress, efa_down InstanceConnectivity, unreachable both.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def find(node_id: str) -> HyperPodCluster:
     raise ResourceMissing(f"No HyperPod instance {node_id} in any region")
 
 
-def inject(node_id: str, kind: str) -> dict[str, Any]:
+def inject(node_id: str, kind: str, latent: bool = False) -> dict[str, Any]:
     """Put a fault on a Running instance; returns what changed and what HyperPod will do."""
     spec = FAULTS[kind]
     with RUNTIME.lock:
@@ -62,7 +66,10 @@ def inject(node_id: str, kind: str) -> dict[str, Any]:
         status = node["InstanceStatus"]["Status"]
         if status != "Running":
             raise FaultRefused(f"instance {node_id} is {status}; a fault needs a Running instance")
-        c.faults[node_id] = {"kind": kind, **spec}
+        c.faults[node_id] = {"kind": kind, **spec, "latent": latent}
+        if latent:
+            return {"node_id": node_id, "cluster": c.name, "region": c.region, "kind": kind, "latent": True,
+                    "health": "Schedulable", "recovery": "none until a deep health check finds it"}
         record_event(c, "Instance", f"Instance {node_id}: {spec['message']}", node["InstanceGroupName"], node_id,
                      level="Error")
         announce(c, node_id)

@@ -15,7 +15,11 @@ Health (`node-health-status`) follows the instance and any simulated fault:
   Pending (a reboot)           -> UnschedulablePendingReboot, Ready=False
   ShuttingDown after a replace -> UnschedulablePendingReplacement, Ready=False
   Failure                      -> UnschedulablePendingReplacement, Ready=False
-  a fault                      -> the fault's status (see `faults.py`)
+  a fault                      -> the fault's status (see `faults.py`); a latent fault shows nothing
+                                  until a deep health check finds it
+  a failed deep health check   -> UnschedulablePendingReplacement (see `health_checks.py`)
+`sagemaker.amazonaws.com/deep-health-check-status` is InProgress while deep health checks run, then Passed
+or Failed (with `sagemaker.amazonaws.com/fault-type` and `fault-reason` on a failure).
 Anything but Schedulable carries the NoSchedule taint `sagemaker.amazonaws.com/node-health-status`.
 """
 
@@ -32,6 +36,9 @@ GROUP_LABEL = "sagemaker.amazonaws.com/instance-group-name"
 TYPE_LABEL = "node.kubernetes.io/instance-type"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 HEALTH_TAINT = HEALTH_LABEL
+DEEP_CHECK_LABEL = "sagemaker.amazonaws.com/deep-health-check-status"
+FAULT_TYPE_LABEL = "sagemaker.amazonaws.com/fault-type"
+FAULT_REASON_LABEL = "sagemaker.amazonaws.com/fault-reason"
 SCHEDULABLE = "Schedulable"
 UNSCHEDULABLE = "Unschedulable"
 PENDING_REBOOT = "UnschedulablePendingReboot"
@@ -94,10 +101,18 @@ def allocatable(capacity: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def active_fault(c: HyperPodCluster, instance_id: str) -> dict[str, Any] | None:
+    """The instance's fault as the health monitoring agent sees it (a latent fault: not yet)."""
+    fault = c.faults.get(instance_id)
+    return fault if fault and not fault.get("latent") else None
+
+
 def health_of(c: HyperPodCluster, node: dict[str, Any]) -> str:
     status = node["InstanceStatus"]["Status"]
-    fault = c.faults.get(node["InstanceId"])
+    fault = active_fault(c, node["InstanceId"])
     if status == "Running":
+        if (c.deep_checks.get(node["InstanceId"]) or {}).get("status") == "Failed":
+            return PENDING_REPLACEMENT
         return str(fault["health"]) if fault else SCHEDULABLE
     if status in ("DeepHealthCheckInProgress", "SystemUpdating"):
         return UNSCHEDULABLE
@@ -117,7 +132,7 @@ def _conditions(c: HyperPodCluster, node: dict[str, Any], old: list[dict[str, An
     from sandbox.kube.store import now_rfc3339
 
     status = node["InstanceStatus"]["Status"]
-    fault = c.faults.get(node["InstanceId"]) if status == "Running" else None
+    fault = active_fault(c, node["InstanceId"]) if status == "Running" else None
     if status in ("Running", "DeepHealthCheckInProgress", "SystemUpdating"):
         ready = ("True", "KubeletReady", "kubelet is posting ready status")
     elif status == "Pending":
@@ -167,8 +182,15 @@ def render(c: HyperPodCluster, node: dict[str, Any], old: dict[str, Any] | None)
     }
     if node.get("CapacityType") == "Spot":
         labels["karpenter.sh/capacity-type"] = "spot"
+    deep = c.deep_checks.get(instance_id)
     if node["InstanceStatus"]["Status"] == "DeepHealthCheckInProgress":
-        labels["sagemaker.amazonaws.com/deep-health-check-status"] = "InProgress"
+        labels[DEEP_CHECK_LABEL] = "InProgress"
+    elif deep:
+        labels[DEEP_CHECK_LABEL] = deep["status"]
+        failed = [r for r in (deep.get("results") or {}).values() if not r["passed"]]
+        if failed:
+            labels[FAULT_TYPE_LABEL] = str(failed[0]["fault_type"])
+            labels[FAULT_REASON_LABEL] = str(failed[0]["fault_reason"])
     taints = [dict(t) for t in (k8s.get("CurrentTaints") or k8s.get("Taints") or [])]
     if health != SCHEDULABLE:
         taints.append({"key": HEALTH_TAINT, "value": health, "effect": "NoSchedule"})

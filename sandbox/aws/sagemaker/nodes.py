@@ -56,8 +56,10 @@ def announce(c: HyperPodCluster, node_id: str) -> None:
     c.health[node_id] = health
     if prev is None and health in (SCHEDULABLE, UNSCHEDULABLE):
         return  # joining (healthy, or into deep health checks) is not news
-    fault = c.faults.get(node_id)
-    reason = str(fault["message"]) if fault and status == "Running" else node["InstanceStatus"].get("Message", status)
+    fault = kube_nodes.active_fault(c, node_id)
+    deep = c.deep_checks.get(node_id) or {}
+    reason = str(fault["message"]) if fault and status == "Running" and deep.get("status") != "Failed" \
+        else node["InstanceStatus"].get("Message", status)
     record_event(
         c, "Instance", f"Instance {node_id} health status changed to {health}: {reason}",
         node["InstanceGroupName"], node_id, level="Info" if health == SCHEDULABLE else "Warn",
@@ -93,6 +95,7 @@ def reboot_node(c: HyperPodCluster, node_id: str, reason: str = "Rebooting") -> 
         node = c.nodes.get(node_id)
         if node and node["InstanceStatus"]["Status"] == "Pending":
             c.faults.pop(node_id, None)
+            c.deep_checks.pop(node_id, None)
             set_node_status(c, node_id, "Running")
 
     RUNTIME.after(REBOOT_S, back)
@@ -182,6 +185,7 @@ def remove_node(c: HyperPodCluster, node_id: str, after_s: float) -> None:
         node = c.nodes.pop(node_id, None)
         c.replacing.discard(node_id)
         c.faults.pop(node_id, None)
+        c.deep_checks.pop(node_id, None)
         c.health.pop(node_id, None)
         kube_nodes.remove(c, node_id)
         if node is not None:

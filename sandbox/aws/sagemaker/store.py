@@ -26,6 +26,9 @@ class HyperPodCluster:
     faults: dict[str, dict[str, Any]] = field(default_factory=dict)  # instance id -> simulated fault
     replacing: set[str] = field(default_factory=set)  # instance ids shutting down for a replacement
     health: dict[str, str] = field(default_factory=dict)  # instance id -> last health status announced
+    # instance id -> its latest deep health check: {"status": InProgress|Passed|Failed, "checks": [...],
+    # "results": {check: {"passed": bool, "reason": str}}}
+    deep_checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         groups = []

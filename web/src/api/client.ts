@@ -41,6 +41,7 @@ import type {
   NodeDetail,
   NodesReboot,
   NodesReplace,
+  HealthCheckStart,
   EventList,
 } from "./types";
 import { getToken } from "../auth";
@@ -220,6 +221,21 @@ export const api = {
   /** The plan of a node action (`?dry_run=true`): one change per node, warnings, cost delta; nothing is changed. */
   planNodes: (cluster: string, region: string, action: "reboot" | "replace" | "delete", body: NodesReboot | NodesReplace, signal?: AbortSignal) =>
     request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/nodes/${action}${qs({ region, dry_run: "true" })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: newIdempotencyKey(),
+      signal,
+    }),
+  /** Deep health checks on a group's nodes (operation nodes.health_check): results per node and check. */
+  startHealthCheck: (cluster: string, region: string, body: HealthCheckStart, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/health-checks${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  /** The plan of a deep health check (`?dry_run=true`): each node checked, how long, unschedulable meanwhile. */
+  planHealthCheck: (cluster: string, region: string, body: HealthCheckStart, signal?: AbortSignal) =>
+    request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/health-checks${qs({ region, dry_run: "true" })}`, {
       method: "POST",
       body,
       idempotencyKey: newIdempotencyKey(),

@@ -27,6 +27,14 @@ export type NodeList = Schemas["NodeList"];
 export type NodeDetail = Schemas["NodeDetail"];
 export type NodesReboot = Schemas["NodesReboot"];
 export type NodesReplace = Schemas["NodesReplace"];
+export type HealthCheckStart = Schemas["HealthCheckStart"];
+/** One node's deep health check result, as the nodes.health_check operation reports it (result.results). */
+export interface NodeHealthResult {
+  node_id: string;
+  passed: boolean;
+  health?: string | null;
+  checks: { check: string; passed: boolean; reason?: string | null }[];
+}
 export type ClusterEvent = Schemas["ClusterEventView"];
 export type EventList = Schemas["EventList"];
 export type Recipe = Schemas["RecipeOut"];

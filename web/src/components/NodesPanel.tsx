@@ -14,13 +14,14 @@ import StatusIndicator, { type StatusIndicatorProps } from "@cloudscape-design/c
 import Table from "@cloudscape-design/components/table";
 import Tabs from "@cloudscape-design/components/tabs";
 import { api } from "../api/client";
-import type { ClusterEvent, NodeDetail, NodeRow, NodesReplace } from "../api/types";
+import type { ClusterEvent, HealthCheckStart, NodeDetail, NodeHealthResult, NodeRow, NodesReplace, Operation } from "../api/types";
 import { useLiveEvents } from "../lib/events";
 import { fmtTime, plural, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
 import { ConfirmModal } from "./ConfirmModal";
 import { PlanPanel } from "./PlanPanel";
+import { ProgressPanel } from "./ProgressPanel";
 import { Status } from "./Status";
 import { VirtualTable, type Column } from "./VirtualTable";
 
@@ -117,6 +118,103 @@ function ReplaceModal({ cluster, region, ids, onClose }: { cluster: string; regi
   );
 }
 
+const CHECKS: { id: HealthCheckStart["checks"] extends (infer C)[] | undefined ? C : never; label: string; description: string }[] = [
+  { id: "InstanceStress", label: "InstanceStress", description: "Accelerators, memory and CPU under load" },
+  { id: "InstanceConnectivity", label: "InstanceConnectivity", description: "EFA and network links" },
+];
+
+/** Per-node results of a finished nodes.health_check: passed or failed per check, with the reason. */
+function HealthResults({ op }: { op: Operation }) {
+  const result = (op.result ?? {}) as { results?: NodeHealthResult[]; failed?: number; passed?: number };
+  const rows = result.results ?? [];
+  const checks = [...new Set(rows.flatMap((r) => r.checks.map((c) => c.check)))];
+  return (
+    <div data-testid="health-results">
+      <Table<NodeHealthResult>
+        header={<Header variant="h3" description={`${result.passed ?? 0} passed, ${result.failed ?? 0} failed`}>Results</Header>}
+        items={rows}
+        trackBy="node_id"
+        ariaLabels={{ tableLabel: "Health check results" }}
+        wrapLines
+        empty={<Box textAlign="center">No results</Box>}
+        columnDefinitions={[
+          { id: "node", header: "Node", cell: (r) => r.node_id, isRowHeader: true },
+          { id: "verdict", header: "Result", cell: (r) => <StatusIndicator type={r.passed ? "success" : "error"}>{r.passed ? "Passed" : "Failed"}</StatusIndicator> },
+          ...checks.map((check) => ({
+            id: check,
+            header: check,
+            cell: (r: NodeHealthResult) => {
+              const c = r.checks.find((x) => x.check === check);
+              if (!c) return "-";
+              return <StatusIndicator type={c.passed ? "success" : "error"}>{c.passed ? "Passed" : `Failed: ${text(c.reason)}`}</StatusIndicator>;
+            },
+          })),
+          { id: "health", header: "Health now", cell: (r) => <HealthBadge health={r.health} /> },
+        ]}
+      />
+    </div>
+  );
+}
+
+/** Deep health checks on the selected nodes (or a whole group): checks, plan, confirm, progress, results. */
+function HealthCheckModal({ cluster, region, ids, rows, groups, onClose }: {
+  cluster: string; region: string; ids: string[]; rows: NodeRow[]; groups: string[]; onClose: () => void;
+}) {
+  const selectedGroups = [...new Set(rows.filter((r) => ids.includes(r.node_id)).map((r) => r.group))];
+  const [group, setGroup] = useState(selectedGroups[0] ?? groups[0] ?? "");
+  const [checks, setChecks] = useState<string[]>(CHECKS.map((c) => c.id));
+  const [op, setOp] = useState<Operation | null>(null);
+  const body = { group, checks, ...(ids.length ? { node_ids: ids } : {}) } as HealthCheckStart;
+  const start = useMutation((_: null, key: string) => api.startHealthCheck(cluster, region, body, key), {
+    fields: ["group", "node_ids", "checks"],
+    onAccepted: setOp,
+  });
+  if (op) {
+    return (
+      <Modal visible size="large" onDismiss={onClose} closeAriaLabel="Close health check" header="Deep health check"
+        footer={<Box float="right"><Button onClick={onClose}>Close</Button></Box>}>
+        <SpaceBetween size="l">
+          <ProgressPanel operationId={op.id} initial={op} onChange={setOp} />
+          {op.status === "SUCCEEDED" && <HealthResults op={op} />}
+        </SpaceBetween>
+      </Modal>
+    );
+  }
+  const toggle = (id: string, on: boolean) => { setChecks((cs) => (on ? [...cs.filter((c) => c !== id), id] : cs.filter((c) => c !== id))); start.clearField("checks"); };
+  const mixed = selectedGroups.length > 1;
+  return (
+    <ConfirmModal
+      header={ids.length ? `Health check ${plural(ids.length, "node")}?` : `Health check group ${group}?`}
+      confirmLabel="Start health check"
+      busy={start.busy}
+      errors={[...start.errors, ...(mixed ? ["The selected nodes are in more than one group: select one group's nodes."] : []),
+        ...[start.fieldErrors.group, start.fieldErrors.node_ids].filter((e): e is string => !!e)]}
+      onConfirm={() => { if (!mixed && checks.length) void start.run(null); }}
+      onCancel={onClose}
+    >
+      <Box>HyperPod runs the deep health checks on {ids.length ? ids.join(", ") : `every node of ${group}`}; the nodes take no new pods meanwhile. A node that fails is marked for replacement.</Box>
+      {!ids.length && (
+        <FormField label="Group">
+          <Select ariaLabel="Health check group" selectedOption={{ value: group, label: group }} onChange={({ detail }) => setGroup(detail.selectedOption.value ?? "")}
+            options={groups.map((g) => ({ value: g, label: g }))} />
+        </FormField>
+      )}
+      <FormField label="Checks" errorText={start.fieldErrors.checks ?? (checks.length ? undefined : "Choose at least one check")}>
+        <SpaceBetween size="xxs">
+          {CHECKS.map((c) => (
+            <Checkbox key={c.id} checked={checks.includes(c.id)} description={c.description} onChange={({ detail }) => toggle(c.id, detail.checked)}>
+              {c.label}
+            </Checkbox>
+          ))}
+        </SpaceBetween>
+      </FormField>
+      {checks.length > 0 && !mixed && group && (
+        <PlanPanel load={async (signal) => (await api.planHealthCheck(cluster, region, body, signal)).body} deps={[cluster, region, group, ids.join(","), checks.join(",")]} />
+      )}
+    </ConfirmModal>
+  );
+}
+
 function NodeDetailModal({ cluster, region, nodeId, onClose }: { cluster: string; region: string; nodeId: string; onClose: () => void }) {
   const d = useAsync(() => api.node(cluster, region, nodeId), [cluster, region, nodeId]);
   const n: NodeDetail | undefined = d.data;
@@ -189,7 +287,7 @@ function NodesTable({ cluster, region, groups }: { cluster: string; region: stri
   const [health, setHealth] = useState("");
   const list = useAsync(() => allNodes(cluster, region, group, health), [cluster, region, group, health]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [modal, setModal] = useState<null | "reboot" | "replace" | { node: string }>(null);
+  const [modal, setModal] = useState<null | "reboot" | "replace" | "health" | { node: string }>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useLiveEvents((e) => {
     if (e.data?.cluster !== cluster && e.data?.target?.cluster !== cluster) return;
@@ -223,6 +321,7 @@ function NodesTable({ cluster, region, groups }: { cluster: string; region: stri
             <Button onClick={list.reload} iconName="refresh" ariaLabel="Refresh nodes" />
             <Button disabled={!ids.length} onClick={() => setModal("reboot")}>Reboot</Button>
             <Button disabled={!ids.length} onClick={() => setModal("replace")}>Replace</Button>
+            <Button disabled={!ids.length && !groups.length} onClick={() => setModal("health")}>Health check</Button>
           </SpaceBetween>
         }
       >
@@ -240,6 +339,7 @@ function NodesTable({ cluster, region, groups }: { cluster: string; region: stri
       <VirtualTable items={rows} columns={columns} rowKey={(r) => r.node_id} label="Nodes" height={420} empty={list.loading ? "Loading" : "No nodes"} />
       {modal === "reboot" && <RebootModal cluster={cluster} region={region} ids={ids} onClose={() => setModal(null)} />}
       {modal === "replace" && <ReplaceModal cluster={cluster} region={region} ids={ids} onClose={() => setModal(null)} />}
+      {modal === "health" && <HealthCheckModal cluster={cluster} region={region} ids={ids} rows={rows} groups={groups} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && <NodeDetailModal cluster={cluster} region={region} nodeId={modal.node} onClose={() => setModal(null)} />}
     </SpaceBetween>
   );
