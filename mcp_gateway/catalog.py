@@ -155,6 +155,8 @@ KNOWN: dict[tuple[str, str], Known] = {
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
         "delete_job", "Delete a job and its pods." + TRACK, destructive=True),
+    ("get", "/v1/clusters/{cluster}/secrets"): Known(
+        "list_secrets", "Secret names in a namespace (never values).", small=True),
     ("post", "/v1/clusters/{cluster}/secrets"): Known(
         "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(

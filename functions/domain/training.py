@@ -156,6 +156,13 @@ class SecretCreate(BaseModel):
     __str__ = __repr__
 
 
+class SecretNames(BaseModel):
+    """GET /v1/clusters/{cluster}/secrets: names only (values are never read)."""
+
+    namespace: str
+    names: list[str] = Field(description="Secret names, at most 500")
+
+
 class SecretWritten(BaseModel):
     name: str
     namespace: str

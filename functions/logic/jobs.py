@@ -202,3 +202,11 @@ def write_secret(deps: Deps, cluster: str, region: str | None, body: training.Se
                     warnings=["write-only: PodStart never returns or stores the values; jobs load them by name"])
     kube.apply(manifest)
     return training.SecretWritten(name=body.name, namespace=body.namespace, keys=sorted(body.data))
+
+
+def secret_names(deps: Deps, cluster: str, region: str | None, namespace: str) -> training.SecretNames:
+    """The Secrets' names in a namespace, read as a Table without the objects: their values never leave the
+    cluster (the download and deploy forms pick a token Secret by name)."""
+    rec = find_record(deps, cluster, region)
+    names = _kube(deps, rec).names(f"/api/v1/namespaces/{namespace}/secrets")
+    return training.SecretNames(namespace=namespace, names=sorted(names))

@@ -49,7 +49,8 @@ test("download a model from the Endpoints page: plan, progress to the end, then 
   await page.getByRole("button", { name: "Download model" }).click();
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("textbox", { name: "Hugging Face model id" }).fill(MODEL);
-  await dialog.getByRole("textbox", { name: "Token Secret" }).fill("hf-token");
+  await dialog.getByRole("button", { name: /Token Secret/ }).click(); // chosen from the cluster's Secret names
+  await dialog.getByRole("option", { name: "hf-token" }).click();
   await dialog.getByRole("button", { name: "Review" }).click();
   const counted = await dialog.locator('[data-testid="plan-changes"]').innerText();
   assert.equal(counted, "2 changes", counted);

@@ -345,6 +345,7 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "list_endpoints": [{"cluster": cluster, "region": "us-west-2"}],
         "list_pools": [{"cluster": cluster, "region": "us-west-2"}],
         "list_models": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_secrets": [{"cluster": cluster, "region": "us-west-2"}],
         "download_model": [{"cluster": cluster, "region": "us-west-2", "model_id": "org/model", "dry_run": True},
                            {"cluster": cluster, "region": "us-west-2", "model_id": "org/model",
                             "token_secret": "no-such-secret"}],

@@ -170,5 +170,8 @@ def test_bad_input_is_refused_naming_the_field_and_makes_nothing(api: Any, viewe
         assert ["body", field] in [e["loc"][:2] for e in r.json()["errors"]], r.text
     assert sandbox.kube.store(cluster).get("batch/v1", "Job", download_job_name("a/b", "main"), "default") is None
     assert viewer.post(url, json={"model_id": "a/b"}, key=key()).status_code == 403
+    names = api.get(f"/v1/clusters/{cluster}/secrets")
+    assert names.json() == {"namespace": "default", "names": ["hf-token"]} and TOKEN not in names.text
+    assert viewer.get(f"/v1/clusters/{cluster}/secrets").status_code == 403
     assert viewer.get(url).status_code == 200
     assert api.get(url, params={"next_token": "bm90LWEta2V5"}).status_code == 400

@@ -7,6 +7,7 @@ const apiMock = vi.hoisted(() => ({
   endpoints: vi.fn(),
   pools: vi.fn(),
   models: vi.fn(),
+  secretNames: vi.fn(),
   downloadModel: vi.fn(),
   planDownloadModel: vi.fn(),
   deployEndpoint: vi.fn(),
@@ -36,6 +37,7 @@ beforeEach(() => {
   apiMock.models.mockResolvedValue({ cluster: "llm", region: "us-west-2", bucket: "podstart-data", items: [
     { model_id: "Qwen/Qwen3-0.6B", revision: "main", files: 7, bytes: 18688, last_modified: "2026-01-01T00:00:00Z",
       path: "/data/models/Qwen/Qwen3-0.6B/main/" }] });
+  apiMock.secretNames.mockResolvedValue({ namespace: "default", names: ["hf-token", "other"] });
 });
 
 describe("deploy request", () => {
@@ -101,7 +103,10 @@ describe("Endpoints page", () => {
     fireEvent.click(screen.getByRole("button", { name: "Download model" }));
     const dialog = await screen.findByRole("dialog");
     fireEvent.change(within(dialog).getByLabelText("Hugging Face model id"), { target: { value: "org/m" } });
-    fireEvent.change(within(dialog).getByLabelText("Token Secret"), { target: { value: "hf-token" } });
+    const secret = within(dialog).getByRole("button", { name: /Token Secret/ });
+    fireEvent.mouseDown(secret);
+    fireEvent.click(secret);
+    fireEvent.mouseUp(await within(dialog).findByRole("option", { name: /hf-token/ }));
     fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
     expect((await within(dialog).findByTestId("plan-changes")).textContent).toBe("2 changes");
     expect(within(dialog).getByTestId("plan-change-list").textContent).toContain("create Kubernetes Job dl-org-m-1234abcd");

@@ -14,6 +14,7 @@ from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain import training
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
+from functions.domain.principal import Role
 from functions.logic import jobs
 
 router = Router()
@@ -89,6 +90,14 @@ def get_job_logs(
     principal(router)
     return model_response(jobs.job_logs(services(), cluster, region, job, namespace, pod, container, tail,
                                         since_seconds, limit_bytes))
+
+
+@router.get("/v1/clusters/<cluster>/secrets", summary="Secret names in a namespace (values are never read)",
+            tags=["jobs"], responses=_ok(training.SecretNames))
+@requires(Role.operator)
+def list_secrets(cluster: ClusterPath, region: RegionOpt = None, namespace: NamespaceQ = "default") -> Response[str]:
+    require(router, Role.operator)
+    return model_response(jobs.secret_names(services(), cluster, region, namespace))
 
 
 @router.post("/v1/clusters/<cluster>/secrets",

@@ -15,6 +15,7 @@ import type {
   JobSubmit,
   ModelDownload,
   ModelList,
+  SecretNames,
   PoolAssign,
   PoolCreate,
   PoolList,
@@ -318,6 +319,8 @@ export const api = {
     }),
   /** The models in the shared bucket (data/models/), read from the bucket: one page of 100. */
   models: (cluster: string, region: string) => get<ModelList>(`${clusterPath(cluster)}/models${qs({ region, limit: 100 })}`),
+  /** Secret names in the default namespace (values are never read): a token Secret is chosen from these. */
+  secretNames: (cluster: string, region: string) => get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region })}`),
   downloadModel: (cluster: string, region: string, body: Partial<ModelDownload>, key: string) =>
     request<Operation>(`${clusterPath(cluster)}/models${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
   /** The plan of a download (`?dry_run=true`): the Job (or none when the files are all there) and the S3 prefix. */

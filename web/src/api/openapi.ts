@@ -529,7 +529,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Secret names in a namespace (values are never read) */
+        get: operations["list_secrets_v1_clusters__cluster__secrets_get"];
         put?: never;
         /** Write a Kubernetes Secret for jobs to reference by name (write-only: values never returned) */
         post: operations["create_secret_v1_clusters__cluster__secrets_post"];
@@ -3022,6 +3023,19 @@ export interface components {
              * @description Kubernetes namespace
              * @default default
              */
+            namespace: string;
+        };
+        /**
+         * SecretNames
+         * @description GET /v1/clusters/{cluster}/secrets: names only (values are never read).
+         */
+        SecretNames: {
+            /**
+             * Names
+             * @description Secret names, at most 500
+             */
+            names: string[];
+            /** Namespace */
             namespace: string;
         };
         /** SecretWritten */
@@ -7254,6 +7268,88 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_secrets_v1_clusters__cluster__secrets_get: {
+        parameters: {
+            query?: {
+                /** @description Namespace */
+                namespace?: string;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretNames"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

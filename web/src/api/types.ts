@@ -61,6 +61,7 @@ export type PoolRelease = Schemas["PoolRelease"];
 export type ModelDownload = Schemas["ModelDownload"];
 export type ModelItem = Schemas["ModelObject"];
 export type ModelList = Schemas["ModelList"];
+export type SecretNames = Schemas["SecretNames"];
 
 export interface Page<T> {
   items: T[];

@@ -501,8 +501,10 @@ export function downloadBody(d: Draft): Partial<ModelDownload> {
 }
 
 function DownloadModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
-  const [d, setD] = useState<Draft>({ revision: "main" });
+  const [d, setD] = useState<Draft>({ revision: "main", token_secret: "" });
   const [review, setReview] = useState(false);
+  const secrets = useAsync(() => api.secretNames(cluster, region), [cluster, region]);
+  const secretOptions: Opt[] = [opt("", "None (a public model)"), ...(secrets.data?.names ?? []).map((n) => opt(n))];
   const download = useMutation((body: Partial<ModelDownload>, key: string) => api.downloadModel(cluster, region, body, key), {
     fields: ["model_id", "revision", "token_secret", "source"],
   });
@@ -545,7 +547,9 @@ function DownloadModal({ cluster, region, onClose }: { cluster: string; region: 
           {download.errors.length > 0 && <Alert type="error" header="The download did not start">{download.errors.join("; ")}</Alert>}
           {input("model_id", "Hugging Face model id", "org/name, e.g. Qwen/Qwen3-0.6B")}
           {input("revision", "Revision", "Branch, tag or commit")}
-          {input("token_secret", "Token Secret", "For gated models: the name of a Secret with key `token` (the token itself never goes here)")}
+          <Pick label="Token Secret" value={String(d.token_secret ?? "")} options={secretOptions} error={download.fieldErrors.token_secret}
+            onChange={(v) => set({ token_secret: v })}
+            description={secrets.error ? `Secret names could not be read: ${secrets.error.message}` : "For gated models: a Secret with key `token` in namespace default (create one with POST .../secrets)"} />
         </SpaceBetween>
       )}
     </Modal>
