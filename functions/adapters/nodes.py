@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from functions.adapters import aws
 from functions.adapters.kube_http import KubeHttp, KubeUnavailable
-from functions.domain.errors import BadRequest
+from functions.domain.errors import BadRequest, Conflict
 
 CONNECTION_TTL_S = 600.0  # EKS tokens live 15 minutes
 
@@ -42,6 +42,9 @@ class AwsNodeReader:
         except ClientError as err:
             if token and err.response["Error"]["Code"] in ("ValidationException", "ValidationError"):
                 raise BadRequest("next_token: not a token this API issued") from None
+            if err.response["Error"]["Code"] in ("ResourceNotFound", "ResourceNotFoundException"):
+                raise Conflict(f"HyperPod cluster {cluster} is not there (being deleted, or not created yet): "
+                               "it has no nodes to list") from None
             raise
         return list(out.get("ClusterNodeSummaries", [])), out.get("NextToken")
 
@@ -85,7 +88,13 @@ class AwsNodeReader:
             made = self._kube.get(key)
             if made is not None and time.monotonic() - made[0] < CONNECTION_TTL_S:
                 return made[1]  # type: ignore[no-any-return]
-        api = KubeHttp.for_eks(eks, region)
+        try:
+            api = KubeHttp.for_eks(eks, region)
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ResourceNotFoundException":
+                raise Conflict(f"EKS cluster {eks} is not there (being deleted, or not created yet): "
+                               "it has no Kubernetes API to read") from None
+            raise
         with self._lock:
             self._kube[key] = (time.monotonic(), api)
         return api
