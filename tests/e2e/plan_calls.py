@@ -29,6 +29,41 @@ def request_writes(api: Any, response: Any) -> list[str]:
             if not c["operation"].startswith(READS)]
 
 
+# The resource type (as plans name it) each mutating AWS call changes.
+CALL_KIND = {
+    "ec2.CreateVpc": "AWS::EC2::VPC", "ec2.ModifyVpcAttribute": "AWS::EC2::VPC",
+    "ec2.CreateSubnet": "AWS::EC2::Subnet", "ec2.ModifySubnetAttribute": "AWS::EC2::Subnet",
+    "ec2.CreateInternetGateway": "AWS::EC2::InternetGateway", "ec2.AttachInternetGateway": "AWS::EC2::InternetGateway",
+    "ec2.CreateRouteTable": "AWS::EC2::RouteTable", "ec2.CreateRoute": "AWS::EC2::RouteTable",
+    "ec2.AssociateRouteTable": "AWS::EC2::RouteTable", "ec2.AllocateAddress": "AWS::EC2::EIP",
+    "ec2.CreateNatGateway": "AWS::EC2::NatGateway", "ec2.CreateVpcEndpoint": "AWS::EC2::VPCEndpoint",
+    "ec2.CreateSecurityGroup": "AWS::EC2::SecurityGroup",
+    "ec2.AuthorizeSecurityGroupIngress": "AWS::EC2::SecurityGroup",
+    "ec2.AuthorizeSecurityGroupEgress": "AWS::EC2::SecurityGroup",
+    "iam.CreateRole": "AWS::IAM::Role", "iam.PutRolePolicy": "AWS::IAM::Role", "iam.AttachRolePolicy": "AWS::IAM::Role",
+    "iam.TagRole": "AWS::IAM::Role", "iam.CreateOpenIDConnectProvider": "AWS::IAM::OIDCProvider",
+    "eks.CreateCluster": "AWS::EKS::Cluster", "eks.TagResource": "AWS::EKS::Cluster",
+    "eks.CreateAccessEntry": "AWS::EKS::AccessEntry", "eks.AssociateAccessPolicy": "AWS::EKS::AccessEntry",
+    "eks.CreateAddon": "eks-addon", "eks.CreatePodIdentityAssociation": "AWS::EKS::PodIdentityAssociation",
+    "s3.PutObject": "AWS::S3::Object", "sagemaker.CreateCluster": "AWS::SageMaker::Cluster",
+    "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster",
+    # and what a delete removes
+    "sagemaker.DeleteCluster": "AWS::SageMaker::Cluster", "eks.DeleteCluster": "AWS::EKS::Cluster",
+    "eks.UntagResource": "AWS::EKS::Cluster", "eks.DeleteAccessEntry": "AWS::EKS::AccessEntry",
+    "eks.DisassociateAccessPolicy": "AWS::EKS::AccessEntry",
+    "ec2.DeleteNatGateway": "AWS::EC2::NatGateway", "ec2.ReleaseAddress": "AWS::EC2::EIP",
+    "ec2.DeleteVpcEndpoints": "AWS::EC2::VPCEndpoint", "ec2.DisassociateRouteTable": "AWS::EC2::RouteTable",
+    "ec2.DeleteRouteTable": "AWS::EC2::RouteTable", "ec2.DeleteRoute": "AWS::EC2::RouteTable",
+    "ec2.DetachInternetGateway": "AWS::EC2::InternetGateway", "ec2.DeleteInternetGateway": "AWS::EC2::InternetGateway",
+    "ec2.DeleteSubnet": "AWS::EC2::Subnet", "ec2.DeleteSecurityGroup": "AWS::EC2::SecurityGroup",
+    "ec2.RevokeSecurityGroupIngress": "AWS::EC2::SecurityGroup",
+    "ec2.RevokeSecurityGroupEgress": "AWS::EC2::SecurityGroup", "ec2.DeleteVpc": "AWS::EC2::VPC",
+    "iam.DeleteRole": "AWS::IAM::Role", "iam.DeleteRolePolicy": "AWS::IAM::Role",
+    "iam.DetachRolePolicy": "AWS::IAM::Role", "iam.UntagRole": "AWS::IAM::Role",
+    "s3.DeleteObject": "AWS::S3::Object", "s3.DeleteObjects": "AWS::S3::Object",
+}
+
+
 def kind_of(call: dict[str, Any]) -> str:
     """The plan kind (functions.domain.plans.Change.kind) an AWS call changes; unknown calls name themselves."""
     service, op = call["service"], call["operation"]
@@ -48,7 +83,7 @@ def kind_of(call: dict[str, Any]) -> str:
         return "AWS::EC2::Subnet"
     if service == "fsx" and op.endswith("FileSystem"):
         return "AWS::FSx::FileSystem"
-    return f"{service}.{op}"
+    return CALL_KIND.get(f"{service}.{op}", f"{service}.{op}")
 
 
 def unplanned(plan: dict[str, Any], calls: list[dict[str, Any]]) -> list[str]:

@@ -12,28 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.plan_calls import request_writes
+from tests.e2e.plan_calls import CALL_KIND, request_writes
 from tests.e2e.test_clusters import body, group, mutation_calls, name
-
-# The resource type (as plans name it) each mutating AWS call of a cluster create changes.
-CALL_KIND = {
-    "ec2.CreateVpc": "AWS::EC2::VPC", "ec2.ModifyVpcAttribute": "AWS::EC2::VPC",
-    "ec2.CreateSubnet": "AWS::EC2::Subnet", "ec2.ModifySubnetAttribute": "AWS::EC2::Subnet",
-    "ec2.CreateInternetGateway": "AWS::EC2::InternetGateway", "ec2.AttachInternetGateway": "AWS::EC2::InternetGateway",
-    "ec2.CreateRouteTable": "AWS::EC2::RouteTable", "ec2.CreateRoute": "AWS::EC2::RouteTable",
-    "ec2.AssociateRouteTable": "AWS::EC2::RouteTable", "ec2.AllocateAddress": "AWS::EC2::EIP",
-    "ec2.CreateNatGateway": "AWS::EC2::NatGateway", "ec2.CreateVpcEndpoint": "AWS::EC2::VPCEndpoint",
-    "ec2.CreateSecurityGroup": "AWS::EC2::SecurityGroup",
-    "ec2.AuthorizeSecurityGroupIngress": "AWS::EC2::SecurityGroup",
-    "ec2.AuthorizeSecurityGroupEgress": "AWS::EC2::SecurityGroup",
-    "iam.CreateRole": "AWS::IAM::Role", "iam.PutRolePolicy": "AWS::IAM::Role", "iam.AttachRolePolicy": "AWS::IAM::Role",
-    "iam.TagRole": "AWS::IAM::Role", "iam.CreateOpenIDConnectProvider": "AWS::IAM::OIDCProvider",
-    "eks.CreateCluster": "AWS::EKS::Cluster", "eks.TagResource": "AWS::EKS::Cluster",
-    "eks.CreateAccessEntry": "AWS::EKS::AccessEntry", "eks.AssociateAccessPolicy": "AWS::EKS::AccessEntry",
-    "eks.CreateAddon": "eks-addon", "eks.CreatePodIdentityAssociation": "AWS::EKS::PodIdentityAssociation",
-    "s3.PutObject": "AWS::S3::Object", "sagemaker.CreateCluster": "AWS::SageMaker::Cluster",
-    "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster",
-}
 
 
 @pytest.fixture(scope="module")
