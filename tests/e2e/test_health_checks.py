@@ -132,10 +132,12 @@ def test_two_nodes_one_with_a_latent_fault_succeeds_with_per_node_results(
 
 
 def test_a_node_not_schedulable_is_a_409_naming_it(api: Any, aws: Any, cluster: str) -> None:
-    node = group_nodes(aws, cluster, "workers")[0]  # failed the previous test's check: pending replacement
+    node = group_nodes(aws, cluster, "workers")[-1]
+    fault = api.post(f"/v1/sandbox/nodes/{node}/fault", json={"kind": "gpu_xid"})  # seen: pending a reboot
+    assert fault.status_code == 201, fault.text
     r = api.post(f"/v1/clusters/{cluster}/health-checks", json={"group": "workers", "node_ids": [node]})
     assert r.status_code == 409, r.text
-    assert node in r.json()["detail"] and "UnschedulablePendingReplacement" in r.json()["detail"]
+    assert node in r.json()["detail"] and "UnschedulablePendingReboot" in r.json()["detail"]
     assert aws_writes_of(api, r) == []
 
 

@@ -176,6 +176,8 @@ def test_a_fault_shows_in_the_list_and_the_detail_places_it_on_the_ladder(
 def test_replace_before_a_reboot_is_a_409_naming_the_ladder_and_calls_nothing(api: Any, aws: Any,
                                                                                cluster: str) -> None:
     node_id = workers(aws, cluster)[0]
+    # the previous test's fault, put again (the same): this test reads the ladder of a node pending a reboot
+    assert api.post(f"/v1/sandbox/nodes/{node_id}/fault", json={"kind": "gpu_xid"}).status_code == 201
     before = len(api.calls("sagemaker", "BatchReplaceClusterNodes"))
     r = api.post(f"/v1/clusters/{cluster}/nodes/replace",
                  json={"node_ids": [node_id], "reason": "xid 79", "confirm": "replace"})
