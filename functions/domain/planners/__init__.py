@@ -35,7 +35,7 @@ from functions.domain.planners.inference import (
     plan_pool_create,
     plan_pool_release,
 )
-from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
+from functions.domain.planners.instance_groups import plan_group_add, plan_group_delete, plan_group_scale
 from functions.domain.planners.nodes import plan_nodes_delete, plan_nodes_reboot, plan_nodes_replace
 from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
 from functions.domain.planners.training import plan_job_delete, plan_job_submit
@@ -49,6 +49,7 @@ PLANNERS: dict[str, Planner] = {
     "cluster.import": plan_cluster_import,
     "instance_group.add": plan_group_add,
     "instance_group.scale": plan_group_scale,
+    "instance_group.delete": plan_group_delete,
     "nodes.reboot": plan_nodes_reboot,
     "nodes.replace": plan_nodes_replace,
     "nodes.delete": plan_nodes_delete,
