@@ -107,8 +107,8 @@ KNOWN: dict[tuple[str, str], Known] = {
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
     ("delete", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
-        "delete_instance_group", "Drain an instance group's nodes (PDBs respected), then delete it. Irreversible: "
-        "ask the user; confirm repeats the group name." + TRACK, destructive=True),
+        "delete_instance_group", "Drain, then delete an instance group. Irreversible: ask the user."
+        + TRACK, destructive=True),
     ("get", "/v1/audit"): Known(
         "list_audit", "Audit trail: who did what via which face (admin, or actor=me)."),
     ("post", "/v1/clusters/{cluster}/reconcile"): Known(

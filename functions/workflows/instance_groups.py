@@ -171,7 +171,7 @@ def drain(ctx: StepContext) -> Outcome:
             blocked[ref] = why
     ctx.record(cordoned=names, evicted=evicted, drain_started=started)
     if blocked:
-        if hyperpod.elapsed(started) > float(ctx.request.get("drain_timeout_seconds") or DRAIN_TIMEOUT_SECONDS):
+        if hyperpod.elapsed(started) > DRAIN_TIMEOUT_SECONDS / max(ctx.settings.time_scale, 1e-6):
             detail = "; ".join(f"pod {k}: {v}" for k, v in sorted(blocked.items())[:5])
             raise PermanentStepError("DrainBlocked", f"could not evict {len(blocked)} pod(s) from {gname}: {detail}")
         return Wait(message=f"{len(blocked)} pod(s) of {gname} wait on a PodDisruptionBudget: "

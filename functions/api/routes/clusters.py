@@ -131,7 +131,7 @@ def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceG
                tags=["instance-groups"], responses=OPERATION_RESPONSES)
 @requires(required_role("instance_group.delete"))
 def delete_instance_group(cluster: ClusterPath, group: GroupPath,
-                          confirm: Annotated[str, Query(description="The group name again, to confirm",
+                          confirm: Annotated[str, Query(description="The group name, to confirm",
                                                         max_length=32)],
                           region: RegionOpt = None, idempotency_key: IdempotencyKey = None,
                           dry_run: DryRun = False) -> Response[str]:

@@ -5193,7 +5193,7 @@ export interface operations {
     delete_instance_group_v1_clusters__cluster__instance_groups__group__delete: {
         parameters: {
             query: {
-                /** @description The group name again, to confirm */
+                /** @description The group name, to confirm */
                 confirm: string;
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
