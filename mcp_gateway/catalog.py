@@ -106,6 +106,9 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
+    ("delete", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
+        "delete_instance_group", "Drain, then delete an instance group. Irreversible: ask the user."
+        + TRACK, destructive=True),
     ("get", "/v1/audit"): Known(
         "list_audit", "Audit trail: who did what via which face (admin, or actor=me)."),
     ("post", "/v1/clusters/{cluster}/reconcile"): Known(

@@ -99,6 +99,23 @@ class KubeCluster:
             return None
         return out.to_dict()  # type: ignore[no-any-return]
 
+    def evict(self, name: str, namespace: str) -> str | None:
+        """Evict a pod through the Eviction API (policy/v1): None when evicted or already gone, else why the
+        API server refused (429: a PodDisruptionBudget allows no disruption now)."""
+        from kubernetes import client as k8s
+        from kubernetes.client.exceptions import ApiException
+
+        body = k8s.V1Eviction(metadata=k8s.V1ObjectMeta(name=name, namespace=namespace))
+        try:
+            k8s.CoreV1Api(self.api).create_namespaced_pod_eviction(name=name, namespace=namespace, body=body)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            if e.status in (429, 500):
+                return str(e.body or e.reason)
+            raise
+        return None
+
     def has_kind(self, api_version: str, kind: str) -> bool:
         """True when the API server serves the kind (its CRD is installed)."""
         from kubernetes.dynamic.exceptions import ResourceNotFoundError

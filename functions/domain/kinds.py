@@ -12,6 +12,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.import": ("discover", "access", "activate", "inventory"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
+    "instance_group.delete": ("drain", "instance_group", "gone"),
     # The operator step is training_operator for a HyperPodPyTorchJob, kuberay_operator for a RayJob: the
     # other one is skipped (one state machine for both kinds).
     "job.submit": ("training_operator", "kuberay_operator", "validate", "submit", "watch"),
@@ -41,6 +42,7 @@ REQUIRED_ROLE: dict[str, Role] = {
     "cluster.delete": Role.admin,
     "cluster.import": Role.admin,
     "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
+    "instance_group.delete": Role.admin,  # terminates every instance of the group (as nodes.delete does)
 }
 
 H = 3600.0
@@ -54,6 +56,7 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
+    "instance_group.delete": {"drain": 1 * H, "instance_group": 2 * H, "gone": 1 * H},
     # Enabling an operator add-on ~5 min; a job reaches Running after image pulls (large images: 20+ min).
     "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "validate": 0.25 * H,
                    "submit": 0.25 * H, "watch": 2 * H},

@@ -10,7 +10,7 @@ from functions.domain.errors import PermanentStepError
 from functions.domain.network import RESERVED_TAG_PREFIX, subnet_from_ec2
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
-from functions.domain.workflow import Done, Outcome
+from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import hyperpod
 from functions.workflows.context import StepContext, Workflow
@@ -122,3 +122,103 @@ def scale_status(op: Operation, state: StateStore) -> None:
 ADD = Workflow(kind="instance_group.add", steps={"subnet": subnet, "instance_group": add_group},
                on_status=add_status)
 SCALE = Workflow(kind="instance_group.scale", steps={"instance_group": scale}, on_status=scale_status)
+
+
+# --- instance_group.delete: drain (cordon, evict), UpdateCluster(InstanceGroupsToDelete), watch gone ---
+
+DRAIN_TIMEOUT_SECONDS = 600.0  # a pod a PodDisruptionBudget keeps this long fails the operation, named
+
+
+def _kube(ctx: StepContext) -> Any:
+    from functions.adapters.kube import KubeCluster  # the steps function's only
+
+    return KubeCluster.for_eks(ctx.request["eks_cluster_name"], ctx.region)
+
+
+def _daemonset_pod(pod: dict[str, Any]) -> bool:
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return any(o.get("kind") == "DaemonSet" for o in owners)
+
+
+def drain(ctx: StepContext) -> Outcome:
+    """Cordon every node of the group, then evict its pods (DaemonSet pods and finished pods skipped).
+    An eviction a PodDisruptionBudget refuses is retried until the drain timeout, then fails naming it."""
+    from functions.domain.nodes import GROUP_LABEL
+
+    gname = ctx.request["group"]
+    kube = _kube(ctx)
+    nodes = kube.list("v1", "Node", label_selector=f"{GROUP_LABEL}={gname}")
+    names = sorted(n["metadata"]["name"] for n in nodes)
+    started = ctx.outputs.get("drain_started") or now_iso()
+    for n in nodes:
+        if not (n.get("spec") or {}).get("unschedulable"):
+            kube.patch("v1", "Node", n["metadata"]["name"], None, {"spec": {"unschedulable": True}})
+    evicted: list[str] = list(ctx.outputs.get("evicted") or [])
+    blocked: dict[str, str] = {}
+    on_group = set(names)
+    for pod in kube.list("v1", "Pod"):
+        if (pod.get("spec") or {}).get("nodeName") not in on_group or _daemonset_pod(pod):
+            continue
+        if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        meta = pod["metadata"]
+        ref = f"{meta.get('namespace', 'default')}/{meta['name']}"
+        why = kube.evict(meta["name"], meta.get("namespace", "default"))
+        if why is None:
+            if ref not in evicted:
+                evicted.append(ref)
+        else:
+            blocked[ref] = why
+    ctx.record(cordoned=names, evicted=evicted, drain_started=started)
+    if blocked:
+        if hyperpod.elapsed(started) > DRAIN_TIMEOUT_SECONDS / max(ctx.settings.time_scale, 1e-6):
+            detail = "; ".join(f"pod {k}: {v}" for k, v in sorted(blocked.items())[:5])
+            raise PermanentStepError("DrainBlocked", f"could not evict {len(blocked)} pod(s) from {gname}: {detail}")
+        return Wait(message=f"{len(blocked)} pod(s) of {gname} wait on a PodDisruptionBudget: "
+                            + ", ".join(sorted(blocked)[:5]), outputs={"blocked": sorted(blocked)},
+                    expected_seconds=30.0)
+    return Done(message=f"drained {len(names)} node(s) of {gname}: {len(evicted)} pod(s) evicted",
+                outputs={"cordoned": names, "evicted": evicted, "drain_started": started})
+
+
+def delete_group(ctx: StepContext) -> Outcome:
+    name, gname = ctx.request["cluster"], ctx.request["group"]
+    cluster = hyperpod.require(ctx, name)
+    live = {x["InstanceGroupName"] for x in cluster.get("InstanceGroups", [])}
+    if gname in live and not ctx.outputs.get("update_requested"):
+        busy = hyperpod.wait_until_updatable(cluster)
+        if busy is not None:
+            return busy
+        ctx.aws("sagemaker").update_cluster(ClusterName=name, InstanceGroupsToDelete=[gname])
+        ctx.record(update_requested=True)
+        cluster = hyperpod.require(ctx, name)
+    waiting = hyperpod.watch(cluster, f"deleting {gname}", None, hyperpod.UPDATE_SECONDS)
+    if waiting is not None:
+        return waiting
+    if gname in {x["InstanceGroupName"] for x in cluster.get("InstanceGroups", [])}:
+        return Wait(message=f"HyperPod still lists {gname}", expected_seconds=60.0)
+    return Done(message=f"instance group {gname} deleted from {name}", outputs={"update_requested": True})
+
+
+def gone(ctx: StepContext) -> Outcome:
+    from functions.domain.nodes import GROUP_LABEL
+
+    gname = ctx.request["group"]
+    left = _kube(ctx).list("v1", "Node", label_selector=f"{GROUP_LABEL}={gname}")
+    if left:
+        return Wait(message=f"{len(left)} Kubernetes node(s) of {gname} not gone yet", expected_seconds=60.0)
+    return Done(message=f"no Kubernetes node of {gname} is left")
+
+
+def delete_status(op: Operation, state: StateStore) -> None:
+    if op.status is not OperationStatus.SUCCEEDED:
+        return
+    req, records = op.request, ClusterRecords(state)
+    rec = records.load(req["region"], req["cluster"])
+    if rec is not None and rec.group(req["group"]) is not None:
+        groups = [x for x in rec.instance_groups if x.name != req["group"]]
+        records.save(rec.model_copy(update={"instance_groups": groups, "operation_id": op.id}))
+
+
+DELETE = Workflow(kind="instance_group.delete", steps={"drain": drain, "instance_group": delete_group, "gone": gone},
+                  on_status=delete_status)

@@ -39,6 +39,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     cluster_import.WORKFLOW,
     instance_groups.ADD,
     instance_groups.SCALE,
+    instance_groups.DELETE,
     jobs.SUBMIT,
     jobs.DELETE,
     storage.RECONCILE,

@@ -194,6 +194,8 @@ def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> li
             )
         if rt.storage_key == ("", "pods"):
             out.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
+            out.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
+                        "version": "v1", "kind": "Eviction", "verbs": ["create"]})
     return out
 
 
@@ -368,7 +370,8 @@ class _Handler(BaseHTTPRequestHandler):
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if (
-            sub not in (None, "status", "scale", "log")
+            sub not in (None, "status", "scale", "log", "eviction")
+            or (sub == "eviction" and rt.storage_key != ("", "pods"))
             or (sub == "status" and not rt.status)
             or (sub == "log" and rt.storage_key != ("", "pods"))
         ):
@@ -378,6 +381,8 @@ class _Handler(BaseHTTPRequestHandler):
         table = "as=Table" in accept
         if name is None:
             return self._collection(store, rt, method, namespace, query, body, watch, table, manager)
+        if method == "POST" and sub == "eviction":
+            return self._json(201, store.evict(namespace or "default", name))
         if method == "GET" and sub == "log":
             return self._logs(store, namespace or "default", name, query)
         if method == "GET" and watch:

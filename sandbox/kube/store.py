@@ -122,6 +122,7 @@ class ClusterStore:
         self._applied: dict[AppliedKey, Obj] = {}
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
+        self.evictions: list[tuple[str, str]] = []  # (namespace, pod) evicted through pods/eviction, in order
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
@@ -415,6 +416,38 @@ class ClusterStore:
         obj["metadata"]["managedFields"] = entries
 
     # ---------------------------------------------------------------- by resource type (the HTTP layer)
+
+    def evict(self, namespace: str, name: str) -> Obj:
+        """POST pods/{name}/eviction (policy/v1 Eviction): deletes the pod unless a PodDisruptionBudget selecting
+        it allows no disruption now (429, as the real API server: the caller retries)."""
+        from sandbox.kube.errors import ApiError
+        from sandbox.kube.selectors import label_matcher, selector_string
+
+        with self._lock:
+            pods = self.resolve("v1", "Pod")
+            pod = self.get_rt(pods, namespace, name)
+            for pdb in self.list("policy/v1", "PodDisruptionBudget", namespace):
+                spec = pdb.get("spec") or {}
+                sel = selector_string(spec.get("selector"))
+                if not sel or not label_matcher(sel)(pod):
+                    continue
+                matching = [p for p in self.list("v1", "Pod", namespace, sel)
+                            if not p["metadata"].get("deletionTimestamp")]
+                healthy = sum(1 for p in matching if (p.get("status") or {}).get("phase") == "Running")
+                if spec.get("minAvailable") is not None:
+                    need = _pdb_count(spec["minAvailable"], len(matching))
+                else:
+                    need = len(matching) - _pdb_count(spec.get("maxUnavailable", 0), len(matching))
+                if healthy - need < 1:
+                    pname = pdb["metadata"]["name"]
+                    raise ApiError(429, "TooManyRequests",
+                                   "Cannot evict pod as it would violate the pod's disruption budget.",
+                                   {"causes": [{"reason": "DisruptionBudget", "message":
+                                                f"The disruption budget {pname} needs {need} healthy pods and has "
+                                                f"{healthy} currently"}]})
+            self.delete_rt(pods, namespace, name)
+            self.evictions.append((namespace, name))
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     def get_rt(self, rt: ResourceType, namespace: str | None, name: str) -> Obj:
         with self._lock:
@@ -837,3 +870,10 @@ class LogBuffer:
 
 def random_suffix(n: int = 5) -> str:
     return "".join(random.choices(string.ascii_lowercase + string.digits, k=n))
+
+
+def _pdb_count(value: int | str, total: int) -> int:
+    """A PDB's minAvailable/maxUnavailable: an integer, or a percentage of the matching pods (rounded up)."""
+    if isinstance(value, str) and value.endswith("%"):
+        return -(-int(value[:-1]) * total // 100)
+    return int(value)

@@ -198,6 +198,35 @@ describe("clusters through the UI", () => {
     await context.close();
   });
 
+  test("delete group: type its name, read the plan (drain, update, capacity removed), confirm, follow it to the end", async () => {
+    const since = mutations.length;
+    const { context, page, problems } = await signedIn();
+    await go(page, detail, CLUSTER);
+    await groupRow(page, "more").waitFor();
+    await page.getByRole("button", { name: "Delete more", exact: true }).click();
+    const dialog = page.getByRole("dialog").filter({ hasText: "Delete instance group more?" });
+    await dialog.waitFor();
+    // The plan before the final button: the cluster update, capacity removed (a negative hourly cost), the warning.
+    await dialog.locator('[data-testid="plan-changes"]').filter({ hasText: /^[1-9]\d* changes?$/ }).waitFor();
+    await dialog.locator('[data-testid="plan-hourly"]').filter({ hasText: /^-\$\d/ }).waitFor();
+    await dialog.locator('[data-testid="plan-warnings"]').filter({ hasText: /instance storage/ }).waitFor();
+    assert.ok(await dialog.getByRole("button", { name: "Delete group" }).isDisabled(), "enabled before the name is typed");
+    await dialog.getByRole("textbox").fill("more");
+    await assertCleanText(page, "delete group, plan");
+    await shot(page, "delete-group-plan");
+    await dialog.getByRole("button", { name: "Delete group" }).click();
+    await waitForOperation(page, "SUCCEEDED");
+    for (const step of ["drain", "instance_group", "gone"]) await page.locator(`li.ps-step[data-step="${step}"][data-status="SUCCEEDED"]`).waitFor();
+    await shot(page, "delete-group-succeeded");
+    await go(page, detail, CLUSTER);
+    await groupRow(page, "accel").waitFor();
+    assert.equal(await groupRow(page, "more").count(), 0, "the deleted group is still listed");
+    const sent = keysSent(since);
+    assert.deepEqual(sent.map((m) => `${m.method} ${m.path}`), [`DELETE /v1/clusters/${CLUSTER}/instance-groups/more`]);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test("scale: a refused count shows at the field; a good one shows its cost, then runs to SUCCEEDED", async () => {
     const since = mutations.length;
     const { context, page, problems } = await signedIn();

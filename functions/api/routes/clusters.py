@@ -14,7 +14,15 @@ from functions.domain.catalog import REGION_PATTERN
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
-from functions.logic import cluster_create, cluster_delete, cluster_import, cluster_views, group_add, group_scale
+from functions.logic import (
+    cluster_create,
+    cluster_delete,
+    cluster_import,
+    cluster_views,
+    group_add,
+    group_delete,
+    group_scale,
+)
 
 router = Router()
 
@@ -116,3 +124,17 @@ def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceG
     p = require(router, required_role("instance_group.scale"))
     return respond(group_scale.scale_instance_group(services(), cluster, region, group, body, actor(p),
                                                     idempotency_key, dry_run))
+
+
+@router.delete("/v1/clusters/<cluster>/instance-groups/<group>",
+               summary="Delete an instance group: drain its nodes (PDBs respected), then remove it (admin)",
+               tags=["instance-groups"], responses=OPERATION_RESPONSES)
+@requires(required_role("instance_group.delete"))
+def delete_instance_group(cluster: ClusterPath, group: GroupPath,
+                          confirm: Annotated[str, Query(description="The group name, to confirm",
+                                                        max_length=32)],
+                          region: RegionOpt = None, idempotency_key: IdempotencyKey = None,
+                          dry_run: DryRun = False) -> Response[str]:
+    p = require(router, required_role("instance_group.delete"))
+    return respond(group_delete.delete_instance_group(services(), cluster, region, group, confirm, actor(p),
+                                                      idempotency_key, dry_run))

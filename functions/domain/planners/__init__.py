@@ -36,7 +36,7 @@ from functions.domain.planners.inference import (
     plan_pool_create,
     plan_pool_release,
 )
-from functions.domain.planners.instance_groups import plan_group_add, plan_group_scale
+from functions.domain.planners.instance_groups import plan_group_add, plan_group_delete, plan_group_scale
 from functions.domain.planners.nodes import (
     plan_nodes_delete,
     plan_nodes_health_check,
@@ -55,6 +55,7 @@ PLANNERS: dict[str, Planner] = {
     "cluster.import": plan_cluster_import,
     "instance_group.add": plan_group_add,
     "instance_group.scale": plan_group_scale,
+    "instance_group.delete": plan_group_delete,
     "nodes.reboot": plan_nodes_reboot,
     "nodes.replace": plan_nodes_replace,
     "nodes.delete": plan_nodes_delete,

@@ -11,7 +11,7 @@ from typing import Any
 from functions.domain.network import VpcView, allocate_compute_subnet
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import group_capacity
-from functions.domain.plans import Change, Draft, create, update
+from functions.domain.plans import Change, Draft, create, delete, update
 
 
 def plan_group_add(p: PlanInput) -> Draft:
@@ -59,3 +59,24 @@ def _describe(g: dict[str, Any]) -> str:
 
 def _skip(changes: list[Change], done: frozenset[str]) -> list[Change]:
     return [c.model_copy(update={"action": "none"}) if c.step in done else c for c in changes]
+
+
+def plan_group_delete(p: PlanInput) -> Draft:
+    """Cordon each node of the group, evict its pods (DaemonSet pods stay), then one UpdateCluster with
+    InstanceGroupsToDelete; the capacity line is negative (what the group cost by the hour)."""
+    r = p.request
+    live: dict[str, Any] = p.facts.get("group") or {}
+    nodes: list[str] = list(p.facts.get("kube_nodes") or [])
+    pods: list[str] = list(p.facts.get("pods") or [])
+    changes: list[Change] = [update("Kubernetes Node", n, "drain", cordon=True) for n in nodes]
+    changes += [delete("Pod", ref, "drain", via="Eviction API (policy/v1), PodDisruptionBudgets respected")
+                for ref in pods]
+    changes.append(update("AWS::SageMaker::Cluster", r["cluster"], "instance_group",
+                          InstanceGroupsToDelete=[r["group"]]))
+    count = int(p.facts.get("target_count", live.get("instance_count", 0)) or 0)
+    capacity = ([group_capacity({**live, "instance_count": -count})]
+                if live.get("instance_type") and count else [])
+    warnings = [f"deleting {r['group']} terminates its {count} instance(s): instance storage on them is lost",
+                f"{len(pods)} pod(s) are evicted; a PodDisruptionBudget that blocks eviction fails the operation "
+                "after the drain timeout"]
+    return Draft(changes=_skip(changes, p.skip_steps), capacity=capacity, warnings=warnings)

@@ -179,6 +179,20 @@ export const api = {
       { method: "PATCH", body: changed, idempotencyKey: key },
     ),
   /** The plan of an add (`?dry_run=true`): the new group, its quota line and hourly cost; nothing is changed. */
+  /** Drain, then delete one instance group (`instance_group.delete`, admin); confirm repeats the group name. */
+  deleteInstanceGroup: (cluster: string, region: string, group: string, key: string) =>
+    request<Operation>(
+      `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group })}`,
+      { method: "DELETE", idempotencyKey: key },
+    ),
+  /** The plan of a group delete: nodes cordoned, pods evicted, the cluster update, capacity removed. */
+  planDeleteInstanceGroup: async (cluster: string, region: string, group: string, signal?: AbortSignal) =>
+    (
+      await request<Plan>(
+        `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group, dry_run: "true" })}`,
+        { method: "DELETE", idempotencyKey: newIdempotencyKey(), signal },
+      )
+    ).body,
   planAddInstanceGroup: (cluster: string, region: string, body: InstanceGroupSpec, signal?: AbortSignal) =>
     request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/instance-groups${qs({ region, dry_run: "true" })}`, {
       method: "POST",

@@ -218,6 +218,26 @@ function DeleteModal({ cluster, region, onClose }: { cluster: string; region: st
   );
 }
 
+/** Delete one instance group: type its name, read the plan (drain, update, capacity removed), confirm;
+ * the operation page then follows drain, update and watch to the end. */
+export function DeleteGroupModal({ cluster, region, group, onClose }: { cluster: string; region: string; group: string; onClose: () => void }) {
+  const del = useMutation((_: null, key: string) => api.deleteInstanceGroup(cluster, region, group, key));
+  return (
+    <ConfirmModal
+      header={`Delete instance group ${group}?`}
+      confirmLabel="Delete group"
+      typeToConfirm={group}
+      warning="Its nodes are drained (pods evicted, PodDisruptionBudgets respected), then its instances are terminated: instance storage is lost."
+      busy={del.busy}
+      errors={del.errors}
+      onConfirm={() => void del.run(null)}
+      onCancel={onClose}
+    >
+      <PlanPanel load={(signal) => api.planDeleteInstanceGroup(cluster, region, group, signal)} deps={[cluster, region, group]} />
+    </ConfirmModal>
+  );
+}
+
 /** Storage: what it is, its own state (FSx lifecycle / S3 PVC phase) and the PVC's binding. */
 export function StorageTable({ items }: { items: StorageItem[] }) {
   return (
@@ -240,7 +260,7 @@ export function StorageTable({ items }: { items: StorageItem[] }) {
 
 export default function ClusterDetailPage({ region, name }: { region: string; name: string }) {
   const detail = useAsync(() => api.cluster(name, region), [name, region]);
-  const [modal, setModal] = useState<null | "add" | "delete" | { scale: ClusterInstanceGroup }>(null);
+  const [modal, setModal] = useState<null | "add" | "delete" | { scale: ClusterInstanceGroup } | { remove: string }>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useLiveEvents((ev) => {
     const t = ev.data?.target;
@@ -323,7 +343,12 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
                 ),
               },
               { id: "status", header: "Status", cell: (g) => <Status value={g.status} /> },
-              { id: "act", header: "Actions", cell: (g) => <Button variant="inline-link" ariaLabel={`Change the size of ${g.name}`} onClick={() => setModal({ scale: g })}>Change size</Button> },
+              { id: "act", header: "Actions", cell: (g) => (
+                <SpaceBetween direction="horizontal" size="xs">
+                  <Button variant="inline-link" ariaLabel={`Change the size of ${g.name}`} onClick={() => setModal({ scale: g })}>Change size</Button>
+                  <Button variant="inline-link" ariaLabel={`Delete ${g.name}`} onClick={() => setModal({ remove: g.name })}>Delete</Button>
+                </SpaceBetween>
+              ) },
             ]}
           />
           <Table
@@ -355,7 +380,8 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
       )}
       {modal === "add" && <AddGroupModal cluster={name} region={region} onClose={() => setModal(null)} />}
       {modal === "delete" && <DeleteModal cluster={name} region={region} onClose={() => setModal(null)} />}
-      {modal && typeof modal === "object" && <ScaleModal cluster={name} region={region} group={modal.scale} onClose={() => { setModal(null); detail.reload(); }} />}
+      {modal && typeof modal === "object" && "remove" in modal && <DeleteGroupModal cluster={name} region={region} group={modal.remove} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} group={modal.scale} onClose={() => { setModal(null); detail.reload(); }} />}
     </SpaceBetween>
   );
 }
