@@ -105,9 +105,12 @@ class KubeCluster:
         from kubernetes import client as k8s
         from kubernetes.client.exceptions import ApiException
 
-        body = k8s.V1Eviction(metadata=k8s.V1ObjectMeta(name=name, namespace=namespace))
+        from functions.domain.manifests import eviction
+
+        body = eviction(name, namespace)
         try:
-            k8s.CoreV1Api(self.api).create_namespaced_pod_eviction(name=name, namespace=namespace, body=body)
+            k8s.CoreV1Api(self.api).create_namespaced_pod_eviction(
+                name=name, namespace=namespace, body=body)  # type: ignore[arg-type]  # a dict body is sent as is
         except ApiException as e:
             if e.status == 404:
                 return None

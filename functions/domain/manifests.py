@@ -278,3 +278,9 @@ def node_pool(group: str, *, cpu_limit: int, consolidate_after: str, budget: str
                                   "spec": template_spec},
                      "limits": {"cpu": str(cpu_limit)},
                      "disruption": disruption}}
+
+
+def eviction(name: str, namespace: str) -> dict[str, Any]:
+    """The Eviction (policy/v1) a drain POSTs to a pod's `eviction` subresource: the API server checks the
+    pod's PodDisruptionBudgets before deleting it (429 when one allows no disruption now)."""
+    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": namespace}}

@@ -149,7 +149,9 @@ def drain(ctx: StepContext) -> Outcome:
     kube = _kube(ctx)
     nodes = kube.list("v1", "Node", label_selector=f"{GROUP_LABEL}={gname}")
     names = sorted(n["metadata"]["name"] for n in nodes)
-    started = ctx.outputs.get("drain_started") or now_iso()
+    # the drain timeout counts from this attempt's start: a retry (after the user relaxed a PDB) drains afresh
+    attempt = ctx.operation.attempt
+    started = (ctx.outputs.get("drain_started") if ctx.outputs.get("drain_attempt") == attempt else None) or now_iso()
     for n in nodes:
         if not (n.get("spec") or {}).get("unschedulable"):
             kube.patch("v1", "Node", n["metadata"]["name"], None, {"spec": {"unschedulable": True}})
@@ -169,7 +171,7 @@ def drain(ctx: StepContext) -> Outcome:
                 evicted.append(ref)
         else:
             blocked[ref] = why
-    ctx.record(cordoned=names, evicted=evicted, drain_started=started)
+    ctx.record(cordoned=names, evicted=evicted, drain_started=started, drain_attempt=attempt)
     if blocked:
         if hyperpod.elapsed(started) > DRAIN_TIMEOUT_SECONDS / max(ctx.settings.time_scale, 1e-6):
             detail = "; ".join(f"pod {k}: {v}" for k, v in sorted(blocked.items())[:5])
@@ -178,7 +180,7 @@ def drain(ctx: StepContext) -> Outcome:
                             + ", ".join(sorted(blocked)[:5]), outputs={"blocked": sorted(blocked)},
                     expected_seconds=30.0)
     return Done(message=f"drained {len(names)} node(s) of {gname}: {len(evicted)} pod(s) evicted",
-                outputs={"cordoned": names, "evicted": evicted, "drain_started": started})
+                outputs={"cordoned": names, "evicted": evicted, "drain_started": started, "drain_attempt": attempt})
 
 
 def delete_group(ctx: StepContext) -> Outcome:

@@ -13,7 +13,9 @@ OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("
            # storage.add: a volume added after create, in the namespace the user names
            storage.namespace_object("ml"), storage.s3_service_account("train", "ml"),
            *storage.s3_volume("c1", "train", "ml", "datasets", "train/", "us-west-2", read_only=True),
-           *storage.fsx_volume("c1", "scratch", "ml", "fs-2", "fs-2.fsx.us-west-2.amazonaws.com", "efgh", 2400)]
+           *storage.fsx_volume("c1", "scratch", "ml", "fs-2", "fs-2.fsx.us-west-2.amazonaws.com", "efgh", 2400),
+           # instance_group.delete's drain: one Eviction per pod
+           manifests.eviction("trainer-0", "ml")]
 
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['kind']}/{o['metadata']['name']}" for o in OBJECTS])
