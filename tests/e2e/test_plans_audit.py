@@ -167,13 +167,18 @@ def test_the_audit_trail_names_the_face_mcp_and_plain_rest(sandbox: Any, made: d
     rest = api.http.put("/v1/preferences", json={"default_region": "us-west-2"})
     assert rest.status_code in (200, 202), rest.text
 
+    # a count that differs from the live one whatever ran before in this module, so the call starts an operation
+    live = api.get(f"/v1/clusters/{cluster}").json()["instance_groups"][0]["instance_count"]
+    wanted = live - 1 if live > 1 else live + 1
+
     async def mcp(client: Any) -> Any:
         return await client.call_tool("scale_instance_group",
                                       {"cluster": cluster, "region": "us-west-2", "group": "accel",
-                                       "instance_count": 1})
+                                       "instance_count": wanted})
 
     result = over_http(sandbox, mcp)
     assert not result.is_error, result
+    assert "id" in result.structured_content, (live, wanted, result.structured_content)
     op_id = result.structured_content["id"]
     assert api.wait_terminal(op_id)["status"] == "SUCCEEDED"
     by_mcp = api.get("/v1/audit", params={"cluster": cluster, "face": "mcp"}).json()["items"]
