@@ -59,7 +59,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
                 "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
             ),
             env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN",
-                 "PERMISSIONS_BOUNDARY_ARN"),
+                 "PODSTART_API_ROLE_ARN", "PERMISSIONS_BOUNDARY_ARN"),
         ),
         LambdaSpec(
             name="events",

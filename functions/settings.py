@@ -45,6 +45,7 @@ class StepsSettings(CommonSettings):
     assets_bucket: str = ""
     time_scale: float = 1.0
     podstart_role_arn: str = ""
+    podstart_api_role_arn: str = ""  # the API function's role: an access entry with the podstart-api group
     permissions_boundary_arn: str = ""  # every role the workflows create carries it
 
 

@@ -178,6 +178,7 @@ class FunctionsConstruct(Construct):
             "ASSETS_BUCKET": data.assets_bucket.bucket_name,
             "TIME_SCALE": "1",
             "PODSTART_ROLE_ARN": self.roles["steps"].role_arn,
+            "PODSTART_API_ROLE_ARN": self.roles["api"].role_arn,
             "PERMISSIONS_BOUNDARY_ARN": self._boundary_arn,
             "WORKFLOW_ARNS": "{}",  # replaced by allow_workflows()
             "PODSTART_MCP_READ_ONLY": "false",
@@ -383,7 +384,8 @@ class FunctionsConstruct(Construct):
         )
 
     def _build_steps_permissions(self) -> None:
-        add_steps_permissions(self.roles["steps"], data=self._data, boundary_arn=self._boundary_arn)
+        add_steps_permissions(self.roles["steps"], data=self._data, boundary_arn=self._boundary_arn,
+                              api_role=self.roles["api"])
 
     def _skip_checkov(self) -> None:
         for name, fn in self.functions.items():

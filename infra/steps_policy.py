@@ -120,9 +120,10 @@ def _all(*conditions: Conditions) -> Conditions:
     return merged
 
 
-def add_steps_permissions(role: iam.Role, *, data: DataConstruct, boundary_arn: str) -> None:
+def add_steps_permissions(role: iam.Role, *, data: DataConstruct, boundary_arn: str,
+                          api_role: iam.IRole | None = None) -> None:
     _ec2(role)
-    _eks(role)
+    _eks(role, api_role)
     _iam(role, boundary_arn)
     _sagemaker(role)
     _fsx(role)
@@ -184,12 +185,14 @@ def _ec2(role: iam.Role) -> None:
     )
 
 
-def _eks(role: iam.Role) -> None:
+def _eks(role: iam.Role, api_role: iam.IRole | None = None) -> None:
     clusters = _arn("eks", "cluster/*")
     access_entries = _arn("eks", "access-entry/*/*/*/*/*")
     addons = _arn("eks", "addon/*/*/*")
     associations = _arn("eks", "podidentityassociation/*/*")
-    own_entry: Conditions = {"StringEquals": {"eks:principalArn": role.role_arn}}
+    # PodStart's own entries: the workflows' role (cluster admin) and the API function's (the podstart-api group)
+    principals = [role.role_arn] + ([api_role.role_arn] if api_role is not None else [])
+    own_entry: Conditions = {"StringEquals": {"eks:principalArn": principals}}
     why_names = "EKS clusters are named by users, in any region; "
     grant(
         role,
@@ -231,8 +234,8 @@ def _eks(role: iam.Role) -> None:
         actions=["eks:CreateAccessEntry"],
         resources=[clusters],
         conditions=_all(_tagged(MANAGED, IMPORTED), own_entry),
-        reason=why_names + "only PodStart's own role gets an access entry, only on clusters tagged "
-        "podstart:managed true or imported.",
+        reason=why_names + "only PodStart's own roles (workflows, API) get an access entry, only on clusters "
+        "tagged podstart:managed true or imported.",
     )
     grant(
         role,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from functions.domain import rbac
+
 HYPERPOD_NAMESPACE = "aws-hyperpod"
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "podstart"}
 
@@ -86,9 +88,10 @@ def _daemonset(name: str, namespace: str, image: str, *, sa: str | None = None, 
 
 def dependency_components(region: str) -> list[dict[str, Any]]:
     """HyperPod's dependency components: namespace, health-monitoring agent with its RBAC, device plugins
-    (NVIDIA GPUs, Neuron for Trainium/Inferentia, EFA)."""
+    (NVIDIA GPUs, Neuron for Trainium/Inferentia, EFA), and the ClusterRole of PodStart's API function."""
     tolerate_all = [{"operator": "Exists"}]
     return [
+        *rbac.manifests(MANAGED_LABELS),  # what PodStart's API function may do in the cluster
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _meta(HYPERPOD_NAMESPACE)},
         {"apiVersion": "v1", "kind": "ServiceAccount",
          "metadata": _meta("health-monitoring-agent", HYPERPOD_NAMESPACE)},

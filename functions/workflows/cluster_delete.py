@@ -13,14 +13,14 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import manifests
+from functions.domain import manifests, rbac
 from functions.domain.cluster_record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus
 from functions.domain.ports import StateStore
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
-from functions.workflows import hyperpod
+from functions.workflows import eks_access, hyperpod
 from functions.workflows import storage as added  # volumes added after create (storage.add)
 from functions.workflows.context import StepContext, Workflow
 
@@ -113,9 +113,13 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
         principal = ctx.settings.podstart_role_arn
         eks_name = ctx.request.get("eks_cluster_name") or name
         cluster = _eks(ctx, eks_name)
-        if cluster and principal and principal in eks.list_access_entries(
-                clusterName=eks_name).get("accessEntries", []):
-            eks.delete_access_entry(clusterName=eks_name, principalArn=principal)
+        if cluster:
+            if ctx.settings.podstart_api_role_arn in eks.list_access_entries(clusterName=eks_name).get(
+                    "accessEntries", []):  # the API group's RBAC goes with its entry (while PodStart is admin)
+                kube = KubeCluster.for_eks(eks_name, ctx.region)
+                for m in reversed(rbac.manifests()):
+                    kube.delete(m["apiVersion"], m["kind"], m["metadata"]["name"])
+            eks_access.remove_access(eks, eks_name, [principal, ctx.settings.podstart_api_role_arn])
         if cluster and (cluster.get("tags") or {}).get(ens.MANAGED_TAG) == "imported":
             eks.untag_resource(resourceArn=cluster["arn"], tagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
         sm = ctx.aws("sagemaker")
@@ -123,7 +127,7 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
         if hp is not None and any(t.get("Key") == ens.MANAGED_TAG and t.get("Value") == "imported"
                                   for t in sm.list_tags(ResourceArn=hp["ClusterArn"]).get("Tags", [])):
             sm.delete_tags(ResourceArn=hp["ClusterArn"], TagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
-        return Done(message="PodStart's access entry and adoption tags removed; the EKS cluster is left alone")
+        return Done(message="PodStart's access entries and adoption tags removed; the EKS cluster is left alone")
     cluster = _eks(ctx, name)
     if cluster is not None:
         if (cluster.get("tags") or {}).get(ens.MANAGED_TAG) != "true":

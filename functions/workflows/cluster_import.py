@@ -8,7 +8,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
-from functions.domain import manifests
+from functions.domain import manifests, rbac
 from functions.domain.cluster_record import ClusterRecords, ClusterStatus, GroupRecord
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus, now_iso
@@ -96,9 +96,16 @@ def access(ctx: StepContext) -> Outcome:
     if (cluster.get("tags") or {}).get(ens.MANAGED_TAG) != "true":
         # Marks the adoption; PodStart's role may create access entries only on clusters tagged so.
         eks.tag_resource(resourceArn=cluster["arn"], tags=eks_access.managed_tags(ctx.request["name"], IMPORTED))
-    if eks_access.ensure_cluster_admin(eks, ctx.region, eks_name, principal,
-                                       eks_access.managed_tags(ctx.request["name"], IMPORTED)):
+    tags = eks_access.managed_tags(ctx.request["name"], IMPORTED)
+    if eks_access.ensure_cluster_admin(eks, ctx.region, eks_name, principal, tags):
         ctx.record(access_entry_created=True)
+    if eks_access.ensure_api_access(eks, eks_name, ctx.settings.podstart_api_role_arn, tags):
+        ctx.record(api_access_entry_created=True)
+    if not ctx.outputs.get("api_rbac_applied"):  # what the API function's group may do (reads, secrets, invoke)
+        kube = KubeCluster.for_eks(eks_name, ctx.region)
+        for m in rbac.manifests(manifests.MANAGED_LABELS):
+            kube.apply(m)
+        ctx.record(api_rbac_applied=True)
     hyperpod_name = ctx.outputs.get("hyperpod_cluster_name")
     if hyperpod_name:  # PodStart may scale an adopted HyperPod cluster's groups, never delete it
         sm = ctx.aws("sagemaker")
@@ -108,7 +115,8 @@ def access(ctx: StepContext) -> Outcome:
             sm.add_tags(ResourceArn=hp["ClusterArn"],
                         Tags=[{"Key": k, "Value": v} for k, v in
                               eks_access.managed_tags(ctx.request["name"], IMPORTED).items()])
-    return Done(message="PodStart's access entry is in place", outputs={"access_entry": principal})
+    return Done(message="PodStart's access entries are in place (workflows: cluster admin; API: the podstart-api "
+                        "group)", outputs={"access_entry": principal})
 
 
 def activate(ctx: StepContext) -> Outcome:

@@ -1,11 +1,13 @@
-"""PodStart's own access to an EKS cluster: an access entry for its role with cluster-admin
-(installing CRDs, cluster RBAC and DaemonSets for HyperPod needs cluster-wide admin)."""
+"""PodStart's own access to an EKS cluster: an access entry for the workflows' role with cluster-admin
+(installing CRDs, cluster RBAC and DaemonSets for HyperPod needs cluster-wide admin), and one for the API
+function's role carrying only the Kubernetes group `podstart-api`, whose rights are the ClusterRole in
+functions.domain.rbac (reads, job Secrets, the invoke proxy)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import arns
+from functions.domain import arns, rbac
 from functions.workflows import aws_ensure as ens
 
 CLUSTER_ADMIN = "AmazonEKSClusterAdminPolicy"
@@ -31,3 +33,22 @@ def ensure_cluster_admin(eks: Any, region: str, cluster: str, principal: str, ta
 
 def managed_tags(cluster: str, value: str = "true") -> dict[str, str]:
     return {ens.CLUSTER_TAG: cluster, ens.MANAGED_TAG: value}
+
+
+def ensure_api_access(eks: Any, cluster: str, principal: str, tags: dict[str, str]) -> bool:
+    """The API function's access entry: no access policy, only the `podstart-api` group (RBAC decides what it
+    may do). True when the entry was created now; an entry someone else made for that role is left as it is."""
+    if not principal or principal in eks.list_access_entries(clusterName=cluster).get("accessEntries", []):
+        return False
+    eks.create_access_entry(clusterName=cluster, principalArn=principal, type="STANDARD",
+                            kubernetesGroups=[rbac.GROUP], tags=tags)
+    return True
+
+
+def remove_access(eks: Any, cluster: str, principals: list[str]) -> list[str]:
+    """Delete PodStart's access entries (workflows' and API's) on a cluster PodStart does not own."""
+    present = set(eks.list_access_entries(clusterName=cluster).get("accessEntries", []))
+    gone = [p for p in principals if p and p in present]
+    for p in gone:
+        eks.delete_access_entry(clusterName=cluster, principalArn=p)
+    return gone

@@ -209,7 +209,19 @@ class KubeHooks:
         kube_http.register_hook(self.record)
 
     def record(self, method: str, url: str) -> None:
+        """Log the request; refuse it (403, as EKS would) when the `podstart-api` group's RBAC does not allow it:
+        the API function in the sandbox has exactly the access its access entry gives it in AWS."""
+        import io
+        import json
+        import urllib.error
         from urllib.parse import urlsplit
 
+        from functions.domain import rbac
+
+        why = rbac.refused(method, url)
         self.calls.append("kubernetes", _KUBE_VERBS.get(method.upper(), method.title()),
-                          {"path": urlsplit(url).path}, "sent")
+                          {"path": urlsplit(url).path}, "sent" if why is None else "Forbidden")
+        if why is not None:
+            status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
+                      "message": f'User "podstart-api" cannot {why} (group {rbac.GROUP})'}
+            raise urllib.error.HTTPError(url, 403, "Forbidden", {}, io.BytesIO(json.dumps(status).encode()))  # type: ignore[arg-type]

@@ -70,9 +70,13 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
         assert time.monotonic() < deadline, "sandbox did not start"
         time.sleep(0.05)
     yield sb
+    # The API function's Kubernetes requests stayed within its RBAC (functions.domain.rbac) in every test
+    forbidden = {r["params"]["path"] for r in sb.aws.calls.records(service="kubernetes")
+                 if r["outcome"] == "Forbidden"}
     server.should_exit = True
     thread.join(timeout=10)
     sb.stop()
+    assert not forbidden, f"the API function asked Kubernetes for what podstart-api may not do: {sorted(forbidden)}"
 
 
 @pytest.fixture(scope="session")

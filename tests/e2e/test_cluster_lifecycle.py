@@ -89,7 +89,15 @@ def test_viewer_and_operator_cannot_delete(viewer: Any) -> None:
     assert viewer.http.delete("/v1/clusters/x", params={"confirm": "x"}).status_code == 403
 
 
-def test_import_adopts_an_existing_eks_cluster_and_delete_leaves_it(api: Any, aws: Any) -> None:
+def _cluster_roles(sandbox: Any, eks_name: str) -> set[str]:
+    from kubernetes import client
+
+    config = client.Configuration()
+    config.host = sandbox.kube.clusters()[eks_name]
+    return {r.metadata.name for r in client.RbacAuthorizationV1Api(client.ApiClient(config)).list_cluster_role().items}
+
+
+def test_import_adopts_an_existing_eks_cluster_and_delete_leaves_it(api: Any, aws: Any, sandbox: Any) -> None:
     eks, ec2 = aws("eks"), aws("ec2")
     vpc = ec2.create_vpc(CidrBlock="172.20.0.0/16")["Vpc"]["VpcId"]
     subs = [ec2.create_subnet(VpcId=vpc, CidrBlock=f"172.20.{i}.0/24", AvailabilityZone=z)["Subnet"]["SubnetId"]
@@ -110,12 +118,22 @@ def test_import_adopts_an_existing_eks_cluster_and_delete_leaves_it(api: Any, aw
     assert op["status"] == "SUCCEEDED", op["error"]
     detail = api.get(f"/v1/clusters/{eks_name}").json()
     assert detail["origin"] == "imported" and detail["managed"] is True and detail["status"] == "ACTIVE"
-    assert len(eks.list_access_entries(clusterName=eks_name)["accessEntries"]) == 1
+    # two access entries: the workflows' (cluster admin) and the API function's (only the podstart-api group,
+    # whose ClusterRole the import applied)
+    entries = eks.list_access_entries(clusterName=eks_name)["accessEntries"]
+    assert len(entries) == 2
+    api_entry = next(e for e in entries if e.endswith("role/podstart-api"))
+    assert eks.describe_access_entry(clusterName=eks_name, principalArn=api_entry)["accessEntry"][
+        "kubernetesGroups"] == ["podstart-api"]
+    assert eks.list_associated_access_policies(clusterName=eks_name, principalArn=api_entry)[
+        "associatedAccessPolicies"] == []
+    assert "podstart-api" in _cluster_roles(sandbox, eks_name)
     tags = eks.describe_cluster(name=eks_name)["cluster"]["tags"]
     assert tags["podstart:managed"] == "imported"  # access entries only on clusters marked so (IAM condition)
     d = api.http.delete(f"/v1/clusters/{eks_name}", params={"confirm": eks_name})
     assert api.wait_terminal(d.json()["id"])["status"] == "SUCCEEDED"
     assert eks.describe_cluster(name=eks_name)["cluster"]["status"] == "ACTIVE"  # theirs, left alone
     assert eks.list_access_entries(clusterName=eks_name)["accessEntries"] == []
+    assert "podstart-api" not in _cluster_roles(sandbox, eks_name)  # PodStart's RBAC went with its entries
     assert "podstart:managed" not in (eks.describe_cluster(name=eks_name)["cluster"].get("tags") or {})
     assert ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]

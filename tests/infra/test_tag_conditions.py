@@ -54,12 +54,17 @@ def test_changes_need_the_tag_of_a_cluster_podstart_created_or_adopted(synth):
 
 def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
     steps_role = synth.function("steps")[1]["Properties"]["Role"]
+    api_role = synth.function("api")[1]["Properties"]["Role"]
     for action in ACCESS_GRANTING:
         statements = _allows(synth, action)
         assert statements, action
         for statement in statements:
             assert _required_values(statement, TAG) == {"true", "imported"}, action
-            assert statement["Condition"]["StringEquals"]["eks:principalArn"] == steps_role, action
+            principals = statement["Condition"]["StringEquals"]["eks:principalArn"]
+            if action == "eks:AssociateAccessPolicy":  # cluster admin: the workflows' role only
+                assert principals == steps_role, action
+            else:  # the workflows' entry and the API function's (the podstart-api group, no access policy)
+                assert principals == [steps_role, api_role], action
     [associate] = _allows(synth, "eks:AssociateAccessPolicy")
     assert "AmazonEKSClusterAdminPolicy" in json.dumps(associate["Condition"]["StringEquals"]["eks:policyArn"])
 

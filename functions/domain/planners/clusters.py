@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import manifests
+from functions.domain import manifests, rbac
 from functions.domain.network import SubnetInfo, allocate_compute_subnet, control_plane_zones, plan_base_subnets
 from functions.domain.planners.base import PlanInput
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
@@ -48,6 +48,7 @@ def plan_cluster_create(p: PlanInput) -> Draft:
         create("AWS::EKS::Cluster", name, s, version=r["kubernetes_version"]),
         create("AWS::IAM::OIDCProvider", f"{name}-oidc", s),
         create("AWS::EKS::AccessEntry", "PodStart", s, policy="AmazonEKSClusterAdminPolicy"),
+        create("AWS::EKS::AccessEntry", "PodStart API", s, kubernetes_groups=[rbac.GROUP]),
     ]
     # activate
     changes.append(update("PodStart preferences", "active cluster", "activate", active_cluster=name))
@@ -113,7 +114,11 @@ def plan_cluster_delete(p: PlanInput) -> Draft:
     out: dict[str, Any] = p.facts.get("created") or {}
     groups: list[dict[str, Any]] = rec.get("instance_groups") or []
     if r.get("origin") != "created":
-        kept = [delete("AWS::EKS::AccessEntry", "PodStart", "eks_control_plane",
+        kept = [*(delete(f"Kubernetes {m['kind']}", m["metadata"]["name"], "eks_control_plane")
+                  for m in reversed(rbac.manifests())),
+                delete("AWS::EKS::AccessEntry", "PodStart", "eks_control_plane",
+                          eks_cluster=r.get("eks_cluster_name") or name),
+                delete("AWS::EKS::AccessEntry", "PodStart API", "eks_control_plane",
                           eks_cluster=r.get("eks_cluster_name") or name),
                    update("AWS::EKS::Cluster", r.get("eks_cluster_name") or name, "eks_control_plane",
                           remove_tags=["podstart:managed", "podstart:cluster"]),
@@ -168,6 +173,8 @@ def plan_cluster_import(p: PlanInput) -> Draft:
         none("AWS::EKS::Cluster", eks_name, "discover", note="read, not changed"),
         update("AWS::EKS::Cluster", eks_name, "access", add_tags={"podstart:managed": "imported"}),
         create("AWS::EKS::AccessEntry", "PodStart", "access", policy="AmazonEKSClusterAdminPolicy"),
+        create("AWS::EKS::AccessEntry", "PodStart API", "access", kubernetes_groups=[rbac.GROUP]),
+        *(create(f"Kubernetes {m['kind']}", m["metadata"]["name"], "access") for m in rbac.manifests()),
         update("AWS::SageMaker::Cluster", "(the HyperPod cluster on it, if any)", "access",
                add_tags={"podstart:managed": "imported"}),
         update("PodStart preferences", "active cluster", "activate", active_cluster=r["name"]),
