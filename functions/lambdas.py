@@ -47,7 +47,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="PodStart REST API /v1 (validation, reads, operations)",
             timeout_s=29,
             env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET", "AUDIT_TABLE",
-                 "AUDIT_RETENTION_DAYS"),
+                 "AUDIT_RETENTION_DAYS", "PODSTART_API_ROLE_ARN"),
         ),
         LambdaSpec(
             name="steps",

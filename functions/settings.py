@@ -34,6 +34,7 @@ class ApiSettings(_WorkflowArns):
     audit_retention_days: int = 400
     data_bucket: str = ""
     max_body_bytes: int = 256 * 1024
+    podstart_api_role_arn: str = ""  # this function's own role (its EKS access entry; a reconcile plan checks it)
 
 
 class EventsSettings(_WorkflowArns):

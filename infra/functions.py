@@ -298,7 +298,7 @@ class FunctionsConstruct(Construct):
             role,
             sid="DescribeClusters",
             actions=["sagemaker:DescribeCluster", "eks:DescribeCluster", "eks:ListAddons",
-                     "eks:ListPodIdentityAssociations"],
+                     "eks:ListPodIdentityAssociations", "eks:ListAccessEntries"],
             resources=[_arn("sagemaker", "cluster/*", region="*"), _arn("eks", "cluster/*", region="*")],
             reason="Users browse any HyperPod cluster (and its EKS orchestrator) of this account, in any region; "
             "read-only.",

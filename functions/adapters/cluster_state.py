@@ -94,6 +94,14 @@ class AwsClusterReader:
                 raise
         return out
 
+    def access_entries(self, region: str, name: str) -> list[str]:
+        try:
+            return list(self.client("eks", region).list_access_entries(clusterName=name).get("accessEntries", []))
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "ResourceNotFoundException":
+                raise
+        return []
+
     def quotas(self, region: str) -> list[cat.Quota]:
         catalog.clear_cache_key(("quotas", region))
         return catalog.quotas(region)

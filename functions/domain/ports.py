@@ -115,6 +115,9 @@ class ClusterReader(Protocol):
 
     def addons(self, region: str, name: str) -> list[dict[str, Any]]: ...
 
+    def access_entries(self, region: str, name: str) -> list[str]:
+        """Principal ARNs with an access entry on the EKS cluster ([] when it is gone)."""
+
     def quotas(self, region: str) -> list[Any]:
         """Fresh catalog.Quota list (cluster-usage quotas with what is in use)."""
 

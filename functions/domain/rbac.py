@@ -43,6 +43,9 @@ RULES: list[dict[str, Any]] = [
     {"apiGroups": ["keda.sh"], "resources": ["scaledobjects"], "verbs": READ},
     {"apiGroups": ["karpenter.sh"], "resources": ["nodepools", "nodeclaims"], "verbs": READ},
     {"apiGroups": ["karpenter.sagemaker.amazonaws.com"], "resources": ["hyperpodnodeclasses"], "verbs": READ},
+    # a reconcile plan checks which of the ClusterRoles/Bindings the dependencies apply are there
+    {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "clusterrolebindings"],
+     "verbs": ["get"]},
     {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list"]},
 ]
 

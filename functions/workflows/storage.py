@@ -309,6 +309,15 @@ def remove_status(op: Operation, state: StateStore) -> None:
 
 # -- cluster.reconcile -----------------------------------------------------------------------------
 def reconcile_dependencies(ctx: StepContext) -> Outcome:
+    """The create's dependencies, and the API function's access entry a cluster made before it existed lacks
+    (its ClusterRole is one of the dependencies)."""
+    cluster, _, eks_name = _where(ctx)
+    if not ctx.outputs.get("api_access_checked"):
+        eks = ctx.aws("eks")
+        tags = (eks.describe_cluster(name=eks_name)["cluster"].get("tags") or {})
+        eks_access.ensure_api_access(eks, eks_name, ctx.settings.podstart_api_role_arn,
+                                     eks_access.managed_tags(cluster, tags.get(ens.MANAGED_TAG) or "true"))
+        ctx.record(api_access_checked=True)
     return cluster_create.dependencies(ctx)
 
 

@@ -248,6 +248,9 @@ class FakeClusterReader:
     def addons(self, region: str, name: str) -> list[dict[str, Any]]:
         return []
 
+    def access_entries(self, region: str, name: str) -> list[str]:
+        return []
+
     def quotas(self, region: str) -> list[cat.Quota]:
         return list(self.snapshot(region, [], []).quotas.values())
 

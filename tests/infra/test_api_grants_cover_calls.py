@@ -51,7 +51,8 @@ IGNORED_FOR: dict[str, set[str]] = {
     "events": {"describe_addon", "describe_availability_zones", "describe_file_systems", "head_bucket",
                "list_objects", "list_objects_v2",
                "describe_instance_type_offerings", "describe_instance_types", "describe_nat_gateways",
-               "describe_regions", "describe_spot_price_history", "describe_subnets", "describe_vpcs", "list_addons",
+               "describe_regions", "describe_spot_price_history", "describe_subnets", "describe_vpcs",
+               "list_access_entries", "list_addons",
                "list_clusters", "list_service_quotas", "list_training_plans", "start_execution", "stop_execution"},
 }
 # The events function loads the workflow table for the records' status hooks (no AWS call); it runs no step.

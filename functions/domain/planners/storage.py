@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain import iam as iamdoc
-from functions.domain import manifests
+from functions.domain import manifests, rbac
 from functions.domain import storage as st
 from functions.domain.planners.base import PlanInput
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none
@@ -147,7 +147,9 @@ def plan_cluster_reconcile(p: PlanInput) -> Draft:
     associations = {tuple(a) for a in f.get("associations") or ()}
     found = set(f.get("objects") or ())
     added: list[dict[str, Any]] = list(f.get("added") or [])
-    changes = _addons(present_addons, manifests.wanted_addons(spec, bool(r.get("fsx_csi"))), "dependencies")
+    changes = [] if f.get("api_access", True) else [
+        create("AWS::EKS::AccessEntry", "PodStart API", "dependencies", kubernetes_groups=[rbac.GROUP])]
+    changes += _addons(present_addons, manifests.wanted_addons(spec, bool(r.get("fsx_csi"))), "dependencies")
     objects = reconcile_objects(r, added, str(f.get("bucket") or ""))
     seen: set[str] = set()
 
