@@ -29,6 +29,7 @@ from sandbox.auth import Tokens
 from sandbox.concurrency import make_resolver_thread_safe
 from sandbox.config import SandboxSettings
 from sandbox.events_feed import EventFeed
+from sandbox.live_socket import LiveSockets
 
 LOG = logging.getLogger("podstart.sandbox")
 WEB_DIST = resources.REPO / "web" / "dist"
@@ -115,6 +116,7 @@ class Sandbox:
         self.tokens = Tokens.make(self.settings.token, self.settings.operator_token,
                                   self.settings.viewer_token)
         self.feed = EventFeed()
+        self.sockets = LiveSockets(self.feed)
         self.ready = threading.Event()
         self._stopping = threading.Event()
         self.aws: Any = None
@@ -436,16 +438,7 @@ class Sandbox:
             await websocket.send_json({"type": "error", "status": 401, "detail": "send {\"token\": ...} first"})
             await websocket.close(code=4401)
             return
-        sub = self.feed.subscribe()  # before "ready": nothing published after it is missed
-        await websocket.send_json({"type": "ready"})
-        try:
-            while True:
-                event = await sub[1].get()
-                await websocket.send_json({"type": "event", **event})
-        except (WebSocketDisconnect, RuntimeError):
-            pass
-        finally:
-            self.feed.unsubscribe(sub)
+        await self.sockets.serve(websocket, str(claims.get("sub") or "anonymous"))
 
     async def index(self, request: Request) -> Response:
         path = request.url.path.lstrip("/") or "index.html"

@@ -8,6 +8,7 @@ record: no caller-given URL or host reaches it (the SSRF guard is the signature)
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import ssl
 import urllib.error
@@ -76,7 +77,7 @@ class KubeHttp:
         return cls(host=host, token=eks_token(eks_name, region),
                    ca_file=_ca_file(ca) if host.startswith("https://") and ca else None)
 
-    def _open(self, req: urllib.request.Request, timeout: float) -> Any:
+    def _open(self, req: urllib.request.Request, timeout: float | None) -> Any:
         notify(req.get_method(), req.full_url)
         req.add_header("Authorization", f"Bearer {self.token}")
         ctx = ssl.create_default_context(cafile=self.ca_file) if self.host.startswith("https://") else None
@@ -184,6 +185,37 @@ class KubeHttp:
             nl = data.find(b"\n")
             data = data[nl + 1:] if nl >= 0 else data
         return data.decode("utf-8", "replace"), cut
+
+    def follow_logs(self, namespace: str, pod: str, container: str | None, tail: int) -> _Follow:
+        """follow=true from the last `tail` lines: the response stays open while the container runs. No read
+        timeout (a quiet pod writes nothing for minutes); the follower ends it by closing it."""
+        query = {k: str(v) for k, v in (("container", container), ("tailLines", tail), ("follow", "true"))
+                 if v is not None}
+        url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/pods/{_segment(pod)}/log?"
+               + urllib.parse.urlencode(query))
+        try:
+            return _Follow(self._open(urllib.request.Request(url), None))
+        except urllib.error.HTTPError as err:
+            if err.code in (400, 404):
+                raise NotFound(f"no log for pod {pod} in {namespace}: {_message(err)}") from None
+            raise KubeUnavailable(f"Kubernetes API answered {err.code} for the log of {pod}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as err:
+            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
+
+
+class _Follow:
+    def __init__(self, response: Any) -> None:
+        self._r = response
+
+    def read(self) -> bytes:
+        try:
+            return bytes(self._r.read1(64 * 1024))
+        except AttributeError:  # http.client drops its file at the terminating chunk: the log ended
+            return b""
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._r.close()
 
 
 def _message(err: urllib.error.HTTPError) -> str:

@@ -215,6 +215,18 @@ class ClusterKube(Protocol):
              limit_bytes: int) -> tuple[str, bool]:
         """The newest bytes (at most limit_bytes) of the pod's last `tail` lines, in bounded memory; (text, cut)."""
 
+    def follow_logs(self, namespace: str, pod: str, container: str | None, tail: int) -> LogStream:
+        """The pod's log from its last `tail` lines on, as it is written (the API server's follow=true)."""
+
+
+class LogStream(Protocol):
+    """An open follow: `read()` blocks until bytes arrive and answers b"" when the log ends (the container
+    stopped); `close()`, from any thread, ends it (a blocked read then answers b"" or raises OSError)."""
+
+    def read(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
 
 KubeConnector = Callable[[str, str], ClusterKube]  # (EKS cluster name, region) -> ClusterKube
 

@@ -160,18 +160,25 @@ def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespac
         principal=actor, idempotency_key=key, facts=facts)
 
 
-def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, pod: str | None,
-             container: str | None, tail: int, since_seconds: int | None, limit_bytes: int) -> training.JobLogs:
-    rec = find_record(deps, cluster, region)
+def job_pod(deps: Deps, rec: ClusterRecord, name: str, namespace: str, pod: str | None,
+            where: tuple[str, ...] = ("query", "pod")) -> str:
+    """The job's pod whose log is read: the one asked for (it must be the job's), else the first."""
     pods = pods_of(deps, rec, name, namespace)
     if not pods:
         _find(deps, rec, name, namespace)  # 404 for an unknown job
         raise NotFound(f"job {name} has no pods yet")
     names = [p["metadata"]["name"] for p in pods]
     if pod is None:
-        pod = names[0]
-    elif pod not in names:
-        raise InvalidInput.field(["query", "pod"], f"{pod} is not a pod of {name} (pods: {', '.join(names)})")
+        return str(names[0])
+    if pod not in names:
+        raise InvalidInput.field(list(where), f"{pod} is not a pod of {name} (pods: {', '.join(names)})")
+    return pod
+
+
+def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, pod: str | None,
+             container: str | None, tail: int, since_seconds: int | None, limit_bytes: int) -> training.JobLogs:
+    rec = find_record(deps, cluster, region)
+    pod = job_pod(deps, rec, name, namespace, pod)
     text, cut = _kube(deps, rec).logs(namespace, pod, container, tail, since_seconds, limit_bytes)
     out = training.bound_lines(text, tail, limit_bytes, cut)
     return out.model_copy(update={"pod": pod, "container": container})
