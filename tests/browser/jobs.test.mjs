@@ -87,6 +87,9 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await page.getByRole("table", { name: "Pods" }).getByText("br-train-pod-0").waitFor();
   const logs = page.locator('[data-testid="job-logs"]');
   await logs.filter({ hasText: /step \d+ loss/ }).waitFor();
+  await page.getByTestId("log-mode").filter({ hasText: "Live" }).waitFor(); // over the socket, not polling
+  const polls = [];
+  page.on("request", (r) => { if (/\/jobs\/br-train\/logs/.test(r.url())) polls.push(r.url()); });
   const first = await logs.innerText();
   const lastStep = (t) => Number([...t.matchAll(/step (\d+)/g)].pop()?.[1] ?? 0);
   // Live: a newer step shows up while following, with no reload.
@@ -94,6 +97,19 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
     const m = [...(document.querySelector('[data-testid="job-logs"]')?.textContent ?? "").matchAll(/step (\d+)/g)].pop();
     return m && Number(m[1]) > n;
   }, lastStep(first), { timeout: 10_000 });
+  assert.deepEqual(polls, [], "live lines came over the socket, not by fetching the tail again");
+  // Pause holds the lines; Follow starts the stream again
+  await page.getByRole("button", { name: "Pause" }).click();
+  await page.getByTestId("log-mode").filter({ hasText: "Paused" }).waitFor();
+  const held = await logs.innerText();
+  await page.waitForTimeout(1500);
+  assert.equal(await logs.innerText(), held, "a paused log does not move");
+  await page.getByRole("button", { name: "Follow" }).click();
+  await page.getByTestId("log-mode").filter({ hasText: "Live" }).waitFor();
+  await page.waitForFunction((n) => {
+    const m = [...(document.querySelector('[data-testid="job-logs"]')?.textContent ?? "").matchAll(/step (\d+)/g)].pop();
+    return m && Number(m[1]) > n;
+  }, lastStep(held), { timeout: 10_000 });
   await assertCleanText(page, "job page");
   await shot(page, "job-running");
 

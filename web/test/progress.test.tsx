@@ -22,6 +22,7 @@ function fakeFeed(): LiveFeed & { emit: (ev: LiveEvent) => void } {
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
+    follow: () => () => {},
     emit: (ev) => listeners.forEach((fn) => fn(ev)),
   };
 }

@@ -5,12 +5,32 @@ import { getToken } from "../auth";
 export type LiveState = "connecting" | "live" | "offline";
 type Listener = (ev: LiveEvent) => void;
 
+/** What a followed stream hears (the socket's protocol, functions/domain/live.py). "restart": the socket
+ * reconnected and the follow was sent again, so its history comes again: drop what was shown. */
+export type FollowMessage =
+  | { type: "log"; id: string; pod: string; container?: string | null; lines: string[] }
+  | { type: "log_end"; id: string; reason: string }
+  | { type: "error"; id?: string; status: number; title: string; detail: string }
+  | { type: "restart"; id: string };
+
+export interface FollowRequest {
+  cluster: string;
+  region?: string;
+  job: string;
+  namespace?: string;
+  pod?: string;
+  container?: string;
+  tail?: number;
+}
+
 export interface LiveFeed {
   state: LiveState;
   subscribe: (fn: Listener) => () => void;
+  /** Follow a job pod's log over the socket until the returned function is called (which unfollows). */
+  follow: (req: FollowRequest, fn: (m: FollowMessage) => void) => () => void;
 }
 
-const noop: LiveFeed = { state: "offline", subscribe: () => () => {} };
+const noop: LiveFeed = { state: "offline", subscribe: () => () => {}, follow: () => () => {} };
 export const LiveContext = createContext<LiveFeed>(noop);
 
 export function useLive(): LiveFeed {
@@ -32,15 +52,30 @@ function wsUrl(configured?: string): string {
   return `${proto}//${window.location.host}/ws`;
 }
 
-/** One WebSocket for the app: authenticate with a first {"token"} message, reconnect with backoff. */
+let nextFollow = 0;
+
+/** One WebSocket for the app: authenticate with a first {"token"} message, reconnect with backoff; log follows
+ * ride on it and are sent again after a reconnect. */
 export function LiveProvider({ url, children }: { url?: string; children: ReactNode }) {
   const listeners = useRef(new Set<Listener>());
+  const follows = useRef(new Map<string, { req: FollowRequest; fn: (m: FollowMessage) => void }>());
+  const socket = useRef<WebSocket | null>(null);
+  const ready = useRef(false);
   const [state, setState] = useState<LiveState>("connecting");
   const [feed, setFeed] = useState<LiveFeed>(() => ({
     state: "connecting",
     subscribe: (fn) => {
       listeners.current.add(fn);
       return () => listeners.current.delete(fn);
+    },
+    follow: (req, fn) => {
+      const id = `f${++nextFollow}`;
+      follows.current.set(id, { req, fn });
+      if (ready.current) socket.current?.send(JSON.stringify({ action: "follow_logs", id, ...req }));
+      return () => {
+        follows.current.delete(id);
+        if (ready.current) socket.current?.send(JSON.stringify({ action: "unfollow", id }));
+      };
     },
   }));
 
@@ -54,6 +89,7 @@ export function LiveProvider({ url, children }: { url?: string; children: ReactN
       setState("connecting");
       try {
         ws = new WebSocket(wsUrl(url));
+        socket.current = ws;
       } catch {
         setState("offline");
         timer = setTimeout(connect, delay);
@@ -61,7 +97,7 @@ export function LiveProvider({ url, children }: { url?: string; children: ReactN
       }
       ws.onopen = () => ws?.send(JSON.stringify({ token: getToken() ?? "" }));
       ws.onmessage = (m) => {
-        let msg: { type?: string };
+        let msg: { type?: string; id?: string };
         try {
           msg = JSON.parse(String(m.data));
         } catch {
@@ -69,14 +105,22 @@ export function LiveProvider({ url, children }: { url?: string; children: ReactN
         }
         if (msg.type === "ready") {
           delay = 1000;
+          ready.current = true;
           setState("live");
+          for (const [id, f] of follows.current) {
+            f.fn({ type: "restart", id });
+            ws?.send(JSON.stringify({ action: "follow_logs", id, ...f.req }));
+          }
           // A reconnect may have missed events: let listeners refresh.
           for (const fn of listeners.current) fn({ type: "event", detail_type: "Feed Ready", data: {} });
         } else if (msg.type === "event") {
           for (const fn of listeners.current) fn(msg as LiveEvent);
+        } else if (msg.id && follows.current.has(msg.id)) {
+          follows.current.get(msg.id)?.fn(msg as FollowMessage);
         }
       };
       ws.onclose = () => {
+        ready.current = false;
         setState("offline");
         if (!stopped) {
           timer = setTimeout(connect, delay);

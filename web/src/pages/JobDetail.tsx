@@ -17,31 +17,65 @@ import { fmtTime, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
+import { useLive, type FollowMessage } from "../lib/events";
 
 const REFRESH_MS = 3000;
 const FOLLOW_MS = 1000;
 const TAIL = 200;
+const KEEP = 2000; // lines a followed log keeps in the page
 
-/** The job's log, newest lines of one pod: followed every second until paused; the tail can be downloaded. */
+/** The job's log, newest lines of one pod. While the socket is up, lines arrive as the pod writes them (a
+ * follow over /ws); without it, the tail is fetched every second. Pause stops either; the tail can be
+ * downloaded. */
 function Logs({ cluster, region, job, stopped }: { cluster: string; region: string; job: Job; stopped: boolean }) {
   const pods = job.pods.map((p) => p.name);
+  const live = useLive();
   const [pod, setPod] = useState<string | undefined>(pods[0]);
   const [following, setFollowing] = useState(true);
-  const [logs, setLogs] = useState<JobLogs | undefined>();
+  const [lines, setLines] = useState<string[]>([]);
+  const [truncated, setTruncated] = useState(false);
+  const [ended, setEnded] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [again, setAgain] = useState(0);
   const box = useRef<HTMLPreElement>(null);
+  const overSocket = live.state === "live";
   useEffect(() => {
     if (!pod && pods.length) setPod(pods[0]);
   }, [pod, pods]);
+  // live: follow over the socket
   useEffect(() => {
-    if (!pod || stopped) return;
+    if (!pod || stopped || !following || !overSocket) return;
+    setEnded(undefined);
+    return live.follow(
+      { cluster, region, job: job.name, namespace: job.namespace, pod, tail: TAIL },
+      (m: FollowMessage) => {
+        if (m.type === "restart") setLines([]);
+        else if (m.type === "log") {
+          setError(undefined);
+          setLines((prev) => {
+            const next = prev.concat(m.lines);
+            if (next.length > KEEP) setTruncated(true);
+            return next.length > KEEP ? next.slice(next.length - KEEP) : next;
+          });
+        } else if (m.type === "error") setError(m.detail);
+        else if (m.type === "log_end") {
+          if (m.reason.startsWith("time limit")) setAgain((n) => n + 1);
+          else if (m.reason !== "unfollowed") setEnded(m.reason);
+        }
+      },
+    );
+  }, [live, overSocket, cluster, region, job.name, job.namespace, pod, following, stopped, again]);
+  // without the socket: the tail, fetched every second while following
+  useEffect(() => {
+    if (!pod || stopped || overSocket) return;
     let stop = false;
     const load = () =>
       api
         .jobLogs(cluster, region, job.name, { namespace: job.namespace, pod, tail: TAIL })
-        .then((l) => {
+        .then((l: JobLogs) => {
           if (!stop) {
-            setLogs(l);
+            setLines(l.lines);
+            setTruncated(l.truncated);
             setError(undefined);
           }
         })
@@ -52,24 +86,34 @@ function Logs({ cluster, region, job, stopped }: { cluster: string; region: stri
       stop = true;
       if (t) clearInterval(t);
     };
-  }, [cluster, region, job.name, job.namespace, pod, following, stopped]);
+  }, [cluster, region, job.name, job.namespace, pod, following, stopped, overSocket]);
+  useEffect(() => {
+    setLines([]);
+    setTruncated(false);
+  }, [pod]);
   useEffect(() => {
     if (following && box.current) box.current.scrollTop = box.current.scrollHeight;
-  }, [logs, following]);
+  }, [lines, following]);
   const download = () => {
-    const blob = new Blob([(logs?.lines ?? []).join("\n") + "\n"], { type: "text/plain" });
+    const blob = new Blob([lines.join("\n") + "\n"], { type: "text/plain" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
     a.download = `${job.name}-${pod ?? "pod"}.log`;
     a.click();
     URL.revokeObjectURL(a.href);
   };
+  const mode = !following ? "Paused" : overSocket ? "Live" : "Refreshing every second";
   return (
     <Container
       header={
         <Header
           variant="h2"
-          description={logs?.truncated ? `The newest ${logs.lines.length} lines` : undefined}
+          description={
+            <span data-testid="log-mode">
+              {mode}
+              {truncated ? ` · the newest ${lines.length} lines` : ""}
+            </span>
+          }
           actions={
             <SpaceBetween direction="horizontal" size="xs">
               <Select
@@ -79,7 +123,7 @@ function Logs({ cluster, region, job, stopped }: { cluster: string; region: stri
                 onChange={({ detail }) => setPod(detail.selectedOption.value)}
               />
               <Button onClick={() => setFollowing((f) => !f)}>{following ? "Pause" : "Follow"}</Button>
-              <Button onClick={download} disabled={!logs?.lines.length}>Download tail</Button>
+              <Button onClick={download} disabled={!lines.length}>Download tail</Button>
             </SpaceBetween>
           }
         >
@@ -88,11 +132,12 @@ function Logs({ cluster, region, job, stopped }: { cluster: string; region: stri
       }
     >
       {error && <Alert type="warning">{error}</Alert>}
+      {ended && <Box color="text-body-secondary">Stream ended: {ended}</Box>}
       {!pod ? (
         <Box color="text-body-secondary">No pods yet</Box>
       ) : (
         <pre ref={box} data-testid="job-logs" style={{ maxHeight: 360, overflow: "auto", margin: 0, fontSize: 12 }}>
-          {(logs?.lines ?? []).join("\n")}
+          {lines.join("\n")}
         </pre>
       )}
     </Container>
