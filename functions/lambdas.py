@@ -47,7 +47,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="PodStart REST API /v1 (validation, reads, operations)",
             timeout_s=29,
             env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET", "AUDIT_TABLE",
-                 "AUDIT_RETENTION_DAYS", "PODSTART_API_ROLE_ARN"),
+                 "AUDIT_RETENTION_DAYS", "PODSTART_READER_ROLE_ARNS"),
         ),
         LambdaSpec(
             name="steps",
@@ -59,7 +59,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
                 "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
             ),
             env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN",
-                 "PODSTART_API_ROLE_ARN", "PERMISSIONS_BOUNDARY_ARN"),
+                 "PODSTART_READER_ROLE_ARNS", "PERMISSIONS_BOUNDARY_ARN"),
         ),
         LambdaSpec(
             name="events",
@@ -79,5 +79,30 @@ LAMBDAS: dict[str, LambdaSpec] = {
             # No PODSTART_API_URL: the handler derives the REST base from the invoking event.
             env=("POWERTOOLS_SERVICE_NAME", "PODSTART_MCP_READ_ONLY"),
         ),
+        LambdaSpec(
+            name="live",
+            handler="functions.live.handler.handler",
+            description="Live socket: WebSocket $connect/$disconnect/messages, podstart bus events to every socket",
+            env=("STATE_TABLE", "LIVE_TABLE", "LIVE_ENDPOINT", "LIVE_FOLLOWER_FUNCTION", "POWERTOOLS_SERVICE_NAME"),
+        ),
+        LambdaSpec(
+            name="follow",
+            handler="functions.live.follower.handler",
+            description="Live socket: follows one pod's log to one socket (up to 14 minutes)",
+            memory_mb=256,
+            timeout_s=900,
+            env=("STATE_TABLE", "LIVE_TABLE", "POWERTOOLS_SERVICE_NAME"),
+        ),
+        LambdaSpec(
+            name="liveauth",
+            handler="functions.live.authorizer.handler",
+            description="Live socket: $connect authorizer (the Cognito access token offered as a sub-protocol)",
+            memory_mb=256,
+            timeout_s=10,
+            requirements=("aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "pyjwt",
+                          "cryptography"),
+            env=("USER_POOL_ID", "USER_POOL_CLIENT_IDS", "POWERTOOLS_SERVICE_NAME"),
+        ),
     )
 }
+LIVE_FOLLOWER = "follow"

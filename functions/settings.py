@@ -34,7 +34,13 @@ class ApiSettings(_WorkflowArns):
     audit_retention_days: int = 400
     data_bucket: str = ""
     max_body_bytes: int = 256 * 1024
-    podstart_api_role_arn: str = ""  # this function's own role (its EKS access entry; a reconcile plan checks it)
+    # the roles with the podstart-api group's access entry (this function's, the live socket's); a reconcile plan
+    # checks them
+    podstart_reader_role_arns: str = ""
+
+    @property
+    def reader_roles(self) -> list[str]:
+        return [a for a in self.podstart_reader_role_arns.split(",") if a]
 
 
 class EventsSettings(_WorkflowArns):
@@ -46,7 +52,12 @@ class StepsSettings(CommonSettings):
     assets_bucket: str = ""
     time_scale: float = 1.0
     podstart_role_arn: str = ""
-    podstart_api_role_arn: str = ""  # the API function's role: an access entry with the podstart-api group
+    # roles that get an access entry with only the podstart-api group: the API's and the live socket's functions
+    podstart_reader_role_arns: str = ""
+
+    @property
+    def reader_roles(self) -> list[str]:
+        return [a for a in self.podstart_reader_role_arns.split(",") if a]
     permissions_boundary_arn: str = ""  # every role the workflows create carries it
 
 
@@ -63,3 +74,22 @@ def steps_settings() -> StepsSettings:
 @lru_cache(maxsize=1)
 def events_settings() -> EventsSettings:
     return EventsSettings()  # type: ignore[call-arg]
+
+
+class LiveSettings(BaseSettings):
+    """The live socket's functions (WebSocket routes, bus fan-out, followers, the $connect authorizer)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    state_table: str = ""
+    live_table: str = ""
+    live_endpoint: str = ""  # the WebSocket API's management endpoint: https://{api}.execute-api.{region}.../{stage}
+    live_follower_function: str = ""
+    user_pool_id: str = ""
+    user_pool_client_ids: str = ""  # comma-separated app clients whose access tokens may connect
+    aws_region: str = Field(default="us-west-2", alias="AWS_REGION")
+
+
+@lru_cache(maxsize=1)
+def live_settings() -> LiveSettings:
+    return LiveSettings()

@@ -26,7 +26,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from functions.lambdas import LAMBDAS, LambdaSpec
+from functions.lambdas import LAMBDAS, LIVE_FOLLOWER, LambdaSpec
 from infra.bundling import build_bundle, bundle_hash
 from infra.checkov import skip, skip_log_group
 from infra.data import DataConstruct
@@ -35,8 +35,10 @@ from infra.queues import DeadLetterQueue
 from infra.steps_policy import add_steps_permissions
 
 EVENT_BUS_NAME = "podstart"
+# Functions that read clusters' Kubernetes APIs: each role gets an access entry with the podstart-api group
+READER_FUNCTIONS = ("api", "live", LIVE_FOLLOWER)
 # Functions that touch no PodStart table, bucket or bus: logs and traces only.
-_NO_DATA_ACCESS = frozenset({"mcp"})
+_NO_DATA_ACCESS = frozenset({"mcp", "liveauth"})
 RUNTIME = lambda_.Runtime.PYTHON_3_11  # the bundle is compiled for CPython 3.11
 
 # Reserved concurrent executions per function (see the module docstring).
@@ -45,8 +47,14 @@ RESERVED_CONCURRENCY: dict[str, int | None] = {
     "steps": 20,  # one in-flight step per running workflow
     "events": 10,  # throttled asynchronous events wait in Lambda's queue and are retried
     "mcp": 10,  # agents, each a few requests per second at most
+    "live": 5,  # socket connects, messages and bus fan-out: each a few milliseconds
+    "follow": 20,  # one per followed pod log (at most 4 per user), each up to 14 minutes
+    "liveauth": 2,  # one token check per socket connect
 }
-ASYNC_FUNCTIONS = frozenset({"events"})  # invoked by EventBridge (asynchronous invocation)
+# invoked asynchronously: by EventBridge (events, live) or by the live function (follow)
+ASYNC_FUNCTIONS = frozenset({"events", "live", "follow"})
+# set by the constructs built after the functions (infra.live: the socket API, its table, the user pool)
+_LATE_ENV = frozenset({"LIVE_TABLE", "LIVE_ENDPOINT", "USER_POOL_ID", "USER_POOL_CLIENT_IDS"})
 
 # Read-only catalog calls; none of these actions supports resource-level permissions.
 _CATALOG_ACTIONS = [
@@ -178,15 +186,16 @@ class FunctionsConstruct(Construct):
             "ASSETS_BUCKET": data.assets_bucket.bucket_name,
             "TIME_SCALE": "1",
             "PODSTART_ROLE_ARN": self.roles["steps"].role_arn,
-            "PODSTART_API_ROLE_ARN": self.roles["api"].role_arn,
+            "PODSTART_READER_ROLE_ARNS": cdk.Fn.join(",", [self.roles[n].role_arn for n in READER_FUNCTIONS]),
+            "LIVE_FOLLOWER_FUNCTION": LAMBDAS[LIVE_FOLLOWER].function_name,
             "PERMISSIONS_BOUNDARY_ARN": self._boundary_arn,
             "WORKFLOW_ARNS": "{}",  # replaced by allow_workflows()
             "PODSTART_MCP_READ_ONLY": "false",
         }
-        unknown = set(spec.env) - set(values)
+        unknown = set(spec.env) - set(values) - _LATE_ENV
         if unknown:
             raise ValueError(f"{spec.name}: no value for environment variables {sorted(unknown)}")
-        return {name: values[name] for name in spec.env}
+        return {name: values[name] for name in spec.env if name in values}
 
     def _build_functions(self) -> None:
         for spec in LAMBDAS.values():
@@ -385,7 +394,7 @@ class FunctionsConstruct(Construct):
 
     def _build_steps_permissions(self) -> None:
         add_steps_permissions(self.roles["steps"], data=self._data, boundary_arn=self._boundary_arn,
-                              api_role=self.roles["api"])
+                              reader_roles=[self.roles[n] for n in READER_FUNCTIONS])
 
     def _skip_checkov(self) -> None:
         for name, fn in self.functions.items():

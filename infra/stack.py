@@ -15,6 +15,7 @@ from infra.checkov import skip
 from infra.data import DataConstruct
 from infra.events import EventBusConstruct, EventRulesConstruct
 from infra.functions import RESERVED_CONCURRENCY, FunctionsConstruct
+from infra.live import LiveConstruct
 from infra.mcp import McpConstruct
 from infra.nag import acknowledge, nag_resource
 from infra.web import WebConstruct
@@ -98,6 +99,9 @@ class PodStartStack(cdk.Stack):
             ui_origin=self.web.url,
         )
         self.mcp = McpConstruct(self, "Mcp", api=self.api, handler=self.functions.mcp)
+        self.live = LiveConstruct(self, "Live", functions=self.functions, event_bus=self.bus.bus,
+                                  user_pool_id=self.auth.user_pool.user_pool_id,
+                                  client_ids=[self.auth.web_client.user_pool_client_id])
         self.web.deploy(self._web_config())
         self._acknowledge_cdk_singletons()
         self._outputs()
@@ -112,6 +116,7 @@ class PodStartStack(cdk.Stack):
             "clientId": self.auth.web_client.user_pool_client_id,
             "scopes": self.auth.web_scopes,
             "region": self.region,
+            "wsUrl": self.live.url,
         }
 
     def _outputs(self) -> None:

@@ -121,9 +121,9 @@ def _all(*conditions: Conditions) -> Conditions:
 
 
 def add_steps_permissions(role: iam.Role, *, data: DataConstruct, boundary_arn: str,
-                          api_role: iam.IRole | None = None) -> None:
+                          reader_roles: list[iam.Role] | None = None) -> None:
     _ec2(role)
-    _eks(role, api_role)
+    _eks(role, reader_roles or [])
     _iam(role, boundary_arn)
     _sagemaker(role)
     _fsx(role)
@@ -185,13 +185,14 @@ def _ec2(role: iam.Role) -> None:
     )
 
 
-def _eks(role: iam.Role, api_role: iam.IRole | None = None) -> None:
+def _eks(role: iam.Role, reader_roles: list[iam.Role]) -> None:
     clusters = _arn("eks", "cluster/*")
     access_entries = _arn("eks", "access-entry/*/*/*/*/*")
     addons = _arn("eks", "addon/*/*/*")
     associations = _arn("eks", "podidentityassociation/*/*")
-    # PodStart's own entries: the workflows' role (cluster admin) and the API function's (the podstart-api group)
-    principals = [role.role_arn] + ([api_role.role_arn] if api_role is not None else [])
+    # PodStart's own entries: the workflows' role (cluster admin) and the readers' (the podstart-api group: the
+    # API's and the live socket's functions)
+    principals = [role.role_arn] + [r.role_arn for r in reader_roles]
     own_entry: Conditions = {"StringEquals": {"eks:principalArn": principals}}
     why_names = "EKS clusters are named by users, in any region; "
     grant(
@@ -234,8 +235,8 @@ def _eks(role: iam.Role, api_role: iam.IRole | None = None) -> None:
         actions=["eks:CreateAccessEntry"],
         resources=[clusters],
         conditions=_all(_tagged(MANAGED, IMPORTED), own_entry),
-        reason=why_names + "only PodStart's own roles (workflows, API) get an access entry, only on clusters "
-        "tagged podstart:managed true or imported.",
+        reason=why_names + "only PodStart's own roles (workflows, API, live socket) get an access entry, only on "
+        "clusters tagged podstart:managed true or imported.",
     )
     grant(
         role,

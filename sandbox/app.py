@@ -166,7 +166,8 @@ class Sandbox:
             "ASSETS_BUCKET": made["buckets"]["assets"],
             "TIME_SCALE": str(scale),
             "PODSTART_ROLE_ARN": self._role("podstart-steps", "lambda.amazonaws.com"),
-            "PODSTART_API_ROLE_ARN": self._role("podstart-api", "lambda.amazonaws.com"),
+            # the sandbox's /ws follows logs in this process, as the API function
+            "PODSTART_READER_ROLE_ARNS": self._role("podstart-api", "lambda.amazonaws.com"),
             "PERMISSIONS_BOUNDARY_ARN": self._boundary(),
         })
         self._clear_settings_caches()

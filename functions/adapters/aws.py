@@ -36,11 +36,12 @@ def _session() -> Any:
 
 
 @lru_cache(maxsize=64)
-def client(service: str, region: str | None = None) -> Any:
+def client(service: str, region: str | None = None, endpoint_url: str | None = None) -> Any:
     from botocore.config import Config
 
     cfg = Config(retries={"mode": "standard", "max_attempts": 3}, user_agent_extra="podstart/0.1")
-    c = _session().client(service, region_name=region, config=cfg)
+    extra = {"endpoint_url": endpoint_url} if endpoint_url else {}
+    c = _session().client(service, region_name=region, config=cfg, **extra)
     for event_name, handler in list(_hooks):
         c.meta.events.register(event_name, handler)
     return c

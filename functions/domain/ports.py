@@ -237,3 +237,28 @@ class ObjectLister(Protocol):
     def list_objects(self, bucket: str, prefix: str, start_after: str | None,
                      max_keys: int) -> tuple[builtins.list[dict[str, Any]], bool]:
         """([{"key", "size", "last_modified" (ISO 8601)}], more keys follow)."""
+
+
+class LiveConnections(Protocol):
+    """The deployed live socket's state (DynamoDB; items expire with the connection's 2-hour life): who is
+    connected, and which log follows each connection holds."""
+
+    def add_connection(self, connection_id: str, sub: str) -> None: ...
+
+    def remove_connection(self, connection_id: str) -> builtins.list[str]:
+        """Remove the connection and its follows; the follow ids removed."""
+
+    def add_follow(self, connection_id: str, sub: str, follow_id: str, limit: int) -> bool:
+        """Record a follow unless the user already holds `limit` (False then)."""
+
+    def remove_follow(self, connection_id: str, follow_id: str) -> bool: ...
+
+    def has_follow(self, connection_id: str, follow_id: str) -> bool: ...
+
+    def connections(self) -> builtins.list[str]: ...
+
+
+class Poster(Protocol):
+    """Sends one message to one socket connection; False when the connection is gone."""
+
+    def post(self, connection_id: str, message: dict[str, Any]) -> bool: ...

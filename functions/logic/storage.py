@@ -240,8 +240,9 @@ def _reconcile_facts(deps: Deps, rec: ClusterRecord, request: dict[str, Any], cr
     kube = deps.kube(rec.eks_cluster_name, rec.region)
     paths = {manifests.api_path(m) for _, m in reconcile_objects(request, vols, bucket)}
     fs_id = created.get("fsx_file_system_id")
-    api_role = str(getattr(getattr(deps, "settings", None), "podstart_api_role_arn", "") or "")
-    return {"api_access": not api_role or api_role in deps.reader.access_entries(rec.region, rec.eks_cluster_name),
+    readers = list(getattr(getattr(deps, "settings", None), "reader_roles", []) or [])
+    entries = set(deps.reader.access_entries(rec.region, rec.eks_cluster_name)) if readers else set()
+    return {"api_access": set(readers) <= entries,
             "addons": sorted(inputs.addons), "associations": [list(a) for a in inputs.associations],
             "objects": sorted(p for p in paths if kube.get(p) is not None), "added": vols, "bucket": bucket,
             "fsx": {"id": fs_id, "lifecycle": _fsx_lifecycle(deps, rec.region, fs_id)} if fs_id else {}}

@@ -118,7 +118,7 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
     principal = ctx.settings.podstart_role_arn
     if principal:
         eks_access.ensure_cluster_admin(eks, region, name, principal, eks_access.managed_tags(name))
-    eks_access.ensure_api_access(eks, name, ctx.settings.podstart_api_role_arn, eks_access.managed_tags(name))
+    eks_access.ensure_reader_access(eks, name, ctx.settings.reader_roles, eks_access.managed_tags(name))
     return Done(message=f"EKS {cluster.get('version')} ACTIVE in {vpc_id}", outputs={"access_entry": principal})
 
 

@@ -114,12 +114,12 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
         eks_name = ctx.request.get("eks_cluster_name") or name
         cluster = _eks(ctx, eks_name)
         if cluster:
-            if ctx.settings.podstart_api_role_arn in eks.list_access_entries(clusterName=eks_name).get(
-                    "accessEntries", []):  # the API group's RBAC goes with its entry (while PodStart is admin)
+            if set(ctx.settings.reader_roles) & set(eks.list_access_entries(clusterName=eks_name).get(
+                    "accessEntries", [])):  # the API group's RBAC goes with its entries (while PodStart is admin)
                 kube = KubeCluster.for_eks(eks_name, ctx.region)
                 for m in reversed(rbac.manifests()):
                     kube.delete(m["apiVersion"], m["kind"], m["metadata"]["name"])
-            eks_access.remove_access(eks, eks_name, [principal, ctx.settings.podstart_api_role_arn])
+            eks_access.remove_access(eks, eks_name, [principal, *ctx.settings.reader_roles])
         if cluster and (cluster.get("tags") or {}).get(ens.MANAGED_TAG) == "imported":
             eks.untag_resource(resourceArn=cluster["arn"], tagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])
         sm = ctx.aws("sagemaker")

@@ -99,7 +99,7 @@ def access(ctx: StepContext) -> Outcome:
     tags = eks_access.managed_tags(ctx.request["name"], IMPORTED)
     if eks_access.ensure_cluster_admin(eks, ctx.region, eks_name, principal, tags):
         ctx.record(access_entry_created=True)
-    if eks_access.ensure_api_access(eks, eks_name, ctx.settings.podstart_api_role_arn, tags):
+    if eks_access.ensure_reader_access(eks, eks_name, ctx.settings.reader_roles, tags):
         ctx.record(api_access_entry_created=True)
     if not ctx.outputs.get("api_rbac_applied"):  # what the API function's group may do (reads, secrets, invoke)
         kube = KubeCluster.for_eks(eks_name, ctx.region)

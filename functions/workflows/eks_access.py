@@ -35,14 +35,16 @@ def managed_tags(cluster: str, value: str = "true") -> dict[str, str]:
     return {ens.CLUSTER_TAG: cluster, ens.MANAGED_TAG: value}
 
 
-def ensure_api_access(eks: Any, cluster: str, principal: str, tags: dict[str, str]) -> bool:
-    """The API function's access entry: no access policy, only the `podstart-api` group (RBAC decides what it
-    may do). True when the entry was created now; an entry someone else made for that role is left as it is."""
-    if not principal or principal in eks.list_access_entries(clusterName=cluster).get("accessEntries", []):
-        return False
-    eks.create_access_entry(clusterName=cluster, principalArn=principal, type="STANDARD",
-                            kubernetesGroups=[rbac.GROUP], tags=tags)
-    return True
+def ensure_reader_access(eks: Any, cluster: str, principals: list[str], tags: dict[str, str]) -> list[str]:
+    """The access entries of the API's and the live socket's roles: no access policy, only the `podstart-api`
+    group (RBAC decides what it may do). The entries created now; an entry someone else made for such a role is
+    left as it is."""
+    present = set(eks.list_access_entries(clusterName=cluster).get("accessEntries", []))
+    made = [p for p in principals if p and p not in present]
+    for p in made:
+        eks.create_access_entry(clusterName=cluster, principalArn=p, type="STANDARD",
+                                kubernetesGroups=[rbac.GROUP], tags=tags)
+    return made
 
 
 def remove_access(eks: Any, cluster: str, principals: list[str]) -> list[str]:

@@ -315,7 +315,7 @@ def reconcile_dependencies(ctx: StepContext) -> Outcome:
     if not ctx.outputs.get("api_access_checked"):
         eks = ctx.aws("eks")
         tags = (eks.describe_cluster(name=eks_name)["cluster"].get("tags") or {})
-        eks_access.ensure_api_access(eks, eks_name, ctx.settings.podstart_api_role_arn,
+        eks_access.ensure_reader_access(eks, eks_name, ctx.settings.reader_roles,
                                      eks_access.managed_tags(cluster, tags.get(ens.MANAGED_TAG) or "true"))
         ctx.record(api_access_checked=True)
     return cluster_create.dependencies(ctx)

@@ -26,7 +26,8 @@ SERVICES = {"ec2": "ec2", "eks": "eks", "sagemaker": "sagemaker", "fsx": "fsx", 
             "s3": "s3"}
 # What each function loads (its handler, and for the API the services its first request builds).
 ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"), "steps": ("functions.steps.handler",),
-           "events": ("functions.events.handler",)}
+           "events": ("functions.events.handler",), "live": ("functions.live.handler",),
+           "follow": ("functions.live.follower",)}
 _CALL = re.compile(r"\.([a-z][a-z0-9_]*)\s*\(")
 _PAGINATOR = re.compile(r"""get_paginator\(\s*["']([a-z][a-z0-9_]*)["']""")
 # Names the scan sees that are not the API's AWS calls, each with its reason.
@@ -44,6 +45,7 @@ IGNORED_FOR: dict[str, set[str]] = {
             # the inference use cases (functions/logic/endpoints.py) of those names
             "list_endpoints", "update_endpoint", "delete_endpoint",
             "list_models"},  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
+    "follow": {"scan"},  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
     "steps": {"head_object",  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
               "list_objects_v2"},  # authorized as s3:ListBucket (granted on the data bucket, data/models/*)
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's

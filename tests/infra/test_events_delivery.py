@@ -40,11 +40,13 @@ def test_events_function_sends_what_it_fails_to_process_to_an_alarmed_queue(synt
 
 def test_every_rule_target_retries_then_dead_letters(synth):
     events_id, _ = synth.function("events")
+    live_id, _ = synth.function("live")
     rules = list(synth.of_type("AWS::Events::Rule").values())
-    assert len(rules) == 3  # workflow status, HyperPod events, sweeper
+    assert len(rules) == 4  # workflow status, HyperPod events, sweeper; the podstart bus to the live sockets
     for rule in rules:
+        to_sockets = rule["Properties"].get("EventBusName") is not None
         for target in rule["Properties"]["Targets"]:
-            assert target["Arn"] == {"Fn::GetAtt": [events_id, "Arn"]}
+            assert target["Arn"] == {"Fn::GetAtt": [live_id if to_sockets else events_id, "Arn"]}
             assert target["RetryPolicy"]["MaximumRetryAttempts"] > 0
             _assert_dead_letter_queue(synth, target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0])
 

@@ -49,7 +49,14 @@ INDIRECT: dict[str, Indirect] = {
     "xray:PutTelemetryRecords": Indirect("Active tracing: Lambda sends X-Ray telemetry with the function's role."),
     "sqs:SendMessage": Indirect(
         "Lambda delivers failed asynchronous invocations to the on-failure destination (SQS) with the function's "
-        "role.", roles=("events",)),
+        "role.", roles=("events", "live", "follow")),
+    # API Gateway's WebSocket management API (service apigatewaymanagementapi) is authorized as execute-api
+    "execute-api:ManageConnections": Indirect(
+        "post_to_connection on the live socket's management endpoint is authorized as execute-api:ManageConnections.",
+        calls=("post_to_connection",), roles=("live", "follow")),
+    "lambda:InvokeFunction": Indirect("Lambda's Invoke API (invoke()) is authorized as lambda:InvokeFunction: the live "
+                                      "function starts one follower per log follow.", calls=("invoke",),
+                                      roles=("live",)),
     # Tag-on-create: the create call is authorized for the tagging action as well
     "ec2:CreateTags": Indirect("TagSpecifications on the EC2 create calls (tag-on-create) authorize ec2:CreateTags.",
                                calls=_TAG_ON_CREATE_EC2, roles=("steps",)),
@@ -161,9 +168,9 @@ def lambda_role_grants(synth) -> list[tuple[str, str]]:
 
 
 def test_every_action_granted_to_a_lambda_role_is_called_or_explained(synth):
-    # Given every Allow statement on the four PodStart Lambda roles
+    # Given every Allow statement on the PodStart Lambda roles
     granted = lambda_role_grants(synth)
-    assert {role for role, _ in granted} == {"api", "steps", "events", "mcp"}
+    assert {role for role, _ in granted} == {"api", "steps", "events", "mcp", "live", "follow", "liveauth"}
     # When each granted action is looked up among the calls the code makes
     problems = unused_grants(granted, code_calls())
     # Then each one is called, or needed indirectly for a stated reason
@@ -196,7 +203,8 @@ def test_the_check_reports_a_granted_action_the_code_never_calls(tmp_path):
 
 def test_indirect_reasons_name_real_calls():
     # An INDIRECT entry's calls are botocore method names of some service (no typos hiding a grant)
-    known = set().union(*(_botocore_names(s).values() for s in ("ec2", "eks", "sagemaker", "fsx", "iam", "s3")))
+    known = set().union(*(_botocore_names(s).values() for s in ("ec2", "eks", "sagemaker", "fsx", "iam", "s3",
+                                                                         "apigatewaymanagementapi", "lambda")))
     for action, need in INDIRECT.items():
         assert need.reason, action
         assert set(need.calls) <= known, (action, set(need.calls) - known)

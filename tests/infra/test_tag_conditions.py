@@ -54,7 +54,7 @@ def test_changes_need_the_tag_of_a_cluster_podstart_created_or_adopted(synth):
 
 def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
     steps_role = synth.function("steps")[1]["Properties"]["Role"]
-    api_role = synth.function("api")[1]["Properties"]["Role"]
+    readers = [synth.function(n)[1]["Properties"]["Role"] for n in ("api", "live", "follow")]
     for action in ACCESS_GRANTING:
         statements = _allows(synth, action)
         assert statements, action
@@ -63,8 +63,8 @@ def test_access_entries_need_the_managed_tag_and_are_only_podstarts_own(synth):
             principals = statement["Condition"]["StringEquals"]["eks:principalArn"]
             if action == "eks:AssociateAccessPolicy":  # cluster admin: the workflows' role only
                 assert principals == steps_role, action
-            else:  # the workflows' entry and the API function's (the podstart-api group, no access policy)
-                assert principals == [steps_role, api_role], action
+            else:  # the workflows' entry and the readers' (the podstart-api group, no access policy)
+                assert principals == [steps_role, *readers], action
     [associate] = _allows(synth, "eks:AssociateAccessPolicy")
     assert "AmazonEKSClusterAdminPolicy" in json.dumps(associate["Condition"]["StringEquals"]["eks:policyArn"])
 

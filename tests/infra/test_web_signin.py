@@ -40,7 +40,7 @@ def _deployed_config(synth):
 def test_the_site_is_deployed_with_its_sign_in_config(synth):
     deploy, config = _deployed_config(synth)
     # What web/src/auth.ts reads, plus the pool id and region
-    assert set(config) == {"auth", "apiUrl", "userPoolDomain", "clientId", "scopes", "userPoolId", "region"}
+    assert set(config) == {"auth", "apiUrl", "userPoolDomain", "clientId", "scopes", "userPoolId", "region", "wsUrl"}
     assert config["auth"] == "cognito"
     web_client_id = next(k for k, r in synth.of_type("AWS::Cognito::UserPoolClient").items()
                          if r["Properties"]["AllowedOAuthFlows"] == ["code"])

@@ -54,8 +54,8 @@ function wsUrl(configured?: string): string {
 
 let nextFollow = 0;
 
-/** One WebSocket for the app: authenticate with a first {"token"} message, reconnect with backoff; log follows
- * ride on it and are sent again after a reconnect. */
+/** One WebSocket for the app: authenticate (sandbox: a first {"token"} message; deployed: the token as a
+ * sub-protocol), reconnect with backoff; log follows ride on it and are sent again after a reconnect. */
 export function LiveProvider({ url, children }: { url?: string; children: ReactNode }) {
   const listeners = useRef(new Set<Listener>());
   const follows = useRef(new Map<string, { req: FollowRequest; fn: (m: FollowMessage) => void }>());
@@ -88,14 +88,22 @@ export function LiveProvider({ url, children }: { url?: string; children: ReactN
       if (stopped) return;
       setState("connecting");
       try {
-        ws = new WebSocket(wsUrl(url));
+        // Deployed (a configured wsUrl): the Cognito token goes as a sub-protocol, checked by the $connect
+        // authorizer before the socket opens. The sandbox's /ws reads it from the first message instead.
+        ws = url ? new WebSocket(url, ["podstart", getToken() ?? ""]) : new WebSocket(wsUrl(url));
         socket.current = ws;
       } catch {
         setState("offline");
         timer = setTimeout(connect, delay);
         return;
       }
-      ws.onopen = () => ws?.send(JSON.stringify({ token: getToken() ?? "" }));
+      ws.onopen = () => {
+        if (!url) ws?.send(JSON.stringify({ token: getToken() ?? "" }));
+        else {
+          // API Gateway sends no "ready": the socket is authorized once open
+          ws?.dispatchEvent(new MessageEvent("message", { data: JSON.stringify({ type: "ready" }) }));
+        }
+      };
       ws.onmessage = (m) => {
         let msg: { type?: string; id?: string };
         try {
