@@ -29,3 +29,10 @@ def test_steps_bundle_carries_kubernetes_but_not_its_asyncio_client(synth):
     assert (bundle / "kubernetes" / "client" / "__init__.py").is_file()
     assert not (bundle / "kubernetes" / "aio").exists()
     assert bundle_size_bytes(bundle) < 250 * 1024 * 1024
+
+
+def test_the_live_socket_authorizer_ships_its_jwt_library_and_the_follower_no_kubernetes_client():
+    auth = build_bundle(LAMBDAS["liveauth"])
+    assert (auth / "jwt").is_dir() and (auth / "cryptography").is_dir()
+    follow = build_bundle(LAMBDAS["follow"])
+    assert (follow / "functions" / "live" / "follower.py").is_file() and not (follow / "kubernetes").exists()
