@@ -11,6 +11,7 @@ import time
 import uuid
 from typing import Any
 
+import jsonschema
 import pytest
 
 from functions.domain import kuberay
@@ -96,6 +97,9 @@ def test_verl_rayjob_enables_kuberay_runs_on_gpu_nodes_logs_and_deletes(api: Any
     assert job_obj["status"]["jobDeploymentStatus"] == "Running" and job_obj["status"]["jobStatus"] == "RUNNING"
     rc = kube.get(*RAYCLUSTER, job_obj["status"]["rayClusterName"], "default")
     assert rc["metadata"]["ownerReferences"][0]["uid"] == job_obj["metadata"]["uid"]
+    for obj, plural in ((job_obj, "rayjobs"), (rc, "rayclusters")):  # spec and status as KubeRay v1.7.0 has them
+        schema = next(v for v in kuberay.crd(plural)["spec"]["versions"] if v["name"] == "v1")["schema"]
+        jsonschema.Draft7Validator(schema["openAPIV3Schema"]).validate(obj)
     job = api.get(f"{base}/jobs/grpo").json()
     assert job["kind"] == "ray" and job["status"] == "Running" and job["recipe"] == "verl", job
     assert job["budget"] == {"used": 0, "max": 1, "exhausted": False}
