@@ -151,6 +151,15 @@ def test_kuberay_feature_disable_and_enable_through_patch_planned_first(api: Any
     assert same.status_code == 200 and same.json()["changed"] is False, same.text
     assert [w for w in request_writes(api, same) if not w.startswith("dynamodb.")] == []  # the audit record only
 
+    async def mcp(client: Any) -> list[Any]:  # the same switch through MCP: read it, and a no-op update
+        return [await client.call_tool("get_features", {"cluster": cluster}),
+                await client.call_tool("update_features", {"cluster": cluster,
+                                                           "kuberay_operator": {"enabled": True}})]
+
+    got, updated = over_http(sandbox, mcp)
+    assert not got.is_error and got.structured_content["kuberay_operator"]["status"] == "ACTIVE", text(got)
+    assert not updated.is_error and updated.structured_content["changed"] is False, text(updated)
+
     # Disable, planned: the Deployment and RBAC go, the CRDs stay; the dry run writes nothing.
     dry = _patch(api, cluster, {"kuberay_operator": {"enabled": False}}, dry_run=True)
     assert dry.status_code == 200, dry.text
