@@ -29,3 +29,10 @@ def test_steps_bundle_carries_kubernetes_but_not_its_asyncio_client(synth):
     assert (bundle / "kubernetes" / "client" / "__init__.py").is_file()
     assert not (bundle / "kubernetes" / "aio").exists()
     assert bundle_size_bytes(bundle) < 250 * 1024 * 1024
+
+
+def test_steps_bundle_carries_the_kuberay_crds_the_feature_applies(synth):
+    # the kuberay_operator feature server-side applies the upstream CRDs from package data: the bundle must have them
+    bundle = build_bundle(LAMBDAS["steps"])
+    shipped = sorted(p.name for p in (bundle / "functions" / "domain" / "crds").iterdir())
+    assert shipped == [f"kuberay_v1.7.0_{p}.json.gz" for p in ("rayclusters", "rayjobs", "rayservices")]
