@@ -126,18 +126,18 @@ def _reconcile_job(ctx: ReconcileContext, job: Obj) -> None:
     st["rayClusterStatus"] = {k: v for k, v in rc_status.items() if k in ("state", "desiredWorkerReplicas",
                                                                         "readyWorkerReplicas",
                                                                         "availableWorkerReplicas")}
+    head = (rc_status.get("head") or {}).get("podName")
+    alive = head and ctx.store.get("v1", "Pod", head, ns) is not None
+    if head and not alive:
+        _attempt_failed(ctx, job, st, f"the head pod {head} of {st['rayClusterName']} is gone: the driver died")
+        return
     if dep == "Initializing":
         if rc_status.get("state") == "ready":
             st.update(jobDeploymentStatus="Running", jobStatus="PENDING",
                       dashboardURL=f"{st['rayClusterName']}-head-svc.{ns}.svc.cluster.local:8265")
         update_status(ctx, job, st)
         return
-    # Running: the driver's attempt lives as long as the head pod it started on.
-    head = (rc_status.get("head") or {}).get("podName")
-    alive = head and ctx.store.get("v1", "Pod", head, ns) is not None
-    if st.get("jobStatus") == "RUNNING" and not alive:
-        _attempt_failed(ctx, job, st, f"the head pod {head} of {st['rayClusterName']} is gone: the driver died")
-        return
+    # Running: the driver's attempt lives as long as the head pod it started on (checked above).
     if st.get("jobStatus") == "PENDING" and ctx.waited(job, SUBMIT_S, f"submit-{st['jobId']}"):
         st["jobStatus"] = "RUNNING"
         _log(ctx, job, st, head, first=True)
@@ -271,8 +271,11 @@ def _reconcile_cluster(ctx: ReconcileContext, rc: Obj, nodes: list[Obj]) -> None
         if not g.get("suspend"):
             wanted.append(("worker", str(g.get("groupName") or "workers"), g.get("template") or {},
                            int(g.get("replicas") if g.get("replicas") is not None else 1)))
+    of_job = (rc["metadata"].get("labels") or {}).get("ray.io/originated-from-crd") == "RayJob"
     for kind, group, template, count in wanted:
         have = [p for p in pods if (p["metadata"].get("labels") or {}).get("ray.io/group") == group]
+        if kind == "head" and not have and of_job and ((rc.get("status") or {}).get("head") or {}).get("podName"):
+            continue  # the driver died with its head: the RayJob fails this attempt and tears the cluster down
         for _ in range(count - len(have)):
             node, why = _place(ctx, template.get("spec") or {}, nodes)
             ctx.store.create(_pod(rc, template, kind, group, node, why))
