@@ -192,11 +192,12 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/features"): Known(
         "get_features", "Features: on/off, status, why, version, needs, settings.",
         small=True),
-    # The five managed features only (their prerequisites, the base add-ons, come with them): tools/list budget.
+    # The six managed features only (their prerequisites, the base add-ons, come with them): tools/list budget.
     ("patch", "/v1/clusters/{cluster}/features"): Known(
         "update_features", "Features on/off or settings; send ONLY changes." + TRACK,
         idempotent=True,
-        some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability")),
+        some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability",
+                   "kuberay_operator")),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.

@@ -4,7 +4,8 @@ AWS: HyperPod DescribeCluster, EKS DescribeCluster (endpoint, OIDC issuer), List
 DescribeAddon per installed add-on, ListPodIdentityAssociations, and the checkpoint role (GetRole,
 GetRolePolicy). Kubernetes (plain HTTPS with an EKS token: the API does not ship the kubernetes
 package): the checkpoint service account, and one list each of NodePools, HyperpodNodeClasses and
-Nodes launched by Karpenter.
+Nodes launched by Karpenter; the KubeRay operator's Deployment, what `ray.io/v1` serves (discovery) and the
+RayJobs (names only).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from functions.adapters import aws, kube_http
 from functions.adapters.eks_auth import _ca_file, eks_token
 from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
+from functions.domain import kuberay
 
 KUBE_TIMEOUT_S = 5.0
 
@@ -104,6 +106,13 @@ class AwsFeatureReader:
             inputs["node_pools"] = tuple(kube.items("/apis/karpenter.sh/v1/nodepools"))
             inputs["node_classes"] = tuple(kube.items("/apis/karpenter.sagemaker.amazonaws.com/v1/hyperpodnodeclasses"))
             inputs["nodes"] = tuple(kube.items("/api/v1/nodes?labelSelector=karpenter.sh%2Fnodepool"))
+            inputs["kuberay_deployment"] = kube.get(
+                f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}")
+            served = kube.get("/apis/ray.io/v1") or {}
+            inputs["kuberay_served"] = tuple(str(r.get("name")) for r in served.get("resources") or [])
+            inputs["rayjobs"] = tuple(
+                f"{(j.get('metadata') or {}).get('namespace')}/{(j.get('metadata') or {}).get('name')}"
+                for j in (kube.items("/apis/ray.io/v1/rayjobs") if "rayjobs" in inputs["kuberay_served"] else []))
         except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
             inputs = {"service_account": None, "kube_error": str(exc)[:200]}
         return fdom.FeatureInputs(addons=addons, associations=assocs, hyperpod=hp, checkpoint_role=role,

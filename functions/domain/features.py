@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from functions.domain import kuberay
 from functions.domain.clusters import GroupName
 from functions.domain.manifests import POOL_GROUP_LABEL
 
@@ -112,6 +113,11 @@ FEATURES: dict[str, Feature] = {f.name: f for f in (
             addon="amazon-sagemaker-hyperpod-observability", role="observe", pod_identity=OBSERVABILITY_SA,
             made_of=("EKS add-on amazon-sagemaker-hyperpod-observability", "IAM role for metrics and logs",
                      "Pod Identity association")),
+    Feature("kuberay_operator", "KubeRay operator",
+            "RayJob, RayCluster and RayService (ray.io/v1): Ray workloads such as the VERL recipe",
+            made_of=("KubeRay v1.7.0 CRDs rayclusters, rayjobs, rayservices (kept on disable)",
+                     "namespace kuberay-system with ServiceAccount, ClusterRole/Binding and leader-election Role",
+                     "Deployment kuberay-operator (quay.io/kuberay/operator:v1.7.0)")),
 )}
 
 
@@ -232,6 +238,7 @@ class FeaturesPatch(BaseModel):
     tiered_checkpointing: TieredCheckpointingPatch | None = None
     autoscaling: AutoscalingPatch | None = None
     observability: AddonFeaturePatch | None = None
+    kuberay_operator: AddonFeaturePatch | None = None
     cert_manager: AddonFeaturePatch | None = None
     pod_identity_agent: AddonFeaturePatch | None = None
     s3_csi: AddonFeaturePatch | None = None
@@ -375,6 +382,7 @@ class FeaturesDocument(BaseModel):
     tiered_checkpointing: FeatureView
     autoscaling: FeatureView
     observability: FeatureView
+    kuberay_operator: FeatureView
     cert_manager: FeatureView
     pod_identity_agent: FeatureView
     s3_csi: FeatureView
@@ -403,6 +411,9 @@ class FeatureInputs:
     node_classes: tuple[Mapping[str, Any], ...] = ()
     nodes: tuple[Mapping[str, Any], ...] = ()
     kube_error: str | None = None
+    kuberay_deployment: Mapping[str, Any] | None = None  # the KubeRay operator's Deployment
+    kuberay_served: tuple[str, ...] = ()  # the resources the API serves under ray.io/v1 (discovery)
+    rayjobs: tuple[str, ...] = ()  # "<namespace>/<name>" of every RayJob (a disable refuses while any exists)
 
 
 _ADDON_STATUS = {"CREATING": FeatureStatus.CREATING, "ACTIVE": FeatureStatus.ACTIVE,
@@ -542,6 +553,27 @@ def _autoscaling_view(inp: FeatureInputs) -> FeatureView:
         disruption_budget=((disruption.get("budgets") or [{}])[0]).get("nodes"))
 
 
+def _kuberay_view(inp: FeatureInputs) -> FeatureView:
+    """Enabled while its Deployment exists; ACTIVE once it is Available and the API serves RayJob."""
+    dep = inp.kuberay_deployment
+    if dep is None and inp.kube_error:
+        return FeatureView(enabled=False, status=FeatureStatus.DEGRADED,
+                           reason=f"Kubernetes could not be read: {inp.kube_error}")
+    if dep is None:
+        return FeatureView(enabled=False, status=FeatureStatus.DISABLED)
+    version = str(((dep.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/version") or "") or None
+    if (dep.get("metadata") or {}).get("deletionTimestamp"):
+        return FeatureView(enabled=False, status=FeatureStatus.DELETING, version=version)
+    missing = [f"{p}.ray.io" for p in kuberay.CRD_PLURALS if p not in inp.kuberay_served]
+    if kuberay.deployment_available(dep) and not missing:
+        return FeatureView(enabled=True, status=FeatureStatus.ACTIVE, version=version)
+    if missing and kuberay.deployment_available(dep):
+        return FeatureView(enabled=True, status=FeatureStatus.DEGRADED, version=version,
+                           reason=f"missing link: CRD {', '.join(missing)} (enable again to re-apply)")
+    return FeatureView(enabled=True, status=FeatureStatus.CREATING, version=version,
+                       reason=None if not missing else f"waiting for CRD {', '.join(missing)}")
+
+
 def document(inp: FeatureInputs, *, checkpoint_role: str, bucket: str, prefix: str) -> FeaturesDocument:
     views: dict[str, FeatureView] = {}
     for name, f in FEATURES.items():
@@ -549,6 +581,8 @@ def document(inp: FeatureInputs, *, checkpoint_role: str, bucket: str, prefix: s
             v = _checkpointing_view(inp, checkpoint_role, bucket, prefix)
         elif name == "autoscaling":
             v = _autoscaling_view(inp)
+        elif name == "kuberay_operator":
+            v = _kuberay_view(inp)
         else:
             v = _addon_view(f, inp)
         views[name] = v

@@ -378,6 +378,10 @@ OPERATORS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# The managed feature that serves each kind (job.submit's operator step enables it through the features workflow).
+FEATURES: dict[str, str] = {"pytorch": "training_operator", "ray": "kuberay_operator"}
+
+
 def submit_objects(job: JobSubmit, params: Any, *, namespace_exists: bool, data_volume_exists: bool,
                    bucket: str, region: str) -> list[dict[str, Any]]:
     """What the submit step applies, in order: the namespace when it is missing, the data contract (a PV on the
@@ -496,7 +500,17 @@ class JobLogs(BaseModel):
     truncated: bool = Field(description="True when older lines or bytes were cut to stay within the bounds")
 
 
-def _conditions(obj: dict[str, Any]) -> list[Condition]:
+def _conditions(obj: dict[str, Any], kind: str = "pytorch") -> list[Condition]:
+    """The job's conditions. A RayJob has none in KubeRay v1: its `jobDeploymentStatus` is shown as one, with the
+    Ray job's `jobStatus`, the reason and the message."""
+    st = obj.get("status") or {}
+    if kind == "ray":
+        dep = st.get("jobDeploymentStatus")
+        if not dep:
+            return []
+        return [Condition(type=str(dep), status="True",
+                          reason=st.get("reason") or (f"jobStatus {st['jobStatus']}" if st.get("jobStatus") else None),
+                          message=st.get("message"), at=st.get("endTime") or st.get("startTime"))]
     return [Condition(type=c.get("type", ""), status=c.get("status", ""), reason=c.get("reason"),
                       message=c.get("message"), at=c.get("lastTransitionTime"))
             for c in (obj.get("status") or {}).get("conditions") or []]
@@ -526,8 +540,9 @@ def status_of(kind: str, obj: dict[str, Any]) -> JobStatus:
 
 def budget_of(kind: str, obj: dict[str, Any]) -> Budget:
     st, spec = obj.get("status") or {}, obj.get("spec") or {}
-    if kind == "ray":
-        used, cap = int(st.get("failed") or 0), int(spec.get("backoffLimit") or 0)
+    if kind == "ray":  # KubeRay: `failed` counts failed attempts; the last one of a Failed job was not retried
+        failed, cap = int(st.get("failed") or 0), int(spec.get("backoffLimit") or 0)
+        used = min(cap, failed - 1 if failed and status_of(kind, obj) == "Failed" else failed)
     else:
         used, cap = int(st.get("restartCount") or 0), int((spec.get("runPolicy") or {}).get("jobMaxRetryCount") or 0)
     return Budget(used=used, max=cap, exhausted=used >= cap and status_of(kind, obj) == "Failed")
@@ -561,7 +576,7 @@ def pod_view(pod: dict[str, Any]) -> PodView:
 def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDetail:
     s = summary(kind, obj)
     st = obj.get("status") or {}
-    conds = _conditions(obj)
+    conds = _conditions(obj, kind)
     detections = [Detection(type=c.type, rule=(c.reason or None), message=c.message or c.type, at=c.at)
                   for c in conds if c.type in ("Hanging", "Slow", "Degraded") and c.status == "True"]
     containers = [c for rs in (obj.get("spec") or {}).get("replicaSpecs") or []

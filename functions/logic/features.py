@@ -63,6 +63,17 @@ def _check_groups(patch: fdom.FeaturesPatch, inputs: fdom.FeatureInputs, rec: Cl
                 f"instance groups only (never general EC2 capacity); groups: {', '.join(sorted(live)) or 'none'}")
 
 
+def _check_rayjobs(changes: list[fdom.Change], inputs: fdom.FeatureInputs) -> None:
+    """Disabling the KubeRay operator while RayJobs exist would strand them (nothing runs or deletes their pods):
+    409 naming them, nothing changed."""
+    if inputs.rayjobs and any(c.feature == "kuberay_operator" and not c.enable for c in changes):
+        names = ", ".join(inputs.rayjobs[:10]) + (f" and {len(inputs.rayjobs) - 10} more"
+                                                  if len(inputs.rayjobs) > 10 else "")
+        msg = f"kuberay_operator runs RayJob {names}: delete the job(s) first (DELETE .../jobs/{{job}})"
+        raise Conflict(msg, errors=[{"loc": ["body", "kuberay_operator", "enabled"], "msg": msg}],
+                       feature="kuberay_operator", rayjobs=list(inputs.rayjobs))
+
+
 def update_features(deps: Deps, name: str, region: str | None, patch: fdom.FeaturesPatch, actor: Actor,
                     key: str | None, dry_run: bool = False) -> Started | Plan | Operation | fdom.FeaturesUnchanged:
     """A dry run passes the same checks (422 for a group that is not HyperPod's, 409 for disabling a needed
@@ -76,6 +87,7 @@ def update_features(deps: Deps, name: str, region: str | None, patch: fdom.Featu
     except fdom.DependencyConflict as exc:
         raise Conflict(str(exc), errors=[{"loc": ["body", exc.feature, "enabled"], "msg": str(exc)}],
                        feature=exc.feature, required_by=exc.dependants) from None
+    _check_rayjobs(changes, inputs)
     sent = patch.model_dump(mode="json", exclude_unset=True)
     target = Target(cluster=rec.name, region=rec.region, resource="features")
     replay = {"cluster": rec.name, "region": rec.region, "patch": sent}  # what a replay of the same key compares

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import recipes, training
+from functions.domain import kuberay, recipes, training
 from functions.domain.cluster_record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.manifests import DATA_VOLUME
@@ -50,10 +50,12 @@ def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind
     ns = kube.get(f"/api/v1/namespaces/{body.namespace}") is not None
     pvc = ns and kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
     served = live_reads.serves(kube, api_version, k8s_kind)
+    if served and kind == "ray":  # the ray.io CRDs outlive a disabled KubeRay operator: its Deployment must exist
+        served = kube.get(f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}") is not None
     return {"operator_served": served, "namespace_exists": ns,
             "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
             "live": live_reads.live_gpus(kube, body.instance_type),
-            "feature_inputs": None if served or kind != "pytorch" else live_reads.feature_inputs(deps, rec)}
+            "feature_inputs": None if served else live_reads.feature_inputs(deps, rec)}
 
 
 def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobSubmit, actor: Actor,

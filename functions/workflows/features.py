@@ -31,7 +31,7 @@ from botocore.exceptions import ClientError
 from functions.adapters.kube import KubeCluster
 from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain import manifests
+from functions.domain import kuberay, manifests
 from functions.domain.cluster_record import ClusterRecords
 from functions.domain.errors import PermanentStepError
 from functions.domain.workflow import Done, Outcome, Wait
@@ -343,6 +343,51 @@ def _disable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) -
     return Done(message="managed Karpenter off; PodStart's node pools and node classes removed")
 
 
+# -- the KubeRay operator: its CRDs and operator, server-side applied (no helm) ----------------------
+OPERATOR_SECONDS = 30.0  # the operator's pod pulls its image and passes its readiness probe
+
+
+def _enable_kuberay(ctx: StepContext, n: Names, settings: dict[str, Any]) -> Outcome:
+    """Apply the CRDs and the operator (idempotent: server-side apply of the same objects is a no-op), then wait
+    for the Deployment to be Available and the API server to serve RayJob."""
+    kube = KubeCluster.for_eks(n.eks, n.region)
+    dep = kube.get(*kuberay.DEPLOYMENT, kuberay.NAME, kuberay.NAMESPACE)
+    if not ctx.outputs.get("kuberay_applied") or dep is None:  # once per attempt (the CRDs are ~1 MB), or if gone
+        for obj in kuberay.objects():
+            kube.apply(obj)
+        ctx.record(kuberay_applied=kuberay.VERSION)
+        dep = kube.get(*kuberay.DEPLOYMENT, kuberay.NAME, kuberay.NAMESPACE)
+    if not kuberay.deployment_available(dep):
+        return Wait(message=f"Deployment {kuberay.NAMESPACE}/{kuberay.NAME} is not Available yet",
+                    expected_seconds=OPERATOR_SECONDS)
+    if not kube.has_kind(*kuberay.RAYJOB):
+        if ctx.outputs.get("kuberay_crds_reapplied"):
+            return Wait(message="waiting for the API server to serve ray.io/v1 RayJob", expected_seconds=10)
+        for obj in kuberay.crds():  # removed since the first apply (a retry, a user): put back once more
+            kube.apply(obj)
+        ctx.record(kuberay_crds_reapplied=True)
+        return Wait(message="re-applied the ray.io CRDs; waiting for the API server to serve RayJob",
+                    expected_seconds=10)
+    return Done(message=f"KubeRay operator {kuberay.VERSION} Available in {kuberay.NAMESPACE}; ray.io/v1 RayJob, "
+                        "RayCluster and RayService served")
+
+
+def _disable_kuberay(ctx: StepContext, n: Names, settings: dict[str, Any]) -> Outcome:
+    """Delete the Deployment and the RBAC; the CRDs stay (deleting them would delete every Ray object). RayJobs
+    created after admission checked stop the step rather than being orphaned."""
+    kube = KubeCluster.for_eks(n.eks, n.region)
+    jobs = [f"{j['metadata'].get('namespace')}/{j['metadata']['name']}" for j in kube.list(*kuberay.RAYJOB)]
+    if jobs:
+        raise PermanentStepError("RayJobsExist", f"RayJobs still exist ({', '.join(jobs[:10])}): delete them "
+                                 "first, then retry this operation")
+    for obj in kuberay.removed_on_disable():
+        kube.delete(*kuberay.ref(obj))
+    if kube.get(*kuberay.DEPLOYMENT, kuberay.NAME, kuberay.NAMESPACE) is not None:
+        return Wait(message=f"Deployment {kuberay.NAMESPACE}/{kuberay.NAME} is being deleted", expected_seconds=10)
+    return Done(message="KubeRay operator removed (Deployment, ServiceAccount, ClusterRole/Binding, leader-election "
+                        "Role/Binding); the ray.io CRDs are kept")
+
+
 # -- dispatch ------------------------------------------------------------------------------------
 Action = Callable[[StepContext, Names, dict[str, Any]], Outcome]
 
@@ -353,6 +398,8 @@ def _action(feature: str, enable: bool) -> Action:
         return _enable_checkpointing if enable else _disable_checkpointing
     if feature == "autoscaling":
         return _enable_autoscaling if enable else _disable_autoscaling
+    if feature == "kuberay_operator":
+        return _enable_kuberay if enable else _disable_kuberay
 
     def run(ctx: StepContext, n: Names, settings: dict[str, Any]) -> Outcome:
         return (_enable_addon_feature if enable else _disable_addon_feature)(ctx, n, f, settings)

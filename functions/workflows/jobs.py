@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.adapters.kube import KubeCluster
-from functions.domain import manifests, recipes, training
+from functions.domain import kuberay, manifests, recipes, training
 from functions.domain.errors import PermanentStepError
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows.context import StepContext, Workflow
@@ -28,31 +28,23 @@ def _job(ctx: StepContext) -> tuple[training.JobSubmit, Any]:
 
 
 # What serves each kind: the feature that installs it (enabled here through the features workflow, prerequisites
-# first), or how a user installs it when PodStart does not manage it.
-FEATURE = {"pytorch": "training_operator"}
-OPERATORS = {
-    "pytorch": "the HyperPod training operator (EKS add-on amazon-sagemaker-hyperpod-training-operator)",
-    "ray": "the KubeRay operator (Helm chart kuberay-operator v1.x)",
-}
+# first).
+FEATURE = training.FEATURES
 
 
 def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
-    """The job's operator must serve its kind. A managed one (the training operator feature) is enabled here with
-    what it needs (ensure_feature: cert-manager and the Pod Identity agent first), watched to ACTIVE and until the
-    API server serves the kind; one PodStart does not manage fails here saying how to install it (nothing was
-    submitted, so a retry after installing it continues from this step)."""
+    """The job's operator must serve its kind. Its feature (the training operator, the KubeRay operator) is enabled
+    here with what it needs (ensure_feature: prerequisites first), watched to ACTIVE and until the API server serves
+    the kind; nothing is submitted before."""
     if ctx.request["kind"] != kind:
         return Skip(message=f"a {ctx.request['kind']} job does not need the {label}")
     api_version, k8s_kind, _, _ = training.OPERATORS[kind]  # what a dry run checks too
-    feature = FEATURE.get(kind)
-    if _kube(ctx).has_kind(api_version, k8s_kind):
-        if feature and ctx.outputs.get("enabled_feature") == feature:  # an earlier poll of this step enabled it
+    feature = FEATURE[kind]
+    if _kube(ctx).has_kind(api_version, k8s_kind) and (kind != "ray" or _kuberay_running(ctx)):
+        if ctx.outputs.get("enabled_feature") == feature:  # an earlier poll of this step enabled it
             return Done(message=f"enabled {feature} for this job; {label} serves {k8s_kind}",
                         outputs={"enabled_feature": feature})
         return Done(message=f"{label} serves {k8s_kind}")
-    if feature is None:
-        raise PermanentStepError("OperatorNotEnabled", f"{ctx.request['eks_cluster']} does not serve {k8s_kind}: "
-                                 f"install {OPERATORS[kind]} on the cluster, then retry this operation")
     from functions.workflows.features import ensure_feature
 
     ctx.record(enabled_feature=feature)
@@ -63,6 +55,11 @@ def _ensure_operator(ctx: StepContext, kind: str, label: str) -> Outcome:
         return Done(message=f"enabled {feature} for this job: {out.message}; {label} serves {k8s_kind}",
                     outputs={"enabled_feature": feature})
     return out
+
+
+def _kuberay_running(ctx: StepContext) -> bool:
+    """The CRDs stay when the KubeRay feature is disabled: serving RayJob is not enough, its operator must run."""
+    return _kube(ctx).get(*kuberay.DEPLOYMENT, kuberay.NAME, kuberay.NAMESPACE) is not None
 
 
 def training_operator(ctx: StepContext) -> Outcome:
@@ -135,7 +132,8 @@ def watch(ctx: StepContext) -> Outcome:
                     outputs={"pods": len(views)})
     if status == "Failed":
         reason = next((c.get("message") or c.get("reason") for c in (obj.get("status") or {}).get("conditions") or []
-                       if c.get("type") == "Failed"), None) or "the operator reported Failed"
+                       if c.get("type") == "Failed"), None) or (obj.get("status") or {}).get("message") \
+            or "the operator reported Failed"
         raise PermanentStepError("JobFailed", f"{job.name} failed before running: {reason}")
     pending = next((f"{p.name}: {p.reason}" for p in views if p.phase == "Pending" and p.reason), None)
     return Wait(message=f"{job.name} is {status} ({len(views)} pods)" + (f"; {pending}" if pending else ""),

@@ -36,3 +36,10 @@ def test_the_live_socket_authorizer_ships_its_jwt_library_and_the_follower_no_ku
     assert (auth / "jwt").is_dir() and (auth / "cryptography").is_dir()
     follow = build_bundle(LAMBDAS["follow"])
     assert (follow / "functions" / "live" / "follower.py").is_file() and not (follow / "kubernetes").exists()
+
+
+def test_steps_bundle_carries_the_kuberay_crds_the_feature_applies(synth):
+    # the kuberay_operator feature server-side applies the upstream CRDs from package data: the bundle must have them
+    bundle = build_bundle(LAMBDAS["steps"])
+    shipped = sorted(p.name for p in (bundle / "functions" / "domain" / "crds").iterdir())
+    assert shipped == [f"kuberay_v1.7.0_{p}.json.gz" for p in ("rayclusters", "rayjobs", "rayservices")]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import kubernetes_validate
 import pytest
+import yaml
 
-from functions.domain import manifests, storage
+from functions.domain import kuberay, manifests, storage
+
+REFERENCE = Path("/work/shared/reference/crds")
 
 K8S_VERSION = "1.33"
 OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("bucket", "us-west-2"),
@@ -37,3 +42,35 @@ def test_daemonset_ready_needs_every_scheduled_pod_ready() -> None:
     ds["status"]["numberReady"] = 3
     assert manifests.daemonset_ready(ds)
     assert not manifests.daemonset_ready(None)
+
+
+# -- the kuberay_operator feature: what it server-side applies -------------------------------------
+KUBERAY = [*kuberay.operator_objects(), *kuberay.crds()]
+
+
+@pytest.mark.parametrize("obj", KUBERAY, ids=[f"kuberay:{o['kind']}/{o['metadata']['name']}" for o in KUBERAY])
+def test_every_object_the_kuberay_feature_applies_validates(obj: dict) -> None:
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("plural", kuberay.CRD_PLURALS)
+def test_the_shipped_kuberay_crds_are_the_upstream_v1_7_0_ones_unchanged(plural: str) -> None:
+    ref = REFERENCE / f"kuberay_v1.7.0_{plural}.yaml"
+    if not ref.exists():
+        pytest.skip(f"{ref} is not on this machine")
+    assert kuberay.crd(plural) == yaml.safe_load(ref.read_text())
+
+
+def test_the_kuberay_operator_runs_pinned_non_root_with_least_privilege() -> None:
+    dep = next(o for o in kuberay.operator_objects() if o["kind"] == "Deployment")
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == "quay.io/kuberay/operator:v1.7.0"  # the release of the CRDs, pinned by tag
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False and c["securityContext"]["capabilities"] == {
+        "drop": ["ALL"]}
+    role = next(o for o in kuberay.operator_objects() if o["kind"] == "ClusterRole")
+    assert all("*" not in r["verbs"] and "*" not in r["resources"] and "*" not in r["apiGroups"]
+               for r in role["rules"])
+    assert not any(g.endswith("openshift.io") for r in role["rules"] for g in r["apiGroups"])
+    # disable removes the operator, never the CRDs (deleting a CRD deletes every object of its kind)
+    assert {o["kind"] for o in kuberay.removed_on_disable()} == {
+        "Deployment", "RoleBinding", "Role", "ClusterRoleBinding", "ClusterRole", "ServiceAccount"}

@@ -83,9 +83,14 @@ def test_a_new_namespace_gets_the_namespace_and_its_data_volume_before_the_job()
     assert d.changes[-1].details["namespace"] == "team"
 
 
-def test_a_ray_job_plans_the_kuberay_operator_not_the_training_add_on() -> None:
+def test_a_ray_job_plans_the_kuberay_operator_feature_not_the_training_add_on() -> None:
+    # Given a cluster that does not serve RayJob, the operator step enables the kuberay_operator feature: each
+    # object it server-side applies is a line of the plan (CRDs first, the Deployment last), then the RayJob.
     d = submit({**SERVED, "operator_served": False}, kind="ray", recipe="verl", parameters={})
-    assert rows(d.changes)[0] == ("create", "Helm release", "kuberay-operator", "kuberay_operator")
+    mine = [r for r in rows(d.changes) if r[3] == "kuberay_operator"]
+    assert mine[0] == ("create", "Kubernetes CustomResourceDefinition", "rayclusters.ray.io", "kuberay_operator")
+    assert mine[-1] == ("create", "Kubernetes Deployment", "kuberay-system/kuberay-operator", "kuberay_operator")
+    assert not any(r[1] == "eks-addon" for r in rows(d.changes))
     assert d.changes[-1].kind == "Kubernetes RayJob"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain import manifests
+from functions.domain import kuberay, manifests
 from functions.domain.planners.base import PlanInput
 from functions.domain.plans import Change, Draft, create, delete, none, update
 
@@ -45,6 +45,8 @@ def plan_features_update(p: PlanInput) -> Draft:
             made = (_checkpointing_on(p, inp, step, settings) if on else _checkpointing_off(p, inp, step))
         elif feature == "autoscaling":
             made = _autoscaling_on(p, inp, step, settings) if on else _autoscaling_off(p, inp, step)
+        elif feature == "kuberay_operator":
+            made = kuberay_on(inp, step) if on else kuberay_off(inp, step)
         else:
             made = _addon_on(p, inp, step, fdom.FEATURES[feature]) if on else _addon_off(p, inp, step,
                                                                                         fdom.FEATURES[feature])
@@ -65,7 +67,42 @@ def ensure_changes(p: PlanInput, feature: str, step: str) -> list[Change]:
     each feature of the chain (prerequisites first) as the features workflow does, so the same lines; those in
     place are `none`. `p.facts["feature_inputs"]` is what the features document reads (add-ons, associations)."""
     inp: fdom.FeatureInputs = p.facts.get("feature_inputs") or _empty()
+    if feature == "kuberay_operator":
+        return kuberay_on(inp, step)
     return [c for name in [*fdom.prerequisites(feature), feature] for c in _addon_on(p, inp, step, fdom.FEATURES[name])]
+
+
+# -- the KubeRay operator (server-side apply, no add-on) --------------------------------------------
+def kuberay_on(inp: fdom.FeatureInputs, step: str) -> list[Change]:
+    """Every object the step applies, in order: a CRD the API already serves and the operator's objects while its
+    Deployment exists are re-applied unchanged (`none`); the rest are created."""
+    served = set(inp.kuberay_served)
+    have = inp.kuberay_deployment is not None
+    out: list[Change] = []
+    for obj in kuberay.objects():
+        kind, name = f"Kubernetes {obj['kind']}", kuberay.label(obj)
+        if obj["kind"] == "CustomResourceDefinition":
+            plural = obj["spec"]["names"]["plural"]
+            out.append(none(kind, name, step, version=kuberay.VERSION) if plural in served
+                       else create(kind, name, step, version=kuberay.VERSION, apply="server-side, field manager "
+                                   "podstart"))
+        elif have:
+            out.append(none(kind, name, step))
+        elif obj["kind"] == "Deployment":
+            out.append(create(kind, name, step, image=kuberay.IMAGE, replicas=1))
+        else:
+            out.append(create(kind, name, step))
+    return out
+
+
+def kuberay_off(inp: fdom.FeatureInputs, step: str) -> list[Change]:
+    have = inp.kuberay_deployment is not None
+    out = [delete(f"Kubernetes {o['kind']}", kuberay.label(o), step) if have
+           else none(f"Kubernetes {o['kind']}", kuberay.label(o), step, note="none to remove")
+           for o in kuberay.removed_on_disable()]
+    out += [none("Kubernetes CustomResourceDefinition", n, step, note="kept: deleting it would delete every Ray "
+                 "object with it") for n in kuberay.CRD_NAMES]
+    return out
 
 
 # -- add-on features -------------------------------------------------------------------------------

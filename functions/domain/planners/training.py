@@ -1,7 +1,8 @@
 """Plans for job.submit and job.delete, step by step as their workflows run.
 
 job.submit: the operator step of the job's kind (while the API server does not serve the kind, the training
-operator feature and its missing prerequisites, as the step enables them; `none` once it is served), then every
+operator feature and its missing prerequisites, or the KubeRay operator feature, as the step enables them; `none`
+once it is served), then every
 object the submit step applies
 (`training.submit_objects`, the same function the step calls: the namespace and data volume when missing, then the
 rendered HyperPodPyTorchJob or RayJob). The job runs on nodes that are already there: its cost line is that
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import recipes, training
+from functions.domain import kuberay, recipes, training
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.features import ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none
@@ -28,22 +29,20 @@ EXISTING = "existing nodes: already running, the job adds no cost"
 
 
 def operator_changes(p: PlanInput) -> tuple[list[Change], list[str]]:
-    """The operator step's lines: `none` when the API server serves the job's kind; else, for the training
-    operator, what ensure_feature enables (prerequisites first; `features.ensure_changes`), and for KubeRay
-    (not a PodStart feature) the release to install, the step stopping the job until it is."""
+    """The operator step's lines: `none` when the API server serves the job's kind; else what ensure_feature
+    enables, as PATCH .../features would (`features.ensure_changes`): the training operator with its missing
+    prerequisites first, or the KubeRay operator's CRDs, RBAC and Deployment."""
     kind, cluster = p.request["kind"], p.request["cluster"]
     api_version, k8s_kind, step, addon = training.OPERATORS[kind]
-    what = "eks-addon" if kind == "pytorch" else "Helm release"
     if p.facts.get("operator_served"):
-        return [none(what, addon, step, serves=f"{api_version} {k8s_kind}")], []
-    if kind == "pytorch":
-        return (ensure_changes(p, "training_operator", step),
-                [f"{cluster} does not serve {k8s_kind} yet: the {step} step enables the training operator with its "
-                 f"prerequisites (as PATCH .../features would) and waits for it before the job is submitted"])
-    how = "install the KubeRay operator (Helm chart kuberay-operator v1.x)"
-    return ([create(what, addon, step, serves=f"{api_version} {k8s_kind}", status="not enabled", enable_with=how)],
-            [f"{cluster} does not serve {k8s_kind} yet: the {step} step stops the job (OperatorNotEnabled) until "
-             f"{addon} is installed ({how}); retry the operation then"])
+        what, name = (("eks-addon", addon) if kind == "pytorch"
+                      else ("Kubernetes Deployment", f"{kuberay.NAMESPACE}/{kuberay.NAME}"))
+        return [none(what, name, step, serves=f"{api_version} {k8s_kind}")], []
+    feature = training.FEATURES[kind]
+    title = "the training operator" if kind == "pytorch" else "the KubeRay operator"
+    return (ensure_changes(p, feature, step),
+            [f"{cluster} does not serve {k8s_kind} yet: the {step} step enables {title} ({feature}, as PATCH "
+             f".../features would; prerequisites first) and waits for it before the job is submitted"])
 
 
 def plan_job_submit(p: PlanInput) -> Draft:

@@ -8,7 +8,7 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import downloads, garbage, inference, scheduler, storage, training, workloads
+from sandbox.kube.operators import downloads, garbage, inference, kuberay, scheduler, storage, training, workloads
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
@@ -17,6 +17,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "workloads": workloads.RECONCILERS,
     "storage": storage.RECONCILERS,
     "training": training.RECONCILERS,
+    "kuberay": kuberay.RECONCILERS,
     "garbage": garbage.RECONCILERS,
     "inference": inference.RECONCILERS,
     "downloads": downloads.RECONCILERS,

@@ -7,10 +7,15 @@ from sandbox.kube.operators.base import ReconcileContext, Reconciler
 
 
 def reconcile_garbage(ctx: ReconcileContext) -> None:
-    """Delete dependents whose owners (by uid) are gone; collect pods owned by a deleted Job etc."""
+    """Delete dependents whose owners (by uid) are gone; collect pods owned by a deleted Job etc. RayClusters come
+    first so the pods of a RayCluster whose RayJob was deleted go in the same tick."""
     store = ctx.store
-    for kind, av in (("Pod", "v1"), ("ReplicaSet", "apps/v1"), ("Job", "batch/v1")):
-        for obj in store.list(av, kind):
+    for kind, av in (("RayCluster", "ray.io/v1"), ("Pod", "v1"), ("ReplicaSet", "apps/v1"), ("Job", "batch/v1")):
+        try:
+            objs = store.list(av, kind)
+        except ApiError:
+            continue  # a kind whose CRD is not installed (RayCluster without KubeRay)
+        for obj in objs:
             refs = obj["metadata"].get("ownerReferences") or []
             if not refs:
                 continue

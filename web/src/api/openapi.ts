@@ -1512,6 +1512,7 @@ export interface components {
             cert_manager: components["schemas"]["FeatureView"];
             fsx_csi: components["schemas"]["FeatureView"];
             inference_operator: components["schemas"]["FeatureView"];
+            kuberay_operator: components["schemas"]["FeatureView"];
             metrics_server: components["schemas"]["FeatureView"];
             observability: components["schemas"]["FeatureView"];
             pod_identity_agent: components["schemas"]["FeatureView"];
@@ -1530,6 +1531,7 @@ export interface components {
             cert_manager?: components["schemas"]["AddonFeaturePatch"] | null;
             fsx_csi?: components["schemas"]["AddonFeaturePatch"] | null;
             inference_operator?: components["schemas"]["AddonFeaturePatch"] | null;
+            kuberay_operator?: components["schemas"]["AddonFeaturePatch"] | null;
             metrics_server?: components["schemas"]["AddonFeaturePatch"] | null;
             observability?: components["schemas"]["AddonFeaturePatch"] | null;
             pod_identity_agent?: components["schemas"]["AddonFeaturePatch"] | null;
