@@ -473,6 +473,14 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodSoftwareUpdateTracked",
+        actions=["sagemaker:UpdateClusterSoftware"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED, IMPORTED),
+        reason=why + "platform software is updated only on clusters PodStart created or imported.",
+    )
+    grant(
+        role,
         sid="HyperPodNodeDeleteOwned",
         actions=["sagemaker:BatchDeleteClusterNodes"],
         resources=[clusters],
