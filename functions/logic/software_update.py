@@ -27,7 +27,6 @@ def _group_fact(g: dict[str, Any]) -> dict[str, Any]:
     return {"name": g["InstanceGroupName"], "instance_type": g.get("InstanceType"),
             "instances": int(g.get("CurrentCount", g.get("TargetCount", 0)) or 0),
             "current_image": g.get("CurrentImageId"), "current_release": g.get("CurrentImageReleaseVersion"),
-            "desired_image": g.get("DesiredImageId"), "desired_release": g.get("DesiredImageReleaseVersion"),
             "image_status": g.get("ImageVersionStatus")}
 
 

@@ -37,12 +37,14 @@ def plan_software_update(p: PlanInput) -> Draft:
         n = int(g.get("instances") or (r.get("instances") or {}).get(name) or 0)
         size, count = batch_size(n, pct), batch_count(n, pct)
         total_batches += count
-        to = r.get("image_id") or _version(g.get("desired_image"), g.get("desired_release")) \
-            or "the latest HyperPod release"
+        # HyperPod says which release `default` means only once the update runs (DesiredImage* before it is the
+        # image the group is meant to run now, not the next one)
+        to = r.get("image_id") or "the latest HyperPod release"
         changes.append(update("AWS::SageMaker::ClusterInstanceGroup", name, "watch", instances=n,
                               instance_type=g.get("instance_type"), batches=count, batch_size=size,
                               from_image=_version(g.get("current_image"), g.get("current_release")) or "unknown",
-                              to_image=to, then="every instance watched back to Running on the new image"))
+                              to_image=to, image_status=g.get("image_status"),
+                              then="every instance watched back to Running on the new image"))
         if n:
             warnings.append(f"{name}: {n} instance(s) restart in {count} batch(es) of at most {size}; pods running "
                             "on a batch's nodes are disrupted (the nodes go NotReady and unschedulable until "
