@@ -473,11 +473,12 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
-        sid="HyperPodSoftwareUpdateTracked",
+        sid="HyperPodSoftwareUpdateOwned",
         actions=["sagemaker:UpdateClusterSoftware"],
         resources=[clusters],
-        conditions=_tagged(MANAGED, IMPORTED),
-        reason=why + "platform software is updated only on clusters PodStart created or imported.",
+        conditions=_tagged(MANAGED),
+        reason=why + "platform software (every node restarts) is updated only on clusters PodStart created; an "
+        "imported cluster's owners patch it with their own tooling.",
     )
     grant(
         role,

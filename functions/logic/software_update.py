@@ -1,7 +1,8 @@
 """POST /v1/clusters/{cluster}/software-update: HyperPod's UpdateClusterSoftware on instance groups, rolling
 batch by batch (operation cluster.software_update, operator).
 
-Refused, changing nothing: a group the cluster does not have (422 naming body.groups[i]), another operation
+Refused, changing nothing: an imported cluster (409: its owners patch it; the IAM grant is for clusters PodStart
+created), a group the cluster does not have (422 naming body.groups[i]), another operation
 running on the cluster (409 naming it), a cluster that is not ACTIVE in PodStart or whose HyperPod cluster is
 not InService (409: HyperPod updates software only on an InService cluster). A retry with the same
 Idempotency-Key returns the first operation (admission runs for a new request only, so a cluster busy with
@@ -40,6 +41,9 @@ class SoftwareUpdateAdmission:
 
     def normalize(self) -> dict[str, Any]:
         rec = self.rec
+        if rec.origin == "imported":
+            raise Conflict(f"{rec.name} is imported: PodStart does not update its platform software (every node "
+                           "restarts); its owners patch it with their own tooling")
         hp = self.deps.reader.describe_hyperpod(rec.region, rec.hyperpod_cluster_name or rec.name)
         live = {g["InstanceGroupName"]: g for g in (hp or {}).get("InstanceGroups", [])}
         names = self.body.groups if self.body.groups is not None else sorted(live)
