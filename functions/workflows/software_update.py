@@ -62,8 +62,9 @@ def update(ctx: StepContext) -> Outcome:
     ctx.record(requested_at=requested_at)
     pct = int(req["batch_percent"])
     sizes = {g: int((req.get("instances") or {}).get(g, 0)) for g in groups}
-    return Done(message=f"UpdateClusterSoftware accepted for {', '.join(groups)}: "
-                        + ", ".join(f"{g} {batch_count(n, pct)} batch(es)" for g, n in sizes.items()),
+    return Done(message="UpdateClusterSoftware accepted: "
+                        + ", ".join(f"{g} in {batch_count(n, pct)} batch(es) of at most {batch_size(n, pct)}"
+                                    for g, n in sizes.items()),
                 outputs={"requested_at": requested_at})
 
 
