@@ -477,6 +477,15 @@ def _sagemaker(role: iam.Role) -> None:
     )
     grant(
         role,
+        sid="HyperPodSoftwareUpdateOwned",
+        actions=["sagemaker:UpdateClusterSoftware"],
+        resources=[clusters],
+        conditions=_tagged(MANAGED),
+        reason=why + "platform software (every node restarts) is updated only on clusters PodStart created; an "
+        "imported cluster's owners patch it with their own tooling.",
+    )
+    grant(
+        role,
         sid="HyperPodNodeDeleteOwned",
         actions=["sagemaker:BatchDeleteClusterNodes"],
         resources=[clusters],

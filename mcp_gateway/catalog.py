@@ -143,6 +143,9 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("post", "/v1/clusters/{cluster}/health-checks"): Known(
         "start_health_check", "Deep-check node hardware; no pods meanwhile." + TRACK,
         some_body=("group", "node_ids")),
+    ("post", "/v1/clusters/{cluster}/software-update"): Known(
+        "update_cluster_software", "Patch HyperPod software on groups (default all), rolling: nodes restart batch "
+        "by batch, pods disrupted. Ask the user." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/events"): Known(
         "list_cluster_events", "HyperPod cluster events, newest first; filter by node_id, group, since."),
     ("get", "/v1/recipes"): Known(

@@ -10,6 +10,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "cluster.create": ("eks_control_plane", "activate", "dependencies", "hyperpod_cluster", "storage"),
     "cluster.delete": ("storage", "hyperpod_cluster", "dependencies", "eks_control_plane", "network"),
     "cluster.import": ("discover", "access", "activate", "inventory"),
+    "cluster.software_update": ("update", "watch"),
     "instance_group.add": ("subnet", "instance_group"),
     "instance_group.scale": ("instance_group",),
     "instance_group.delete": ("drain", "instance_group", "gone"),
@@ -54,6 +55,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "cluster.delete": {"storage": 1 * H, "hyperpod_cluster": 3 * H, "dependencies": 0.5 * H,
                        "eks_control_plane": 1 * H, "network": 1 * H},
     "cluster.import": {"discover": 1 * H, "access": 0.25 * H, "activate": 0.25 * H, "inventory": 0.25 * H},
+    # every batch restarts its instances (~15 min each at AWS speed): 4 h covers ~15 batches (a retry resumes
+    # the watch; a bigger percent, fewer batches)
+    "cluster.software_update": {"update": 1 * H, "watch": 4 * H},
     "instance_group.add": {"subnet": 0.25 * H, "instance_group": 4 * H},
     "instance_group.scale": {"instance_group": 4 * H},
     "instance_group.delete": {"drain": 1 * H, "instance_group": 2 * H, "gone": 1 * H},

@@ -19,6 +19,7 @@ from functions.workflows import (
     instance_groups,
     jobs,
     nodes,
+    software_update,
     storage,
 )
 from functions.workflows.context import Workflow
@@ -57,4 +58,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.REPLACE,
     nodes.DELETE,
     health_checks.WORKFLOW,
+    software_update.WORKFLOW,
 )

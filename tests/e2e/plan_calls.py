@@ -46,7 +46,7 @@ CALL_KIND = {
     "eks.CreateAccessEntry": "AWS::EKS::AccessEntry", "eks.AssociateAccessPolicy": "AWS::EKS::AccessEntry",
     "eks.CreateAddon": "eks-addon", "eks.CreatePodIdentityAssociation": "AWS::EKS::PodIdentityAssociation",
     "s3.PutObject": "AWS::S3::Object", "sagemaker.CreateCluster": "AWS::SageMaker::Cluster",
-    "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster",
+    "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster", "sagemaker.UpdateClusterSoftware": "AWS::SageMaker::Cluster",
     # and what a delete removes
     "sagemaker.DeleteCluster": "AWS::SageMaker::Cluster", "eks.DeleteCluster": "AWS::EKS::Cluster",
     "eks.UntagResource": "AWS::EKS::Cluster", "eks.DeleteAccessEntry": "AWS::EKS::AccessEntry",

@@ -1,6 +1,7 @@
 """Plan, then run, for the cluster-level mutations the other files do not compare: add an instance group, reboot
-nodes, retry a failed create, import an EKS cluster, delete a cluster. Each dry run makes no write of any kind
-(its own calls, by request id); each real run makes only mutating AWS calls of kinds its plan listed."""
+nodes, update the platform software, retry a failed create, import an EKS cluster, delete a cluster. Each dry run
+makes no write of any kind (its own calls, by request id); each real run makes only mutating AWS calls of kinds its
+plan listed."""
 
 from __future__ import annotations
 
@@ -56,6 +57,17 @@ def test_rebooting_nodes_makes_only_what_its_plan_listed(api: Any, aws: Any, clu
     assert [c["operation"] for c in made] == ["BatchRebootClusterNodes"]
     planned = {c["kind"] for c in plan["changes"]}
     assert planned == {"AWS::SageMaker::ClusterNode"}  # the call acts on those nodes, nothing else
+
+
+def test_a_software_update_makes_only_what_its_plan_listed(api: Any, aws: Any, cluster: str) -> None:
+    groups = sorted(g["InstanceGroupName"] for g in aws("sagemaker").describe_cluster(ClusterName=cluster)[
+        "InstanceGroups"])
+    plan, made, done = _run(api, "POST", f"/v1/clusters/{cluster}/software-update",
+                            {"rolling": {"batch_percent": 100}})
+    assert sorted(c["name"] for c in plan["changes"] if c["kind"] == "AWS::SageMaker::ClusterInstanceGroup") == groups
+    assert [c["operation"] for c in made] == ["UpdateClusterSoftware"]
+    assert unplanned(plan, made) == [], unplanned(plan, made)
+    assert done["request"]["groups"] == groups  # no groups sent: every group
 
 
 def test_retrying_a_failed_create_makes_only_what_its_plan_listed(api: Any) -> None:

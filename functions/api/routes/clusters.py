@@ -14,6 +14,7 @@ from functions.domain.catalog import REGION_PATTERN
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
+from functions.domain.software_update import SoftwareUpdate
 from functions.logic import (
     cluster_create,
     cluster_delete,
@@ -22,6 +23,7 @@ from functions.logic import (
     group_add,
     group_delete,
     group_scale,
+    software_update,
 )
 
 router = Router()
@@ -138,3 +140,14 @@ def delete_instance_group(cluster: ClusterPath, group: GroupPath,
     p = require(router, required_role("instance_group.delete"))
     return respond(group_delete.delete_instance_group(services(), cluster, region, group, confirm, actor(p),
                                                       idempotency_key, dry_run))
+
+
+@router.post("/v1/clusters/<cluster>/software-update",
+             summary="Update the HyperPod platform software (AMI) of instance groups, rolling batch by batch; nodes "
+                     "restart (operation cluster.software_update)", tags=["clusters"], responses=OPERATION_RESPONSES)
+@requires(required_role("cluster.software_update"))
+def update_cluster_software(cluster: ClusterPath, body: SoftwareUpdate, region: RegionOpt = None,
+                            idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
+    p = require(router, required_role("cluster.software_update"))
+    return respond(software_update.update_software(services(), cluster, region, body, actor(p), idempotency_key,
+                                                   dry_run))

@@ -43,6 +43,7 @@ from functions.domain.planners.nodes import (
     plan_nodes_reboot,
     plan_nodes_replace,
 )
+from functions.domain.planners.software_update import plan_software_update
 from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
 from functions.domain.planners.training import plan_job_delete, plan_job_submit
 from functions.domain.plans import Draft
@@ -53,6 +54,7 @@ PLANNERS: dict[str, Planner] = {
     "cluster.create": plan_cluster_create,
     "cluster.delete": plan_cluster_delete,
     "cluster.import": plan_cluster_import,
+    "cluster.software_update": plan_software_update,
     "instance_group.add": plan_group_add,
     "instance_group.scale": plan_group_scale,
     "instance_group.delete": plan_group_delete,

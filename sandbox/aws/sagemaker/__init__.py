@@ -6,7 +6,8 @@ and cannot paginate nodes. Here clusters keep every request field, move Creating
 training plans, cluster events and EventBridge state-change events exist.
 
 One module per concern: `clusters` (create/describe/list/update/delete and the cluster lifecycle),
-`nodes`, `health_checks` (StartClusterHealthCheck), `training_plans`, `tags`, `events` (cluster events and
+`nodes`, `health_checks` (StartClusterHealthCheck),
+`software_update` (UpdateClusterSoftware, rolling), `training_plans`, `tags`, `events` (cluster events and
 EventBridge state changes); `store` holds
 the per-region cluster store they share, `common` SageMaker's error shapes and paging.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws.sagemaker import clusters, events, health_checks, nodes, tags, training_plans
+from sandbox.aws.sagemaker import clusters, events, health_checks, nodes, software_update, tags, training_plans
 from sandbox.aws.sagemaker.clusters import fail_cluster
 from sandbox.aws.sagemaker.store import HyperPodCluster, HyperPodStore, store
 from sandbox.aws.sagemaker.training_plans import seed_training_plans
@@ -33,6 +34,7 @@ _OPERATIONS: tuple[Callable[[Any], Any], ...] = (
     nodes.list_cluster_nodes,
     nodes.describe_cluster_node,
     health_checks.start_cluster_health_check,
+    software_update.update_cluster_software,
     events.list_cluster_events,
     events.describe_cluster_event,
     training_plans.list_training_plans,

@@ -14,7 +14,8 @@ from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, ResourceMissing
 from sandbox.aws.sagemaker import kube_nodes
 from sandbox.aws.sagemaker.common import errors, limit_exceeded, paginate, validation
 from sandbox.aws.sagemaker.events import record_event, set_status
-from sandbox.aws.sagemaker.nodes import NODE_DELETE_S, add_nodes, remove_node, set_node_status
+from sandbox.aws.sagemaker.nodes import IMAGE_KEYS, NODE_DELETE_S, add_nodes, remove_node, set_node_status
+from sandbox.aws.sagemaker.software_update import initial_image
 from sandbox.aws.sagemaker.store import HyperPodCluster, HyperPodStore, require_in_service, store
 
 CREATE_S = 1200.0  # HyperPod cluster creation: ~20 min
@@ -109,6 +110,7 @@ def _group_detail(spec: dict[str, Any], status: str) -> dict[str, Any]:
         }
     if detail.get("TrainingPlanArn"):
         detail["TrainingPlanStatus"] = "Active"
+    detail.update(initial_image())
     return detail
 
 
@@ -284,6 +286,8 @@ def update_cluster(self: Any) -> Any:
             old = c.groups.get(name)
             if old is None:
                 new["Status"] = "Creating"
+            else:  # an update changes the count or spec, not the software the group runs
+                new.update({k: old[k] for k in (*IMAGE_KEYS, "SoftwareUpdateStatus") if k in old})
             c.groups[name] = new
             nodes = [
                 n

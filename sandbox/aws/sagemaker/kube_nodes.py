@@ -11,7 +11,7 @@ monitoring agent's conditions. It leaves when the instance terminates; pods boun
 Health (`node-health-status`) follows the instance and any simulated fault:
   Running, no fault            -> Schedulable
   DeepHealthCheckInProgress    -> Unschedulable (deep health checks run before work is accepted)
-  SystemUpdating               -> Unschedulable
+  SystemUpdating               -> Unschedulable, Ready=False (restarting onto new platform software)
   Pending (a reboot)           -> UnschedulablePendingReboot, Ready=False
   ShuttingDown after a replace -> UnschedulablePendingReplacement, Ready=False
   Failure                      -> UnschedulablePendingReplacement, Ready=False
@@ -133,8 +133,10 @@ def _conditions(c: HyperPodCluster, node: dict[str, Any], old: list[dict[str, An
 
     status = node["InstanceStatus"]["Status"]
     fault = active_fault(c, node["InstanceId"]) if status == "Running" else None
-    if status in ("Running", "DeepHealthCheckInProgress", "SystemUpdating"):
+    if status in ("Running", "DeepHealthCheckInProgress"):
         ready = ("True", "KubeletReady", "kubelet is posting ready status")
+    elif status == "SystemUpdating":
+        ready = ("False", "KubeletNotReady", "node is restarting for a platform software update")
     elif status == "Pending":
         ready = ("False", "KubeletNotReady", "node is rebooting")
     elif status == "ShuttingDown":
@@ -225,7 +227,8 @@ def render(c: HyperPodCluster, node: dict[str, Any], old: dict[str, Any] | None)
                 "kubeletVersion": "v1.32.3-eks-473151a", "kubeProxyVersion": "v1.32.3-eks-473151a",
                 "containerRuntimeVersion": "containerd://1.7.27", "osImage": "Amazon Linux 2023",
                 "kernelVersion": "6.1.134-152.225.amzn2023.x86_64",
-                "machineID": instance_id, "systemUUID": instance_id, "bootID": str(node["LaunchTime"]),
+                "machineID": instance_id, "systemUUID": instance_id,
+                "bootID": str(node.get("LastSoftwareUpdateTime") or node["LaunchTime"]),
             },
         },
     }

@@ -16,6 +16,8 @@ from sandbox.aws.sagemaker.events import record_event
 from sandbox.aws.sagemaker.kube_nodes import PENDING_REBOOT, PENDING_REPLACEMENT, SCHEDULABLE, UNSCHEDULABLE
 from sandbox.aws.sagemaker.store import HyperPodCluster, require_in_service, store
 
+IMAGE_KEYS = ("CurrentImageId", "DesiredImageId", "CurrentImageReleaseVersion", "DesiredImageReleaseVersion",
+              "ImageVersionStatus")
 NODE_DELETE_S = 120.0
 REBOOT_S = 180.0
 REPLACE_S = 600.0
@@ -160,6 +162,7 @@ def add_nodes(c: HyperPodCluster, group: dict[str, Any], count: int, ready_s: fl
             "KubernetesConfig": group.get("KubernetesConfig"),
             "CapacityType": "Spot" if "Spot" in (group.get("CapacityRequirements") or {}) else "OnDemand",
             "NetworkInterface": group.get("NetworkInterface"),
+            **{k: group[k] for k in IMAGE_KEYS if group.get(k)},  # a new instance boots the group's image
         }
         record_event(c, "Instance", f"Instance {node_id} launched", group["InstanceGroupName"], node_id)
         if deep:
@@ -287,6 +290,9 @@ _SUMMARY_KEYS = (
     "LaunchTime",
     "InstanceStatus",
     "PrivateDnsHostname",
+    "LastSoftwareUpdateTime",
+    "CurrentImageReleaseVersion",
+    "ImageVersionStatus",
 )
 
 
@@ -313,7 +319,7 @@ def list_cluster_nodes(self: Any) -> Any:
     )
     page, token = paginate(nodes, self._get_param("MaxResults"), self._get_param("NextToken"))
     return ActionResult(
-        {"ClusterNodeSummaries": [{k: n[k] for k in _SUMMARY_KEYS} for n in page], "NextToken": token}
+        {"ClusterNodeSummaries": [{k: n[k] for k in _SUMMARY_KEYS if k in n} for n in page], "NextToken": token}
     )
 
 

@@ -35,6 +35,7 @@ import type {
   Quota,
   RecipeList,
   Region,
+  SoftwareUpdate,
   StorageAdd,
   TrainingPlan,
   VolumeList,
@@ -179,6 +180,23 @@ export const api = {
       { method: "PATCH", body: changed, idempotencyKey: key },
     ),
   /** The plan of an add (`?dry_run=true`): the new group, its quota line and hourly cost; nothing is changed. */
+  /** Update the HyperPod platform software of groups, rolling batch by batch (`cluster.software_update`). */
+  updateClusterSoftware: (cluster: string, region: string, body: SoftwareUpdate, key: string) =>
+    request<Operation>(`/v1/clusters/${encodeURIComponent(cluster)}/software-update${qs({ region })}`, {
+      method: "POST",
+      body,
+      idempotencyKey: key,
+    }),
+  /** The plan of a software update: the call, each group's batches and from/to image, the restart warnings. */
+  planClusterSoftwareUpdate: async (cluster: string, region: string, body: SoftwareUpdate, signal?: AbortSignal) =>
+    (
+      await request<Plan>(`/v1/clusters/${encodeURIComponent(cluster)}/software-update${qs({ region, dry_run: "true" })}`, {
+        method: "POST",
+        body,
+        idempotencyKey: newIdempotencyKey(),
+        signal,
+      })
+    ).body,
   /** Drain, then delete one instance group (`instance_group.delete`, admin); confirm repeats the group name. */
   deleteInstanceGroup: (cluster: string, region: string, group: string, key: string) =>
     request<Operation>(

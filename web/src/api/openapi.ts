@@ -541,6 +541,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/software-update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Update the HyperPod platform software (AMI) of instance groups, rolling batch by batch; nodes restart (operation cluster.software_update) */
+        post: operations["update_cluster_software_v1_clusters__cluster__software_update_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/storage": {
         parameters: {
             query?: never;
@@ -2990,6 +3007,18 @@ export interface components {
             /** Version */
             version: string;
         };
+        /**
+         * RollingUpdate
+         * @description How many instances restart at a time.
+         */
+        RollingUpdate: {
+            /**
+             * Batch Percent
+             * @description At most this percent of a group's instances update at once (1-100)
+             * @default 20
+             */
+            batch_percent: number;
+        };
         /** RouterSpec */
         RouterSpec: {
             /**
@@ -3052,6 +3081,28 @@ export interface components {
             name: string;
             /** Namespace */
             namespace: string;
+        };
+        /**
+         * SoftwareUpdate
+         * @description Update the HyperPod platform software (AMI) of instance groups, batch by batch.
+         */
+        SoftwareUpdate: {
+            /**
+             * Groups
+             * @description Instance groups (default: all)
+             */
+            groups?: string[] | null;
+            /**
+             * Image Id
+             * @description AMI id, or default (the latest HyperPod release)
+             */
+            image_id?: string | null;
+            rolling?: components["schemas"]["RollingUpdate"];
+            /**
+             * Wait Seconds
+             * @description Pause between batches
+             */
+            wait_seconds?: number | null;
         };
         /** StepOut */
         StepOut: {
@@ -7563,6 +7614,122 @@ export interface operations {
                 };
             };
             /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    update_cluster_software_v1_clusters__cluster__software_update_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SoftwareUpdate"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -28,6 +28,7 @@ export type NodeDetail = Schemas["NodeDetail"];
 export type NodesReboot = Schemas["NodesReboot"];
 export type NodesReplace = Schemas["NodesReplace"];
 export type HealthCheckStart = Schemas["HealthCheckStart"];
+export type SoftwareUpdate = Schemas["SoftwareUpdate"];
 /** One node's deep health check result, as the nodes.health_check operation reports it (result.results). */
 export interface NodeHealthResult {
   node_id: string;

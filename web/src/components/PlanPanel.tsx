@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Container from "@cloudscape-design/components/container";
@@ -20,7 +20,12 @@ export function usd(v: number | null | undefined, maxDigits = 2): string {
  * The plan of a mutation (its `?dry_run=true` answer), shown on a form's review step before the final button:
  * the hourly cost delta, quota, warnings, and what will be created/changed. `load` runs whenever `deps` change.
  */
-export function PlanPanel({ load, deps }: { load: (signal: AbortSignal) => Promise<Plan>; deps: unknown[] }) {
+export function PlanPanel({ load, deps, summary }: {
+  load: (signal: AbortSignal) => Promise<Plan>;
+  deps: unknown[];
+  /** What a form shows of the plan's own details (e.g. a software update's batches), above the warnings. */
+  summary?: (plan: Plan) => ReactNode;
+}) {
   const [plan, setPlan] = useState<Plan | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -53,6 +58,7 @@ export function PlanPanel({ load, deps }: { load: (signal: AbortSignal) => Promi
             { label: "Changes", value: <span data-testid="plan-changes">{plural(changes.length, "change")}</span> },
           ]}
         />
+        {summary?.(plan)}
         {warnings.length > 0 && (
           <Alert type="warning" header={`This plan has ${plural(warnings.length, "warning")}`}>
             <ul data-testid="plan-warnings">{warnings.map((w) => <li key={w}>{w}</li>)}</ul>

@@ -3,6 +3,7 @@ import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
+import Checkbox from "@cloudscape-design/components/checkbox";
 import Container from "@cloudscape-design/components/container";
 import FormField from "@cloudscape-design/components/form-field";
 import Header from "@cloudscape-design/components/header";
@@ -13,7 +14,7 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
 import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
-import type { ClusterInstanceGroup, InstanceGroupSpec, InstanceType, StorageItem } from "../api/types";
+import type { ClusterInstanceGroup, InstanceGroupSpec, InstanceType, Plan, SoftwareUpdate, StorageItem } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
 import { PlanPanel } from "../components/PlanPanel";
 import {
@@ -238,6 +239,71 @@ export function DeleteGroupModal({ cluster, region, group, onClose }: { cluster:
   );
 }
 
+/** Each group's batches as the plan computed them (instances, batches, from/to image). */
+function SoftwareBatches({ plan }: { plan: Plan }) {
+  const groups = (plan.changes ?? []).filter((c) => c.kind === "AWS::SageMaker::ClusterInstanceGroup");
+  return (
+    <ul data-testid="plan-batches">
+      {groups.map((c) => {
+        const d = (c.details ?? {}) as Record<string, unknown>;
+        return (
+          <li key={c.name}>
+            <b>{c.name}</b>: {String(d.instances)} instance(s) in {String(d.batches)} batch(es) of at most {String(d.batch_size)}; {String(d.from_image)} → {String(d.to_image)}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** Update the HyperPod platform software: pick groups and the batch percent, read the plan (batches, the nodes
+ * restarting batch by batch), confirm; the operation page then follows update and watch batch by batch. */
+export function SoftwareUpdateModal({ cluster, region, groups, onClose }: { cluster: string; region: string; groups: string[]; onClose: () => void }) {
+  const [picked, setPicked] = useState<string[]>(groups);
+  const [percent, setPercent] = useState("20");
+  const n = Number(percent);
+  const body: SoftwareUpdate = {
+    ...(picked.length === groups.length ? {} : { groups: picked }),
+    rolling: { batch_percent: Number.isInteger(n) ? n : 0 },
+  };
+  const update = useMutation((_: null, key: string) => api.updateClusterSoftware(cluster, region, body, key), {
+    fields: ["groups", "rolling.batch_percent"],
+  });
+  const percentOk = Number.isInteger(n) && n >= 1 && n <= 100;
+  const toggle = (g: string, on: boolean) => {
+    setPicked((p) => groups.filter((x) => (x === g ? on : p.includes(x))));
+    update.clearField("groups");
+  };
+  return (
+    <ConfirmModal
+      header={`Update the software of ${cluster}?`}
+      confirmLabel="Update software"
+      warning="HyperPod restarts the nodes of the groups batch by batch onto the new platform software: pods running on a batch's nodes are disrupted."
+      busy={update.busy}
+      errors={update.errors}
+      onConfirm={() => { if (picked.length && percentOk) void update.run(null); }}
+      onCancel={onClose}
+    >
+      <FormField label="Instance groups" errorText={update.fieldErrors.groups ?? (picked.length ? undefined : "Choose at least one group")}>
+        <SpaceBetween size="xxs">
+          {groups.map((g) => (
+            <Checkbox key={g} checked={picked.includes(g)} onChange={({ detail }) => toggle(g, detail.checked)}>{g}</Checkbox>
+          ))}
+        </SpaceBetween>
+      </FormField>
+      <FormField label="Batch size (% of each group)" description="At most this percent of a group's instances restart at once (1-100)"
+        errorText={update.fieldErrors["rolling.batch_percent"] ?? (percentOk ? undefined : "A whole number from 1 to 100")}>
+        <Input ariaLabel="Batch percent" type="number" inputMode="numeric" value={percent}
+          onChange={({ detail }) => { setPercent(detail.value); update.clearField("rolling.batch_percent"); }} />
+      </FormField>
+      {picked.length > 0 && percentOk && (
+        <PlanPanel load={(signal) => api.planClusterSoftwareUpdate(cluster, region, body, signal)}
+          deps={[cluster, region, picked.join(","), percent]} summary={(plan) => <SoftwareBatches plan={plan} />} />
+      )}
+    </ConfirmModal>
+  );
+}
+
 /** Storage: what it is, its own state (FSx lifecycle / S3 PVC phase) and the PVC's binding. */
 export function StorageTable({ items }: { items: StorageItem[] }) {
   return (
@@ -260,7 +326,7 @@ export function StorageTable({ items }: { items: StorageItem[] }) {
 
 export default function ClusterDetailPage({ region, name }: { region: string; name: string }) {
   const detail = useAsync(() => api.cluster(name, region), [name, region]);
-  const [modal, setModal] = useState<null | "add" | "delete" | { scale: ClusterInstanceGroup } | { remove: string }>(null);
+  const [modal, setModal] = useState<null | "add" | "delete" | "software" | { scale: ClusterInstanceGroup } | { remove: string }>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useLiveEvents((ev) => {
     const t = ev.data?.target;
@@ -314,7 +380,12 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
           </Container>
           <Table<ClusterInstanceGroup>
             header={
-              <Header variant="h2" counter={`(${groups.length})`} actions={<Button onClick={() => setModal("add")}>Add instance group</Button>}>
+              <Header variant="h2" counter={`(${groups.length})`} actions={
+                <SpaceBetween direction="horizontal" size="xs">
+                  <Button onClick={() => setModal("software")} disabled={!groups.length || !c.hyperpod?.name}>Update software</Button>
+                  <Button onClick={() => setModal("add")}>Add instance group</Button>
+                </SpaceBetween>
+              }>
                 Instance groups
               </Header>
             }
@@ -380,6 +451,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
       )}
       {modal === "add" && <AddGroupModal cluster={name} region={region} onClose={() => setModal(null)} />}
       {modal === "delete" && <DeleteModal cluster={name} region={region} onClose={() => setModal(null)} />}
+      {modal === "software" && <SoftwareUpdateModal cluster={name} region={region} groups={groups.map((g) => g.name)} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "remove" in modal && <DeleteGroupModal cluster={name} region={region} group={modal.remove} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} group={modal.scale} onClose={() => { setModal(null); detail.reload(); }} />}
     </SpaceBetween>
