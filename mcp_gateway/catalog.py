@@ -69,6 +69,9 @@ KNOWN: dict[tuple[str, str], Known] = {
         "list_training_plans", "List SageMaker training plans (reserved capacity) in a region."),
     ("get", "/v1/catalog/quotas"): Known(
         "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
+    ("get", "/v1/catalog/mlflow-tracking-servers"): Known(
+        "list_mlflow_servers", "List SageMaker MLflow tracking servers in a region (status, usable), for "
+        "submit_job's mlflow.tracking_server_arn."),
     ("get", "/v1/operations"): Known(
         "list_operations", "List operations, newest first; filter by cluster or status."),
     ("get", "/v1/operations/{operation_id}"): Known(
@@ -153,7 +156,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
         "list_jobs", "Training jobs: status, budget used."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "get_job", "One job: status, pods, budget used, detections."),
+        "get_job", "One job: status, pods, budget used, detections, MLflow link."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
