@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from functions.adapters import aws
 from functions.adapters.catalog_aws import cached, clear_cache_key
 from functions.domain import mlflow as mlf
+from functions.domain.errors import InvalidInput
 
 NOT_FOUND = ("ResourceNotFound", "ResourceNotFoundException")
 
@@ -26,7 +27,12 @@ class AwsMlflowServers:
         args: dict[str, Any] = {"MaxResults": limit, "SortBy": "Name", "SortOrder": "Ascending"}
         if next_token:
             args["NextToken"] = next_token
-        page = self.client("sagemaker", region).list_mlflow_tracking_servers(**args)
+        try:
+            page = self.client("sagemaker", region).list_mlflow_tracking_servers(**args)
+        except ClientError as err:
+            if next_token and err.response.get("Error", {}).get("Code") == "ValidationException":
+                raise InvalidInput.field(["query", "next_token"], "not a token from the previous page") from None
+            raise
         out = []
         for s in page.get("TrackingServerSummaries") or []:
             desc = self._describe_cached(region, s["TrackingServerName"])
