@@ -39,7 +39,8 @@ class MlflowSpec(BaseModel):
 
     tracking_server_arn: str = Field(
         pattern=ARN, max_length=2048,
-        description="arn:aws:sagemaker:<region>:<account>:mlflow-tracking-server/<name>, in the cluster's region")
+        description="arn:<partition>:sagemaker:<region>:<account>:mlflow-tracking-server/<name>, in the "
+                    "cluster's region")
     experiment: str | None = Field(None, pattern=EXPERIMENT, description="Experiment name (default: the job name)")
 
 

@@ -2260,7 +2260,7 @@ export interface components {
             experiment?: string | null;
             /**
              * Tracking Server Arn
-             * @description arn:aws:sagemaker:<region>:<account>:mlflow-tracking-server/<name>, in the cluster's region
+             * @description arn:<partition>:sagemaker:<region>:<account>:mlflow-tracking-server/<name>, in the cluster's region
              */
             tracking_server_arn: string;
         };
