@@ -377,7 +377,7 @@ def job(j: dict[str, Any]) -> dict[str, Any]:
     m = _obj(j.get("mlflow"))
     return _drop_none({
         "name": j.get("name"), "namespace": j.get("namespace"), "kind": j.get("kind"), "recipe": j.get("recipe"),
-        "status": j.get("status"), "budget": f"{b.get('used')}/{b.get('max')} restarts used" if b else None,
+        "status": j.get("status"), "budget": b or None,
         "instance_type": j.get("instance_type"), "nodes": j.get("nodes"), "gpus_per_node": j.get("gpus_per_node"),
         "pods": [_drop_none({"name": p.get("name"), "node": p.get("node"), "phase": p.get("phase"),
                              "restarts": p.get("restarts") or None, "reason": line(p.get("reason"))})
