@@ -70,8 +70,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/catalog/quotas"): Known(
         "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
     ("get", "/v1/catalog/mlflow-tracking-servers"): Known(
-        "list_mlflow_servers", "List SageMaker MLflow tracking servers in a region (status, usable), for "
-        "submit_job's mlflow.tracking_server_arn."),
+        "list_mlflow_servers", "List a region's MLflow tracking servers (usable?), for submit_job's mlflow."),
     ("get", "/v1/operations"): Known(
         "list_operations", "List operations, newest first; filter by cluster or status."),
     ("get", "/v1/operations/{operation_id}"): Known(
@@ -220,6 +219,7 @@ HIDDEN: dict[str, frozenset[str]] = {
     "set_active_cluster": frozenset({"dry_run"}),
     "cancel_operation": frozenset({"dry_run"}),
     "get_job_logs": frozenset({"container", "since_seconds", "limit_bytes"}),  # the gateway's log view covers them
+    "list_mlflow_servers": frozenset({"limit"}),  # 20 a page; next_token pages on
 }
 
 # Schema keywords the gateway sets for a tool argument (it serves these itself).

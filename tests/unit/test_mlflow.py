@@ -80,3 +80,14 @@ def test_only_a_started_active_server_takes_runs(status: str, active: str, usabl
     assert (mlf.refusal(desc) is None) is usable
     if not usable:
         assert status in str(mlf.refusal(desc))
+
+
+def test_the_mcp_tool_lists_servers_within_its_tools_list_budget() -> None:
+    from functions.api.handler import openapi_document
+    from mcp_gateway.catalog import build_catalog
+
+    [spec] = [s for s in build_catalog(openapi_document()) if s.name == "list_mlflow_servers"]
+    entry = {"name": spec.name, "description": spec.description, "inputSchema": spec.input_schema,
+             "annotations": spec.annotations}
+    assert spec.read_only and "region" in spec.input_schema["required"]
+    assert len(json.dumps(entry)) <= 500
