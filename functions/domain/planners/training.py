@@ -28,7 +28,7 @@ from functions.domain import mlflow as mlf
 from functions.domain import recipes, training
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.features import ASSOCIATION, ROLE, ensure_changes
-from functions.domain.plans import Capacity, Change, Draft, create, delete, none
+from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
 
 EXISTING = "existing nodes: already running, the job adds no cost"
 
@@ -66,7 +66,8 @@ def mlflow_changes(p: PlanInput, job: training.JobSubmit) -> list[Change]:
     out.append(create(ROLE, role, step, trust="pods.eks.amazonaws.com",
                       policy={mlf.POLICY_NAME: {"Action": "sagemaker-mlflow:*", "Resource": arn}},
                       note="put back as planned when an earlier attempt left it"))
-    out.append(none(ASSOCIATION, sa, step, role=role, note="in place: its role is set to this job's")
+    out.append(update(ASSOCIATION, sa, step, role=role, note="in place (an earlier job of that name): pointed at "
+                                                                "this job's role if it names another")
                if f.get("mlflow_association") else create(ASSOCIATION, sa, step, role=role))
     return out
 

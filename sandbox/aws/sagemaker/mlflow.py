@@ -194,8 +194,10 @@ def create_presigned_mlflow_tracking_server_url(self: Any) -> Any:
         s = _get(self.region, p["TrackingServerName"])
         if s.active() != "Active":
             raise conflict(f"Tracking server {s.name} is {s.status}; presigned URLs need an active server.")
-        token = secrets.token_urlsafe(24)
-        _TOKENS[token] = (s.region, s.name, time.time() + expires)
+        token, at = secrets.token_urlsafe(24), time.time()
+        for old in [k for k, v in _TOKENS.items() if v[2] < at]:  # expired links are forgotten
+            del _TOKENS[old]
+        _TOKENS[token] = (s.region, s.name, at + expires)
     base = RUNTIME.public_url or "http://127.0.0.1"
     return ActionResult({"AuthorizedUrl": f"{base}/sandbox/mlflow/{s.region}/{s.name}/?authToken={token}"})
 
