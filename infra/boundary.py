@@ -10,7 +10,10 @@ role is given, it can never do more than what is listed here:
 * what ``AmazonSageMakerClusterInstanceRolePolicy`` grants HyperPod nodes (cluster logs and
   metrics, SSM sessions, ``sagemaker-*`` buckets of this account), plus what HyperPod-on-EKS nodes
   need beside it (VPC CNI network interfaces, ECR image pulls, EKS Pod Identity);
-* the PodStart data bucket (S3 Mountpoint CSI driver) and the assets bucket's lifecycle scripts.
+* the PodStart data bucket (S3 Mountpoint CSI driver) and the assets bucket's lifecycle scripts;
+* the MLflow tracking API a training job uses (experiments, runs, metrics, params, tags) on this account's
+  SageMaker MLflow tracking servers: a job's role allows ``sagemaker-mlflow:*`` on its one server, and this list
+  is what that comes to.
 
 Nothing in it lets a role escalate: no IAM action but the load balancer service-linked role, no
 STS action, no service-wide wildcard.
@@ -122,6 +125,29 @@ SSM_SESSION_ACTIONS = [
 ]
 
 
+# What a training job does on its MLflow tracking server (mlflow.start_run, log_metric/log_batch/log_params,
+# set_tags; Hugging Face's MLflowCallback and VERL's tracker use the same calls).
+MLFLOW_JOB_ACTIONS = [
+    "sagemaker-mlflow:CreateExperiment",
+    "sagemaker-mlflow:CreateRun",
+    "sagemaker-mlflow:GetExperiment",
+    "sagemaker-mlflow:GetExperimentByName",
+    "sagemaker-mlflow:GetMetricHistory",
+    "sagemaker-mlflow:GetRun",
+    "sagemaker-mlflow:ListArtifacts",
+    "sagemaker-mlflow:LogBatch",
+    "sagemaker-mlflow:LogInputs",
+    "sagemaker-mlflow:LogMetric",
+    "sagemaker-mlflow:LogModel",
+    "sagemaker-mlflow:LogParam",
+    "sagemaker-mlflow:SearchExperiments",
+    "sagemaker-mlflow:SearchRuns",
+    "sagemaker-mlflow:SetExperimentTag",
+    "sagemaker-mlflow:SetTag",
+    "sagemaker-mlflow:UpdateRun",
+]
+
+
 class RolesBoundaryConstruct(Construct):
     """One customer managed policy, ``policy``, used only as a permissions boundary."""
 
@@ -197,6 +223,11 @@ class RolesBoundaryConstruct(Construct):
             iam.PolicyStatement(
                 sid="LifecycleScripts", actions=["s3:GetObject"], resources=[assets.arn_for_objects("lifecycle/*")]
             ),
+            iam.PolicyStatement(
+                sid="JobsLogToMlflow",
+                actions=MLFLOW_JOB_ACTIONS,
+                resources=[f"arn:{_P}:sagemaker:*:{_A}:mlflow-tracking-server/*"],
+            ),
         ]
 
     def _acknowledge(self) -> None:
@@ -210,8 +241,10 @@ class RolesBoundaryConstruct(Construct):
                 f"arn:{_P}:s3:::sagemaker-*",
                 self._data.data_bucket.arn_for_objects("*"),
                 self._data.assets_bucket.arn_for_objects("lifecycle/*"),
+                f"arn:{_P}:sagemaker:*:{_A}:mlflow-tracking-server/*",
             ],
             reason="A permissions boundary is a ceiling, not a grant: it lists what the roles PodStart makes may "
             "ever do (AmazonEKSClusterPolicy's and HyperPod node actions, which support no resource-level "
-            "permissions, on '*'; cluster logs, this account's sagemaker-* and PodStart buckets by ARN).",
+            "permissions, on '*'; cluster logs, this account's sagemaker-* and PodStart buckets by ARN; the MLflow "
+            "tracking API on this account's tracking servers: each job's own role names its one server).",
         )

@@ -68,9 +68,19 @@ _CATALOG_ACTIONS = [
     "ec2:DescribeSpotPriceHistory",  # offerings: spot offered per zone
     "sagemaker:ListClusters",
     "sagemaker:ListTrainingPlans",
+    "sagemaker:ListMlflowTrackingServers",  # the job form's tracking servers (no resource-level permissions)
     "servicequotas:ListServiceQuotas",
     "eks:ListClusters",
     "pricing:GetProducts",  # plans: hourly cost lines (the Price List API has no resources)
+]
+# The MLflow UI a presigned link opens, read-only (the session acts with the API role's MLflow permissions).
+MLFLOW_UI_ACTIONS = [
+    "sagemaker-mlflow:AccessUI",
+    "sagemaker-mlflow:GetExperiment",
+    "sagemaker-mlflow:GetMetricHistory",
+    "sagemaker-mlflow:GetRun",
+    "sagemaker-mlflow:SearchExperiments",
+    "sagemaker-mlflow:SearchRuns",
 ]
 # What the functions do with the operations and state tables (and their indexes).
 _TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"]
@@ -319,6 +329,23 @@ class FunctionsConstruct(Construct):
             resources=[_arn("sagemaker", "cluster/*", region="*")],
             reason="The nodes page, a node's detail and the events timeline read any HyperPod cluster of this "
             "account, in any region; read-only.",
+        )
+        grant(
+            role,
+            sid="MlflowTrackingServers",
+            actions=["sagemaker:DescribeMlflowTrackingServer", "sagemaker:CreatePresignedMlflowTrackingServerUrl"],
+            resources=[_arn("sagemaker", "mlflow-tracking-server/*", region="*")],
+            reason="The tracking-server catalog and job admission describe this account's MLflow tracking servers "
+            "(any region a cluster runs in); an operator's job page gets a presigned MLflow UI link (made on read, "
+            "expiring in 5 minutes, never stored).",
+        )
+        grant(
+            role,
+            sid="MlflowUiSession",
+            actions=MLFLOW_UI_ACTIONS,
+            resources=[_arn("sagemaker", "mlflow-tracking-server/*", region="*")],
+            reason="The MLflow UI session a presigned link opens acts with the identity that made the link: it may "
+            "open the UI and read experiments, runs and metrics, nothing else (no writes, no model registry).",
         )
         grant(
             role,

@@ -286,10 +286,12 @@ def _eks(role: iam.Role, reader_roles: list[iam.Role]) -> None:
     grant(
         role,
         sid="EksPodIdentityAssociations",
-        actions=["eks:DeletePodIdentityAssociation"],
+        actions=["eks:DeletePodIdentityAssociation", "eks:DescribePodIdentityAssociation",
+                 "eks:UpdatePodIdentityAssociation"],
         resources=[associations],
         reason=why_names + "association ids are assigned by EKS; the delete workflow removes those of a "
-        "PodStart-managed cluster.",
+        "PodStart-managed cluster, a job's mlflow_access step points its ServiceAccount's at the job's role and "
+        "job.delete removes it.",
     )
     grant(
         role,
@@ -417,6 +419,14 @@ def _iam(role: iam.Role, boundary_arn: str) -> None:
 
 
 def _sagemaker(role: iam.Role) -> None:
+    grant(
+        role,
+        sid="MlflowTrackingServerRead",
+        actions=["sagemaker:DescribeMlflowTrackingServer"],
+        resources=[_arn("sagemaker", "mlflow-tracking-server/*")],
+        reason="A job's mlflow_access step checks that the tracking server it names (any of this account's, in the "
+        "cluster's region) is still usable before scoping a role to it; read-only.",
+    )
     clusters = _arn("sagemaker", "cluster/*")
     why = "HyperPod clusters are named by users, in any region; "
     grant(

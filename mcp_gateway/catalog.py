@@ -69,6 +69,8 @@ KNOWN: dict[tuple[str, str], Known] = {
         "list_training_plans", "List SageMaker training plans (reserved capacity) in a region."),
     ("get", "/v1/catalog/quotas"): Known(
         "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
+    ("get", "/v1/catalog/mlflow-tracking-servers"): Known(
+        "list_mlflow_servers", "List a region's MLflow tracking servers (usable?), for submit_job's mlflow."),
     ("get", "/v1/operations"): Known(
         "list_operations", "List operations, newest first; filter by cluster or status."),
     ("get", "/v1/operations/{operation_id}"): Known(
@@ -156,7 +158,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
         "list_jobs", "Training jobs: status, budget used."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "get_job", "One job: status, pods, budget used, detections."),
+        "get_job", "One job: status, pods, budget used, detections, MLflow link."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
@@ -221,6 +223,7 @@ HIDDEN: dict[str, frozenset[str]] = {
     "set_active_cluster": frozenset({"dry_run"}),
     "cancel_operation": frozenset({"dry_run"}),
     "get_job_logs": frozenset({"container", "since_seconds", "limit_bytes"}),  # the gateway's log view covers them
+    "list_mlflow_servers": frozenset({"limit"}),  # 20 a page; next_token pages on
 }
 
 # Schema keywords the gateway sets for a tool argument (it serves these itself).

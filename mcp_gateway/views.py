@@ -370,6 +370,33 @@ def _pool_row(p: dict[str, Any]) -> dict[str, Any]:
                        "ready": sum(1 for w in pods if w.get("ready")), "by_model": p.get("by_model") or {}})
 
 
+def job(j: dict[str, Any]) -> dict[str, Any]:
+    """A job: status, budget, pods by phase and node, detections, and its MLflow experiment with the link."""
+    b = _obj(j.get("budget"))
+    pods = [p for p in j.get("pods") or [] if isinstance(p, dict)]
+    m = _obj(j.get("mlflow"))
+    return _drop_none({
+        "name": j.get("name"), "namespace": j.get("namespace"), "kind": j.get("kind"), "recipe": j.get("recipe"),
+        "status": j.get("status"), "budget": b or None,
+        "instance_type": j.get("instance_type"), "nodes": j.get("nodes"), "gpus_per_node": j.get("gpus_per_node"),
+        "pods": [_drop_none({"name": p.get("name"), "node": p.get("node"), "phase": p.get("phase"),
+                             "restarts": p.get("restarts") or None, "reason": line(p.get("reason"))})
+                 for p in pods] or None,
+        "detections": [line(f"{d.get('type')}: {d.get('message')}", 200) for d in j.get("detections") or []
+                       if isinstance(d, dict)] or None,
+        "started_at": j.get("started_at"), "ended_at": j.get("ended_at"),
+        "outputs": _obj(j.get("data")).get("outputs"),
+        "mlflow": _drop_none({"server": str(m.get("tracking_server_arn") or "").rpartition("/")[2] or None,
+                              "experiment": m.get("experiment"), "url": m.get("url"),
+                              "note": m.get("url_note")}) if m else None,
+    })
+
+
+def _mlflow_server(s: dict[str, Any]) -> dict[str, Any]:
+    return _drop_none({"name": s.get("name"), "arn": s.get("arn"), "status": s.get("status"),
+                       "usable": s.get("usable"), "size": s.get("size"), "mlflow_version": s.get("mlflow_version")})
+
+
 def invoke(r: dict[str, Any]) -> dict[str, Any]:
     """An answer: who answered, the message and token usage; not the engine's raw JSON (the message again)."""
     usage = _obj(_obj(r.get("response")).get("usage"))
@@ -387,6 +414,7 @@ ROWS: dict[str, Row] = {
     "get_quotas": _quota,
     "list_instance_types": _instance_type,
     "list_training_plans": _training_plan,
+    "list_mlflow_servers": _mlflow_server,
     "list_operations": _operation_row,
     "list_audit": _audit_row,
     "list_clusters": _cluster_row,
@@ -486,6 +514,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return log_tail(data, budget)
     if tool == "get_endpoint" and isinstance(data, dict):
         return fit(endpoint(data), budget)
+    if tool == "get_job" and isinstance(data, dict) and "budget" in data:
+        return fit(job(data), budget)
     if tool == "invoke_endpoint" and isinstance(data, dict):
         return fit(invoke(data), budget)
     if tool == "get_features" and isinstance(data, dict):

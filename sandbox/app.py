@@ -149,6 +149,9 @@ class Sandbox:
         self.kube.start()
         self.aws = EmbeddedAws(port=self.settings.aws_port, time_scale=scale, kube=self.kube)
         self.aws.start()
+        from sandbox.aws.runtime import RUNTIME
+
+        RUNTIME.public_url = self.base_url
         os.environ.update(self.aws.env())
         aws_factory.client.cache_clear()  # clients made before the endpoint was exported are stale
         self.feed.install()
@@ -441,6 +444,15 @@ class Sandbox:
             return
         await self.sockets.serve(websocket, str(claims.get("sub") or "anonymous"))
 
+    async def mlflow_page(self, request: Request) -> Response:
+        """What a presigned MLflow link opens (CreatePresignedMlflowTrackingServerUrl): the tracking server's
+        experiments and the metrics simulated jobs logged. The link's token is the access, as in AWS."""
+        from sandbox.aws.sagemaker import mlflow
+
+        status, body = mlflow.page(request.path_params["region"], request.path_params["name"],
+                                   request.query_params.get("authToken"))
+        return HTMLResponse(body, status_code=status)
+
     async def index(self, request: Request) -> Response:
         path = request.url.path.lstrip("/") or "index.html"
         if WEB_DIST.is_dir():
@@ -474,6 +486,7 @@ class Sandbox:
             Route("/v1/sandbox/faults", self.faults, methods=["GET", "POST", "DELETE"]),
             Route("/v1/sandbox/states", self.states, methods=["GET", "POST", "DELETE"]),
             Route("/v1/sandbox/nodes/{node_id}/fault", self.node_fault, methods=["POST"]),
+            Route("/sandbox/mlflow/{region}/{name}/", self.mlflow_page),
             Route("/v1/{path:proxy}", self.api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             WebSocketRoute("/ws", self.ws),
         ]

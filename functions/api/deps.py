@@ -9,6 +9,7 @@ from functions.adapters.audit import DynamoAuditLog
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
+from functions.adapters.mlflow_aws import AwsMlflowServers
 from functions.adapters.nodes import AwsNodeReader
 from functions.adapters.objects import AwsObjectLister
 from functions.adapters.prices import AwsPriceList
@@ -45,7 +46,7 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
-                    nodes=AwsNodeReader(), objects=AwsObjectLister(),
+                    nodes=AwsNodeReader(), objects=AwsObjectLister(), mlflow=AwsMlflowServers(),
                     features=AwsFeatureReader(s.data_bucket), kube=connect, prices=AwsPriceList(), settings=s,
                     guard=guard,
                     audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

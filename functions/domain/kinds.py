@@ -16,8 +16,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "instance_group.delete": ("drain", "instance_group", "gone"),
     # The operator step is training_operator for a HyperPodPyTorchJob, kuberay_operator for a RayJob: the
     # other one is skipped (one state machine for both kinds).
-    "job.submit": ("training_operator", "kuberay_operator", "validate", "submit", "watch"),
-    "job.delete": ("delete",),
+    # mlflow_access (a role scoped to the job's MLflow tracking server, its Pod Identity association) is skipped
+    # for a job without `mlflow`; job.delete's removes what that job alone made.
+    "job.submit": ("training_operator", "kuberay_operator", "mlflow_access", "validate", "submit", "watch"),
+    "job.delete": ("delete", "mlflow_access"),
     # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
     # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
     "features.update": FEATURE_STEPS,
@@ -62,9 +64,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "instance_group.scale": {"instance_group": 4 * H},
     "instance_group.delete": {"drain": 1 * H, "instance_group": 2 * H, "gone": 1 * H},
     # Enabling an operator add-on ~5 min; a job reaches Running after image pulls (large images: 20+ min).
-    "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "validate": 0.25 * H,
-                   "submit": 0.25 * H, "watch": 2 * H},
-    "job.delete": {"delete": 0.5 * H},
+    "job.submit": {"training_operator": 0.5 * H, "kuberay_operator": 0.5 * H, "mlflow_access": 0.5 * H,
+                   "validate": 0.25 * H, "submit": 0.25 * H, "watch": 2 * H},
+    "job.delete": {"delete": 0.5 * H, "mlflow_access": 0.25 * H},
     "features.update": {s: (1 * H if s.removeprefix("disable_") in ("tiered_checkpointing", "autoscaling")
                             else 0.5 * H) for s in FEATURE_STEPS},
     "cluster.reconcile": {"dependencies": 1 * H, "storage": 1 * H},

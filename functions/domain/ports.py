@@ -262,3 +262,20 @@ class Poster(Protocol):
     """Sends one message to one socket connection; False when the connection is gone."""
 
     def post(self, connection_id: str, message: dict[str, Any]) -> bool: ...
+
+
+class MlflowServers(Protocol):
+    """SageMaker managed MLflow tracking servers of the account, in a region (read-only, and presigned links)."""
+
+    def list_servers(self, region: str, limit: int,
+                     next_token: str | None) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        """(DescribeMlflowTrackingServer answers of one ListMlflowTrackingServers page, the next token)."""
+        ...
+
+    def describe(self, region: str, name: str) -> dict[str, Any] | None:
+        """DescribeMlflowTrackingServer; None when the account has no such server there."""
+        ...
+
+    def presigned_url(self, region: str, name: str) -> str:
+        """CreatePresignedMlflowTrackingServerUrl: a short-lived link to the MLflow UI (never stored)."""
+        ...

@@ -191,8 +191,12 @@ def _model(ref: str) -> str:
     return ref  # an id, or already a /data path (MODEL_REF admits only those two shapes)
 
 
-def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int) -> list[str]:
-    """The container command for a pytorch-kind recipe (an argument list: no shell)."""
+def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int, *, mlflow: bool = False) -> list[str]:
+    """The container command for a pytorch-kind recipe (an argument list: no shell). With `mlflow` the frameworks
+    report loss and throughput (train_samples_per_second) to the tracking server in MLFLOW_TRACKING_URI
+    (`--report_to mlflow`: Hugging Face's MLflowCallback, which LLaMA-Factory and MS-Swift use); a plain
+    PyTorch script reads MLFLOW_TRACKING_URI and MLFLOW_EXPERIMENT_NAME itself (`mlflow.log_metric`)."""
+    report = "mlflow" if mlflow else "none"
     paths = data_paths(job)
     nproc = str(max(gpus_per_node, 1))
     launcher = ["hyperpodrun", f"--nnodes={nodes}", f"--nproc-per-node={nproc}"]
@@ -208,7 +212,7 @@ def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int
                 *(["--lora_rank", str(p.lora_rank)] if p.finetuning_type == "lora" else []),
                 "--learning_rate", repr(p.learning_rate), "--num_train_epochs", repr(p.num_train_epochs),
                 "--per_device_train_batch_size", str(p.per_device_train_batch_size), "--cutoff_len", str(p.cutoff_len),
-                "--output_dir", paths.checkpoints, "--logging_dir", paths.outputs, "--report_to", "none"]
+                "--output_dir", paths.checkpoints, "--logging_dir", paths.outputs, "--report_to", report]
     if isinstance(params, MsSwiftParams):
         p2 = params
         return ["swift", "sft", "--model", _model(p2.model), "--dataset", f"{DATASETS_DIR}/{p2.dataset}",
@@ -216,12 +220,14 @@ def command(name: str, params: _Params, job: str, nodes: int, gpus_per_node: int
                 "--num_train_epochs", repr(p2.num_train_epochs),
                 "--per_device_train_batch_size", str(p2.per_device_train_batch_size),
                 "--max_length", str(p2.max_length), "--output_dir", paths.checkpoints,
-                "--logging_dir", paths.outputs, "--report_to", "none"]
+                "--logging_dir", paths.outputs, "--report_to", report]
     raise ValueError(f"recipe {name} does not render a container command")
 
 
-def ray_entrypoint(params: _Params, job: str, nodes: int, gpus_per_node: int) -> str:
-    """The RayJob entrypoint (Ray takes one string; every value was validated, and each is quoted)."""
+def ray_entrypoint(params: _Params, job: str, nodes: int, gpus_per_node: int, *, mlflow: str | None = None) -> str:
+    """The RayJob entrypoint (Ray takes one string; every value was validated, and each is quoted). With `mlflow`
+    VERL's tracker logs to MLflow too (`trainer.logger=[console,mlflow]`, reading MLFLOW_TRACKING_URI; VERL names
+    the MLflow experiment after `trainer.project_name`, so `mlflow` is the experiment name)."""
     if not isinstance(params, VerlParams):
         raise ValueError("only VERL runs on a RayJob")
     p, paths = params, data_paths(job)
@@ -231,5 +237,9 @@ def ray_entrypoint(params: _Params, job: str, nodes: int, gpus_per_node: int) ->
             f"actor_rollout_ref.actor.optim.lr={p.learning_rate!r}", f"actor_rollout_ref.rollout.n={p.rollout_n}",
             f"trainer.total_epochs={p.total_epochs}", f"trainer.nnodes={nodes}",
             f"trainer.n_gpus_per_node={gpus_per_node}", f"trainer.default_local_dir={paths.checkpoints}",
-            f"trainer.experiment_name={job}", "trainer.logger=[console]"]
+            f"trainer.experiment_name={job}"]
+    if mlflow:
+        args += [f"trainer.project_name={mlflow}", "trainer.logger=[console,mlflow]"]
+    else:
+        args.append("trainer.logger=[console]")
     return shlex.join(args)

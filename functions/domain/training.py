@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from functions.domain import manifests, recipes
+from functions.domain import mlflow as mlf
 from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
 
 NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"
@@ -96,6 +97,7 @@ class JobSubmit(BaseModel):
     log_monitoring: list[LogMonitoringRule] = Field(default_factory=list, max_length=8,
                                                     description="Stuck-job rules")
     elastic: ElasticSpec | None = Field(None, description="Elastic node bounds")
+    mlflow: mlf.MlflowSpec | None = Field(None, description="Report to a SageMaker managed MLflow tracking server")
     env: dict[str, str] = Field(default_factory=dict, max_length=64,
                                 description="Env vars (no credentials)")
     secrets: list[str] = Field(default_factory=list, max_length=16,
@@ -108,8 +110,10 @@ class JobSubmit(BaseModel):
 
     @field_validator("env")
     @classmethod
-    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+    def _env(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         for k, val in v.items():
+            if k in (mlf.ENV_URI, mlf.ENV_EXPERIMENT) and info.data.get("mlflow") is not None:
+                raise ValueError(f"{k} is set from mlflow (tracking_server_arn, experiment): drop it from env")
             if not re.match(ENV_NAME, k):
                 raise ValueError(f"{k!r} is not an environment variable name")
             if SECRET_LIKE_ENV.findall(k):  # findall, not search: the IAM scan reads that name as sagemaker:Search
@@ -251,6 +255,8 @@ def _env(job: JobSubmit, kind: str) -> list[dict[str, Any]]:
            {"name": "OUTPUT_DIR", "value": paths.outputs}, {"name": "CHECKPOINT_DIR", "value": paths.checkpoints}]
     if kind == "pytorch" and job.recipe == "llama-factory":
         out.append({"name": "FORCE_TORCHRUN", "value": "1"})
+    if job.mlflow is not None:
+        out += mlf.env(job.mlflow, job.name)
     out += [{"name": k, "value": v} for k, v in sorted(job.env.items())]
     return out
 
@@ -276,6 +282,7 @@ def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account:
         "nodeSelector": {INSTANCE_TYPE_LABEL: job.instance_type},
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}}],
     }
+    service_account = service_account or (mlf.service_account(job.name) if job.mlflow else None)
     if service_account:
         spec["serviceAccountName"] = service_account
     return spec
@@ -283,7 +290,7 @@ def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account:
 
 def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
     nodes = job.elastic.max_nodes if job.elastic else job.nodes
-    cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node)
+    cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node, mlflow=job.mlflow is not None)
     meta_labels = labels(job.name, job.recipe)
     run_policy: dict[str, Any] = {
         "jobMaxRetryCount": job.max_retries,
@@ -322,7 +329,8 @@ RAY_VERSION = "2.46.0"
 
 
 def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
-    entry = recipes.ray_entrypoint(params, job.name, job.nodes, job.gpus_per_node)
+    entry = recipes.ray_entrypoint(params, job.name, job.nodes, job.gpus_per_node,
+                                   mlflow=mlf.experiment_of(job.mlflow, job.name) if job.mlflow else None)
     meta_labels = labels(job.name, job.recipe)
     head = _container("ray-head", job, "ray", 0, ports=[{"containerPort": 6379, "name": "gcs"},
                                                         {"containerPort": 8265, "name": "dashboard"},
@@ -357,8 +365,11 @@ def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
 
 
 def _annotations(job: JobSubmit) -> dict[str, str]:
-    return {"podstart.dev/recipe-version": job.recipe_version, "podstart.dev/instance-type": job.instance_type,
-            "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node)}
+    out = {"podstart.dev/recipe-version": job.recipe_version, "podstart.dev/instance-type": job.instance_type,
+           "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node)}
+    if job.mlflow is not None:
+        out[mlf.ANNOTATION_SERVER] = job.mlflow.tracking_server_arn
+    return out
 
 
 def render(job: JobSubmit, params: Any) -> dict[str, Any]:
@@ -385,7 +396,8 @@ FEATURES: dict[str, str] = {"pytorch": "training_operator", "ray": "kuberay_oper
 def submit_objects(job: JobSubmit, params: Any, *, namespace_exists: bool, data_volume_exists: bool,
                    bucket: str, region: str) -> list[dict[str, Any]]:
     """What the submit step applies, in order: the namespace when it is missing, the data contract (a PV on the
-    shared bucket bound to a PVC of the same name) in a namespace other than default that lacks it, the job."""
+    shared bucket bound to a PVC of the same name) in a namespace other than default that lacks it, the job's
+    MLflow ServiceAccount when it reports to MLflow (its Pod Identity role is the mlflow_access step's), the job."""
     out: list[dict[str, Any]] = []
     if not namespace_exists:
         out.append({"apiVersion": "v1", "kind": "Namespace",
@@ -396,6 +408,9 @@ def submit_objects(job: JobSubmit, params: Any, *, namespace_exists: bool, data_
         pv["metadata"]["name"] = pv_name
         pvc["spec"]["volumeName"] = pv_name
         out += [pv, pvc]
+    if job.mlflow is not None:
+        out.append(mlf.service_account_object(job.name, job.namespace, labels(job.name, job.recipe),
+                                              job.mlflow.tracking_server_arn))
     return [*out, render(job, params)]
 
 
@@ -491,6 +506,7 @@ class JobDetail(JobSummary):
     ended_at: str | None = None
     image: str | None = None
     data: recipes.DataPaths
+    mlflow: mlf.JobMlflow | None = Field(None, description="The MLflow tracking server and experiment it reports to")
 
 
 class JobLogs(BaseModel):
@@ -585,9 +601,12 @@ def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDet
         head = ((((obj.get("spec") or {}).get("rayClusterSpec") or {}).get("headGroupSpec") or {})
                 .get("template") or {}).get("spec") or {}
         containers = head.get("containers") or []
+    reports = mlf.from_containers(containers)
     return JobDetail(**s.model_dump(), conditions=conds, pods=[pod_view(p) for p in pods], detections=detections,
                      started_at=st.get("startTime"), ended_at=st.get("completionTime") or st.get("endTime"),
-                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name))
+                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name),
+                     mlflow=mlf.JobMlflow(tracking_server_arn=reports[0], experiment=reports[1], url=None)
+                     if reports else None)
 
 
 MAX_LOG_BYTES = 64 * 1024

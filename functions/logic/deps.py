@@ -10,6 +10,7 @@ from functions.domain.ports import (
     ClusterReader,
     FeatureReader,
     KubeConnector,
+    MlflowServers,
     NodeReader,
     ObjectLister,
     PriceBook,
@@ -28,6 +29,7 @@ class Deps:
     prices: PriceBook | None = None
     nodes: NodeReader | None = None  # the API's node reads (None where a process reads no nodes)
     objects: ObjectLister | None = None  # bucket listings (the models list, a download's plan)
+    mlflow: MlflowServers | None = None  # managed MLflow tracking servers (catalog, job admission, job links)
 
     @property
     def records(self) -> ClusterRecords:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain import kuberay, recipes, training
+from functions.domain import mlflow as mlf
 from functions.domain.cluster_record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.manifests import DATA_VOLUME
@@ -55,7 +56,43 @@ def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind
     return {"operator_served": served, "namespace_exists": ns,
             "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
             "live": live_reads.live_gpus(kube, body.instance_type),
-            "feature_inputs": None if served else live_reads.feature_inputs(deps, rec)}
+            "feature_inputs": None if served else live_reads.feature_inputs(deps, rec),
+            **(_mlflow_facts(deps, rec, body) if body.mlflow else {})}
+
+
+def _mlflow_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit) -> dict[str, Any]:
+    """What the mlflow_access step will find: a Pod Identity association of the job's ServiceAccount (an earlier
+    job of that name left it) and whether the Pod Identity agent runs (a Ray job's step enables it)."""
+    inputs = live_reads.feature_inputs(deps, rec)
+    sa = mlf.service_account(body.name)
+    assoc = getattr(inputs, "associations", None) or {}
+    addons = getattr(inputs, "addons", None) or {}
+    return {"mlflow_association": (body.namespace, sa) in assoc,
+            "pod_identity_agent": "eks-pod-identity-agent" in addons,
+            "feature_inputs": inputs}
+
+
+MLFLOW_LOC = ("body", "mlflow", "tracking_server_arn")
+
+
+def check_mlflow(deps: Deps, region: str, spec: mlf.MlflowSpec) -> dict[str, Any]:
+    """The tracking server must be in the cluster's region (422 naming the field), exist in this account (422)
+    and answer clients now (409 saying its status and what to do). Returns its description."""
+    server_region, account, name = mlf.parts(spec.tracking_server_arn)
+    if server_region != region:
+        raise InvalidInput.field(MLFLOW_LOC, f"the tracking server is in {server_region}; the cluster is in "
+                                             f"{region}: choose one in {region} (GET /v1/catalog/mlflow-tracking-"
+                                             f"servers?region={region})")
+    if deps.mlflow is None:
+        raise InvalidInput.field(MLFLOW_LOC, "MLflow tracking servers cannot be read here")
+    desc = deps.mlflow.describe(region, name)
+    if desc is None or desc.get("TrackingServerArn") != spec.tracking_server_arn:
+        raise InvalidInput.field(MLFLOW_LOC, f"no MLflow tracking server {name} in {region} of account {account} "
+                                             f"(GET /v1/catalog/mlflow-tracking-servers?region={region})")
+    why = mlf.refusal(desc)
+    if why:
+        raise Conflict(why)
+    return desc
 
 
 def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobSubmit, actor: Actor,
@@ -74,6 +111,8 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     why = training.gpu_refusal(body, capacity(deps, rec))
     if why:
         raise InvalidInput.field(["body", "gpus_per_node" if body.gpus_per_node else "nodes"], why)
+    if body.mlflow is not None:
+        check_mlflow(deps, rec.region, body.mlflow)
     api_version, k8s_kind = KINDS[kind]
     target = job_target(rec, body.namespace, body.name)
     request = {"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
@@ -143,22 +182,48 @@ def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[d
     return sorted(pods, key=lambda p: p["metadata"]["name"])
 
 
-def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> training.JobDetail:
+def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str,
+            may_open_mlflow: bool = False) -> training.JobDetail:
+    """The job as its operator reports it. A job that reports to MLflow shows its server and experiment, and for
+    an operator a presigned link to the MLflow UI (made on this read, expiring in minutes, never stored): the link
+    opens a session on the tracking server, so a viewer gets the server and experiment without it."""
     rec = find_record(deps, cluster, region)
     kind, obj = _find(deps, rec, name, namespace)
-    return training.detail(kind, obj, pods_of(deps, rec, name, namespace))
+    out = training.detail(kind, obj, pods_of(deps, rec, name, namespace))
+    if out.mlflow is None:
+        return out
+    if not may_open_mlflow:
+        why = "the MLflow link is for operators: a presigned URL opens a session on the tracking server"
+        return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url_note": why})})
+    server_region, _, server = mlf.parts(out.mlflow.tracking_server_arn)
+    url: str | None = None
+    note: str | None = None
+    if deps.mlflow is None:
+        note = "MLflow tracking servers cannot be read here"
+    else:
+        desc = deps.mlflow.describe(server_region, server)
+        if desc is None:
+            note = f"tracking server {server} no longer exists"
+        elif mlf.refusal(desc):
+            note = mlf.refusal(desc)
+        else:
+            url = deps.mlflow.presigned_url(server_region, server)
+            note = (f"expires {mlf.PRESIGNED_URL_SECONDS // 60} minutes after this read; read the job again for "
+                    f"a new one")
+    return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url": url, "url_note": note})})
 
 
 def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
                key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
-    kind, _ = _find(deps, rec, name, namespace)
+    kind, obj = _find(deps, rec, name, namespace)
     facts = {"pods": [{"name": p["metadata"]["name"], "node": (p.get("spec") or {}).get("nodeName")}
                       for p in pods_of(deps, rec, name, namespace)]} if dry_run else None
+    server = ((obj.get("metadata") or {}).get("annotations") or {}).get(mlf.ANNOTATION_SERVER)
     return start_or_plan(
         deps, dry_run=dry_run, kind="job.delete", target=job_target(rec, namespace, name),
         request={"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
-                 "name": name, "namespace": namespace},
+                 "name": name, "namespace": namespace, **({"mlflow_server": server} if server else {})},
         principal=actor, idempotency_key=key, facts=facts)
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from functions.adapters.kube import KubeCluster
+from functions.domain import iam as iamdoc
 from functions.domain import kuberay, manifests, recipes, training
+from functions.domain import mlflow as mlf
 from functions.domain.errors import PermanentStepError
 from functions.domain.workflow import Done, Outcome, Skip, Wait
+from functions.workflows import aws_ensure as ens
+from functions.workflows import eks_access
 from functions.workflows.context import StepContext, Workflow
 
 START_SECONDS = 120.0  # image pull and rendezvous, at real speed
@@ -68,6 +74,82 @@ def training_operator(ctx: StepContext) -> Outcome:
 
 def kuberay_operator(ctx: StepContext) -> Outcome:
     return _ensure_operator(ctx, "ray", "KubeRay operator")
+
+
+def _server(ctx: StepContext, arn: str) -> dict[str, Any]:
+    region, _, name = mlf.parts(arn)
+    try:
+        desc: dict[str, Any] = ctx.aws("sagemaker", region).describe_mlflow_tracking_server(TrackingServerName=name)
+    except ClientError as err:
+        if ens.error_code(err) in ("ResourceNotFound", "ResourceNotFoundException"):
+            raise PermanentStepError("TrackingServerNotFound", f"MLflow tracking server {name} is gone") from None
+        raise
+    why = mlf.refusal(desc)
+    if why:
+        raise PermanentStepError("TrackingServerNotUsable", why)
+    return desc
+
+
+def mlflow_access(ctx: StepContext) -> Outcome:
+    """The job's own way to its tracking server: an IAM role (under PodStart's boundary) allowed
+    `sagemaker-mlflow:*` on that one server ARN, trusted by EKS Pod Identity, associated with the job's
+    ServiceAccount `<job>-mlflow` (the submit step applies the ServiceAccount). The Pod Identity agent must run on
+    the cluster (a HyperPodPyTorchJob's operator step enabled it; for a RayJob it is enabled here). Look first,
+    act once: a retry adopts the role and association an earlier attempt made."""
+    job = training.JobSubmit.model_validate(ctx.request["job"])
+    if job.mlflow is None:
+        return Skip(message="the job does not report to MLflow")
+    arn = job.mlflow.tracking_server_arn
+    _server(ctx, arn)
+    from functions.workflows.features import ensure_feature
+
+    agent = ensure_feature(ctx, ctx.request["cluster"], "pod_identity_agent")
+    if isinstance(agent, Wait):
+        return agent
+    region, cluster, eks = ctx.request["region"], ctx.request["cluster"], ctx.request["eks_cluster"]
+    role = mlf.role_name(cluster, region, job.namespace, job.name)
+    role_arn = ens.ensure_role(ctx.aws("iam", region), role, iamdoc.trust("pods.eks.amazonaws.com", tag_session=True),
+                               [], {mlf.POLICY_NAME: mlf.policy(arn)}, cluster,
+                               boundary=ctx.settings.permissions_boundary_arn)
+    ctx.record(mlflow_role_arn=role_arn)
+    sa = mlf.service_account(job.name)
+    client = ctx.aws("eks", region)
+    found = client.list_pod_identity_associations(clusterName=eks, namespace=job.namespace,
+                                                  serviceAccount=sa)["associations"]
+    if found:
+        assoc = str(found[0]["associationId"])
+        if client.describe_pod_identity_association(clusterName=eks, associationId=assoc)["association"].get(
+                "roleArn") != role_arn:
+            client.update_pod_identity_association(clusterName=eks, associationId=assoc, roleArn=role_arn)
+    else:
+        assoc = str(client.create_pod_identity_association(
+            clusterName=eks, namespace=job.namespace, serviceAccount=sa, roleArn=role_arn,
+            tags=eks_access.managed_tags(cluster))["association"]["associationId"])
+    ctx.record(mlflow_association_id=assoc, mlflow_service_account=sa)
+    return Done(message=f"{job.namespace}/{sa} assumes {role} (sagemaker-mlflow:* on {mlf.parts(arn)[2]} only); "
+                        f"experiment {mlf.experiment_of(job.mlflow, job.name)}",
+                outputs={"mlflow_role_arn": role_arn, "mlflow_association_id": assoc, "mlflow_service_account": sa})
+
+
+def remove_mlflow_access(ctx: StepContext) -> Outcome:
+    """What the job's mlflow_access step and submit made for it alone: its Pod Identity association, role and
+    ServiceAccount (per job, so nothing another job uses). Skipped for a job that did not report to MLflow."""
+    if not ctx.request.get("mlflow_server"):
+        return Skip(message="the job did not report to MLflow")
+    region, eks, ns, name = ctx.request["region"], ctx.request["eks_cluster"], ctx.request["namespace"], \
+        ctx.request["name"]
+    sa = mlf.service_account(name)
+    client = ctx.aws("eks", region)
+    for a in client.list_pod_identity_associations(clusterName=eks, namespace=ns, serviceAccount=sa)["associations"]:
+        try:
+            client.delete_pod_identity_association(clusterName=eks, associationId=a["associationId"])
+        except ClientError as err:
+            if ens.error_code(err) != "ResourceNotFoundException":
+                raise
+    role = mlf.role_name(ctx.request["cluster"], region, ns, name)
+    ens.delete_role(ctx.aws("iam", region), role)
+    _kube(ctx).delete("v1", "ServiceAccount", sa, ns)
+    return Done(message=f"removed {ns}/{sa}, its Pod Identity association and role {role}")
 
 
 def live_capacity(kube: KubeCluster, instance_type: str) -> training.GroupCapacity | None:
@@ -154,6 +236,6 @@ def delete(ctx: StepContext) -> Outcome:
 
 
 SUBMIT = Workflow(kind="job.submit", steps={"training_operator": training_operator,
-                                            "kuberay_operator": kuberay_operator, "validate": validate,
-                                            "submit": submit, "watch": watch})
-DELETE = Workflow(kind="job.delete", steps={"delete": delete})
+                                            "kuberay_operator": kuberay_operator, "mlflow_access": mlflow_access,
+                                            "validate": validate, "submit": submit, "watch": watch})
+DELETE = Workflow(kind="job.delete", steps={"delete": delete, "mlflow_access": remove_mlflow_access})

@@ -195,3 +195,4 @@ class EmbeddedAws:
         )
         for region in SEEDED_REGIONS:
             sagemaker.seed_training_plans(region)
+            sagemaker.seed_tracking_servers(region)

@@ -58,6 +58,7 @@ class Runtime:
         self.lock = threading.RLock()  # guards the extensions' stores and moto objects they mutate
         self.time_scale = 60.0
         self.kube: KubeRegistry | None = None
+        self.public_url = ""  # the sandbox's one port (presigned MLflow links point at its /sandbox/mlflow pages)
         self.lambda_handlers: dict[str, Callable[[dict[str, Any], Any], Any]] = {}
         self._timers: set[threading.Timer] = set()
         self._timers_lock = threading.Lock()

@@ -146,7 +146,8 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     taken = api.post(f"{base}/jobs", json=_job("train"), params={"dry_run": "true"})
     assert taken.status_code == 409 and "already exists" in taken.text  # as a real submit of that name now
     steps = {s["name"]: s["status"] for s in op["steps"]}
-    assert steps == {"training_operator": "SUCCEEDED", "kuberay_operator": "SKIPPED", "validate": "SUCCEEDED",
+    assert steps == {"training_operator": "SUCCEEDED", "kuberay_operator": "SKIPPED", "mlflow_access": "SKIPPED",
+                     "validate": "SUCCEEDED",
                      "submit": "SUCCEEDED", "watch": "SUCCEEDED"}, steps
     obj = kube.get(*HP, "train", "default")
     assert obj["metadata"]["managedFields"][0]["manager"] == "podstart"

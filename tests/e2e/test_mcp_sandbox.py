@@ -314,7 +314,7 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "get_cluster": [{"cluster": cluster, "region": "us-west-2"}],
         "list_instance_groups": [{"cluster": cluster, "region": "us-west-2"}],
         "list_availability_zones": [], "list_instance_types": [], "get_quotas": [], "list_training_plans": [],
-        "find_capacity": [],
+        "find_capacity": [], "list_mlflow_servers": [],
         # writes: answers that are operations, problems (409/422) or small documents
         "create_cluster": [create_args("Bad_Name"), {**create_args(cluster_name("plan")), "dry_run": True}],
         "list_audit": [{}, {"cluster": cluster}, {"actor": "me", "face": "mcp"}],
@@ -397,6 +397,7 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         calls["list_instance_types"] += [{"region": region}, *zones]
         calls["get_quotas"].append({"region": region})
         calls["list_training_plans"].append({"region": region})
+        calls["list_mlflow_servers"].append({"region": region})
         calls["find_capacity"] += [{"region": region, "instance_type": t} for t in ("ml.g5.8xlarge", "ml.p5.48xlarge")]
     return calls
 

@@ -24,6 +24,7 @@ from functions.domain.ports import (
     IdempotencyInProgress,
     IdempotencyMismatch,
     LockHeld,
+    MlflowServers,
     OperationRepository,
     StaleWrite,
     StateStore,
@@ -300,6 +301,36 @@ _repo: OperationRepository = FakeOperationRepository()
 _state: StateStore = FakeStateStore()
 _pub: EventPublisher = FakePublisher()
 _runner: WorkflowRunner = FakeRunner()
+class FakeMlflowServers:
+    """Tracking servers by region and name, as DescribeMlflowTrackingServer answers them."""
+
+    def __init__(self) -> None:
+        self.servers: dict[tuple[str, str], dict[str, Any]] = {}
+        self.presigned: list[tuple[str, str]] = []
+
+    def add(self, region: str, name: str, status: str = "Created", active: bool = True) -> str:
+        arn = f"arn:aws:sagemaker:{region}:123456789012:mlflow-tracking-server/{name}"
+        self.servers[(region, name)] = {
+            "TrackingServerArn": arn, "TrackingServerName": name, "TrackingServerStatus": status,
+            "IsActive": "Active" if active else "Inactive", "MlflowVersion": "2.16.2", "TrackingServerSize": "Small",
+            "TrackingServerUrl": f"https://t-{name}.{region}.experiments.sagemaker.aws"}
+        return arn
+
+    def list_servers(self, region: str, limit: int,
+                     next_token: str | None) -> tuple[builtins.list[dict[str, Any]], str | None]:
+        mine = sorted((v for (r, _), v in self.servers.items() if r == region), key=lambda v: v["TrackingServerName"])
+        start = int(next_token or 0)
+        return mine[start:start + limit], (str(start + limit) if start + limit < len(mine) else None)
+
+    def describe(self, region: str, name: str) -> dict[str, Any] | None:
+        return self.servers.get((region, name))
+
+    def presigned_url(self, region: str, name: str) -> str:
+        self.presigned.append((region, name))
+        return f"https://t-{name}.{region}.experiments.sagemaker.aws/auth?authToken=fake"
+
+
+_mlflow: MlflowServers = FakeMlflowServers()
 _guard: IdempotencyGuard = FakeGuard()
 _reader: ClusterReader = FakeClusterReader()
 

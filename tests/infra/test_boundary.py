@@ -115,3 +115,15 @@ def test_the_boundary_lets_no_role_escalate(synth):
         assert "DataDataBucket" in text or "DataAssetsBucket" in text or ":s3:::sagemaker-*" in text, text
     # And it fits IAM's 6,144-character limit for a managed policy (whitespace not counted)
     assert len(json.dumps(properties["PolicyDocument"], separators=(",", ":"))) < 6144
+
+
+def test_the_boundary_lets_a_job_log_to_its_mlflow_server_only(synth):
+    # Given a job's MLflow role: sagemaker-mlflow:* on one tracking server (functions.domain.mlflow.policy)
+    statements = _boundary(synth)[1]["PolicyDocument"]["Statement"]
+    mlflow = [s for s in statements if any(a.startswith("sagemaker-mlflow:") for a in _as_list(s["Action"]))]
+    # Then the boundary caps it to the tracking API a training job uses, on tracking servers of this account
+    assert len(mlflow) == 1
+    actions = set(_as_list(mlflow[0]["Action"]))
+    assert {"sagemaker-mlflow:CreateRun", "sagemaker-mlflow:LogBatch", "sagemaker-mlflow:LogMetric"} <= actions
+    assert "sagemaker-mlflow:AccessUI" not in actions and "sagemaker-mlflow:DeleteExperiment" not in actions
+    assert "mlflow-tracking-server/*" in json.dumps(mlflow[0]["Resource"])

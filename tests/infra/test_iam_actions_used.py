@@ -41,7 +41,12 @@ class Indirect:
 _TAG_ON_CREATE_EC2 = ("create_vpc", "create_subnet", "create_route_table", "create_internet_gateway",
                       "create_nat_gateway", "allocate_address", "create_security_group", "create_vpc_endpoint")
 
+_MLFLOW_UI = Indirect("The MLflow UI session a presigned link opens acts with the API role's MLflow permissions "
+                      "(read-only).", calls=("create_presigned_mlflow_tracking_server_url",), roles=("api",))
+
 INDIRECT: dict[str, Indirect] = {
+    **{f"sagemaker-mlflow:{a}": _MLFLOW_UI for a in ("AccessUI", "GetExperiment", "GetMetricHistory", "GetRun",
+                                                    "SearchExperiments", "SearchRuns")},
     # The Lambda service itself, with the function's role
     "logs:CreateLogStream": Indirect("The Lambda runtime writes the function's own log group with its role."),
     "logs:PutLogEvents": Indirect("The Lambda runtime writes the function's own log group with its role."),

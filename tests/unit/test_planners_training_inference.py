@@ -264,3 +264,22 @@ def test_release_without_a_count_returns_all_of_the_endpoints_workers() -> None:
                                            facts={"pods": pods("w-b", "w-a")}))
     assert [c.name for c in d.changes] == ["w-a", "w-b"]
     assert d.changes[0].details["label"]["to"] == im.UNASSIGNED
+
+
+MLFLOW = {"tracking_server_arn": "arn:aws:sagemaker:us-west-2:123456789012:mlflow-tracking-server/team-a"}
+
+
+def test_a_job_with_mlflow_plans_its_role_association_and_service_account_and_the_agent_once() -> None:
+    # Given a cluster that does not serve HyperPodPyTorchJob yet (the operator step enables the Pod Identity agent)
+    plan = submit({"operator_served": False, "namespace_exists": True, "data_volume_exists": True}, mlflow=MLFLOW)
+    access = [r for r in rows(plan.changes) if r[3] == "mlflow_access"]
+    # Then mlflow_access lists the job's role and association, and not the agent a second time
+    assert [(a, k) for a, k, _, _ in access] == [("create", "AWS::IAM::Role"),
+                                                 ("create", "AWS::EKS::PodIdentityAssociation")]
+    assert access[1][2] == "default/train-mlflow"
+    role = next(c for c in plan.changes if c.kind == "AWS::IAM::Role" and c.step == "mlflow_access")
+    scoped = {"Action": "sagemaker-mlflow:*", "Resource": MLFLOW["tracking_server_arn"]}
+    assert role.details["policy"] == {"mlflow": scoped}
+    assert ("create", "Kubernetes ServiceAccount", "train-mlflow", "submit") in rows(plan.changes)
+    # And a job without mlflow plans none of it
+    assert not [r for r in rows(submit({"operator_served": True}).changes) if r[3] == "mlflow_access"]

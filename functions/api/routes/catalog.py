@@ -9,8 +9,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from functions.adapters import catalog_aws as catalog
-from functions.api.context import json_response, principal
+from functions.api.context import json_response, model_response, principal, services
 from functions.domain.catalog import REGION_PATTERN, Offerings
+from functions.domain.mlflow import TrackingServerPage
+from functions.logic import mlflow_servers
 
 router = Router()
 
@@ -75,3 +77,19 @@ def get_offerings(region: RegionQ, instance_type: Annotated[str, Query(
         pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")]) -> Response[str]:
     principal(router)
     return json_response(catalog.offerings(region, instance_type).model_dump(mode="json"))
+
+
+@router.get("/v1/catalog/mlflow-tracking-servers",
+            summary="SageMaker managed MLflow tracking servers in a region, for a job's mlflow (status, URL, size)",
+            tags=["catalog"],
+            responses={200: {"description": "Tracking servers",
+                             "content": {"application/json": {"model": TrackingServerPage}}}})
+def list_mlflow_tracking_servers(
+    region: RegionQ,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 20,
+    next_token: Annotated[str | None, Query(description="Token from the previous page", max_length=2048,
+                                            pattern=r"^[A-Za-z0-9+/=_.:-]{1,2048}$")] = None,
+) -> Response[str]:
+    principal(router)
+    catalog.check_region(region)
+    return model_response(mlflow_servers.servers_page(services(), region, limit, next_token))

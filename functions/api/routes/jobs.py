@@ -53,12 +53,14 @@ def list_jobs(
 
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>",
-            summary="A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths",
+            summary="A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow "
+                    "(a presigned link for operators)",
             tags=["jobs"], responses=_ok(training.JobDetail))
 def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
             region: RegionOpt = None) -> Response[str]:
-    principal(router)
-    return model_response(jobs.get_job(services(), cluster, region, job, namespace))
+    p = principal(router)
+    return model_response(jobs.get_job(services(), cluster, region, job, namespace,
+                                       may_open_mlflow=p.role >= Role.operator))
 
 
 @router.delete("/v1/clusters/<cluster>/jobs/<job>", summary="Delete a job and its pods (operation job.delete)",

@@ -9,7 +9,12 @@ rendered HyperPodPyTorchJob or RayJob). The job runs on nodes that are already t
 capacity, already paid. When the live GPU count (`training.live_capacity`, as the validate step counts) cannot
 hold the job, a warning says the validate step will refuse it.
 
-job.delete: the job object, and each of its pods (the operator deletes them with it).
+mlflow_access (a job with `mlflow`): the Pod Identity agent when it is off and the operator step does not enable
+it, the job's IAM role with its one-statement policy (`sagemaker-mlflow:*` on the tracking server ARN) and the
+Pod Identity association of its ServiceAccount; the ServiceAccount itself is the submit step's.
+
+job.delete: the job object, and each of its pods (the operator deletes them with it); for a job that reported to
+MLflow, its association, role and ServiceAccount (mlflow_access).
 
 Facts (read by the dry run, never written): `operator_served`, `feature_inputs` (only when not served),
 `namespace_exists`, `data_volume_exists`, `bucket`,
@@ -21,9 +26,10 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain import kuberay, recipes, training
+from functions.domain import mlflow as mlf
 from functions.domain.planners.base import PlanInput
-from functions.domain.planners.features import ensure_changes
-from functions.domain.plans import Capacity, Change, Draft, create, delete, none
+from functions.domain.planners.features import ASSOCIATION, ROLE, ensure_changes
+from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
 
 EXISTING = "existing nodes: already running, the job adds no cost"
 
@@ -45,11 +51,32 @@ def operator_changes(p: PlanInput) -> tuple[list[Change], list[str]]:
              f".../features would; prerequisites first) and waits for it before the job is submitted"])
 
 
+def mlflow_changes(p: PlanInput, job: training.JobSubmit) -> list[Change]:
+    """The mlflow_access step's lines (none for a job without `mlflow`)."""
+    if job.mlflow is None:
+        return []
+    r, f = p.request, p.facts
+    step, arn = "mlflow_access", job.mlflow.tracking_server_arn
+    out: list[Change] = []
+    if r["kind"] != "pytorch" or f.get("operator_served"):  # else the operator step enables the agent first
+        out += ensure_changes(p, "pod_identity_agent", step)
+    role = mlf.role_name(r["cluster"], r["region"], job.namespace, job.name)
+    sa = f"{job.namespace}/{mlf.service_account(job.name)}"
+    out.append(create(ROLE, role, step, trust="pods.eks.amazonaws.com",
+                      policy={mlf.POLICY_NAME: {"Action": "sagemaker-mlflow:*", "Resource": arn}},
+                      note="put back as planned when an earlier attempt left it"))
+    out.append(update(ASSOCIATION, sa, step, role=role, note="in place (an earlier job of that name): pointed at "
+                                                                "this job's role if it names another")
+               if f.get("mlflow_association") else create(ASSOCIATION, sa, step, role=role))
+    return out
+
+
 def plan_job_submit(p: PlanInput) -> Draft:
     r, f = p.request, p.facts
     job = training.JobSubmit.model_validate(r["job"])
     params = recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
     changes, warnings = operator_changes(p)
+    changes += mlflow_changes(p, job)
     objs = training.submit_objects(job, params, namespace_exists=bool(f.get("namespace_exists", True)),
                                    data_volume_exists=bool(f.get("data_volume_exists", True)),
                                    bucket=str(f.get("bucket") or ""), region=r["region"])
@@ -62,6 +89,12 @@ def plan_job_submit(p: PlanInput) -> Draft:
                         "image": job.image, "instance_type": job.instance_type, "nodes": job.nodes,
                         "gpus_per_node": job.gpus_per_node, "max_retries": job.max_retries,
                         "secrets": list(job.secrets)}
+            if job.mlflow is not None:
+                details["mlflow"] = {"MLFLOW_TRACKING_URI": job.mlflow.tracking_server_arn,
+                                     "MLFLOW_EXPERIMENT_NAME": mlf.experiment_of(job.mlflow, job.name),
+                                     "service_account": mlf.service_account(job.name)}
+        if m["kind"] == "ServiceAccount":
+            details["for"] = "the job's pods: EKS Pod Identity gives them the mlflow_access role"
         changes.append(create(f"Kubernetes {m['kind']}", m["metadata"]["name"], "submit", **details))
     nodes = job.elastic.min_nodes if job.elastic else job.nodes
     capacity = [Capacity(item=f"HyperPod {job.instance_type} (existing nodes)", price=("hyperpod", job.instance_type),
@@ -85,6 +118,12 @@ def plan_job_delete(p: PlanInput) -> Draft:
     changes = [delete(f"Kubernetes {k8s_kind}", r["name"], "delete", namespace=r["namespace"])]
     changes += [delete("Kubernetes Pod", str(x["name"]), "delete", namespace=r["namespace"], node=x.get("node"),
                        by="the operator, with its job") for x in pods]
+    if r.get("mlflow_server"):
+        sa = mlf.service_account(r["name"])
+        changes += [delete(ASSOCIATION, f"{r['namespace']}/{sa}", "mlflow_access"),
+                    delete(ROLE, mlf.role_name(r["cluster"], r["region"], r["namespace"], r["name"]), "mlflow_access",
+                           note="this job's alone (sagemaker-mlflow:* on its tracking server)"),
+                    delete("Kubernetes ServiceAccount", sa, "mlflow_access", namespace=r["namespace"])]
     return Draft(changes=_skip(changes, p.skip_steps),
                  warnings=[f"the job stops: its {len(pods)} pod(s) are deleted; what it wrote under /data stays. "
                            "The nodes keep running (and costing): only their GPUs are freed"])

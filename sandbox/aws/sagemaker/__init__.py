@@ -8,8 +8,8 @@ training plans, cluster events and EventBridge state-change events exist.
 One module per concern: `clusters` (create/describe/list/update/delete and the cluster lifecycle),
 `nodes`, `health_checks` (StartClusterHealthCheck),
 `software_update` (UpdateClusterSoftware, rolling), `training_plans`, `tags`, `events` (cluster events and
-EventBridge state changes); `store` holds
-the per-region cluster store they share, `common` SageMaker's error shapes and paging.
+EventBridge state changes), `mlflow` (managed MLflow tracking servers, presigned links, the runs jobs log);
+`store` holds the per-region cluster store they share, `common` SageMaker's error shapes and paging.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws.sagemaker import clusters, events, health_checks, nodes, software_update, tags, training_plans
+from sandbox.aws.sagemaker import clusters, events, health_checks, mlflow, nodes, software_update, tags, training_plans
 from sandbox.aws.sagemaker.clusters import fail_cluster
+from sandbox.aws.sagemaker.mlflow import seed_tracking_servers
 from sandbox.aws.sagemaker.store import HyperPodCluster, HyperPodStore, store
 from sandbox.aws.sagemaker.training_plans import seed_training_plans
 
@@ -39,6 +40,7 @@ _OPERATIONS: tuple[Callable[[Any], Any], ...] = (
     events.describe_cluster_event,
     training_plans.list_training_plans,
     training_plans.describe_training_plan,
+    *mlflow.OPERATIONS,
 )
 
 
@@ -51,4 +53,5 @@ def patch() -> None:
     tags.patch()  # ListTags/AddTags/DeleteTags on HyperPod cluster ARNs
 
 
-__all__ = ["HyperPodCluster", "HyperPodStore", "fail_cluster", "patch", "seed_training_plans", "store"]
+__all__ = ["HyperPodCluster", "HyperPodStore", "fail_cluster", "patch", "seed_tracking_servers", "seed_training_plans",
+           "store"]

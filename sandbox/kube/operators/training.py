@@ -2,6 +2,10 @@
 right instance type with free GPUs (Pending and Unschedulable when none are), phases Created -> Running, and
 log lines per pod with steps, loss and throughput.
 
+A job whose pods carry `MLFLOW_TRACKING_URI` (a SageMaker MLflow tracking server ARN) and `MLFLOW_EXPERIMENT_NAME`
+reports each step's loss and throughput there too, as rank 0 of a Hugging Face Trainer does (`loss`,
+`train_samples_per_second`: the sum over ranks), in a run named after the job (`sandbox/aws/sagemaker/mlflow.py`).
+
 Knobs, as a user would cause them: deleting one of a job's pods is a pod failure (the operator restarts it and
 counts the restart against `runPolicy.jobMaxRetryCount`; past it, the job is Failed); the annotation
 `sandbox.podstart.dev/hang: "true"` on the job stops its log lines, and a `logMonitoringConfiguration` rule
@@ -183,11 +187,26 @@ def _log(ctx: ReconcileContext, job: Obj, running: list[Obj]) -> None:
     step = int(ctx.marks.get((job["metadata"]["uid"], "step"), 0)) + 1
     ctx.marks[(job["metadata"]["uid"], "step")] = step
     ctx.marks[(job["metadata"]["uid"], "last-log")] = time.monotonic()
+    throughput = round(40.0 + (step % 7) * 0.5, 1)
     for rank, p in enumerate(sorted(running, key=lambda x: x["metadata"]["name"])):
         loss = round(2.5 / (1 + 0.05 * step) + 0.01 * rank, 4)
         ctx.store.append_log(p["metadata"]["namespace"], p["metadata"]["name"],
                              f"{_now_ms()} [rank {rank}] step {step} loss {loss} throughput "
-                             f"{round(40.0 + (step % 7) * 0.5, 1)} samples/s\n")
+                             f"{throughput} samples/s\n")
+    _report_mlflow(job, step, {"loss": round(2.5 / (1 + 0.05 * step), 4),
+                               "train_samples_per_second": round(throughput * len(running), 1)})
+
+
+def _report_mlflow(job: Obj, step: int, metrics: dict[str, float]) -> None:
+    """Rank 0's MLflow logging: to the tracking server in the pod template's MLFLOW_TRACKING_URI, if any."""
+    template = (((job.get("spec") or {}).get("replicaSpecs") or [{}])[0].get("template") or {}).get("spec") or {}
+    env = {e.get("name"): e.get("value") for c in template.get("containers") or [] for e in c.get("env") or []}
+    uri = str(env.get("MLFLOW_TRACKING_URI") or "")
+    if ":mlflow-tracking-server/" not in uri:
+        return
+    from sandbox.aws.sagemaker import mlflow
+
+    mlflow.log_metrics(uri, str(env.get("MLFLOW_EXPERIMENT_NAME") or ""), job["metadata"]["name"], step, metrics)
 
 
 def _hang(ctx: ReconcileContext, job: Obj, running: list[Obj]) -> tuple[str, str] | None:

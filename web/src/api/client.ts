@@ -38,6 +38,7 @@ import type {
   SoftwareUpdate,
   StorageAdd,
   TrainingPlan,
+  TrackingServerPage,
   VolumeList,
   NodeList,
   NodeDetail,
@@ -142,6 +143,8 @@ export const api = {
   zones: (region: string) => get<Page<AvailabilityZone>>(`/v1/catalog/availability-zones${qs({ region })}`),
   instanceTypes: (region: string, availability_zone: string) =>
     get<Page<InstanceType>>(`/v1/catalog/instance-types${qs({ region, availability_zone })}`),
+  mlflowServers: (region: string) =>
+    get<TrackingServerPage>(`/v1/catalog/mlflow-tracking-servers${qs({ region, limit: "100" })}`),
   trainingPlans: (region: string) => get<Page<TrainingPlan>>(`/v1/catalog/training-plans${qs({ region })}`),
   quotas: (region: string) => get<Page<Quota>>(`/v1/catalog/quotas${qs({ region })}`),
 

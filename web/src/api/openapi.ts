@@ -52,6 +52,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/catalog/mlflow-tracking-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SageMaker managed MLflow tracking servers in a region, for a job's mlflow (status, URL, size) */
+        get: operations["list_mlflow_tracking_servers_v1_catalog_mlflow_tracking_servers_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/offerings": {
         parameters: {
             query?: never;
@@ -323,7 +340,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths */
+        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow (a presigned link for operators) */
         get: operations["get_job_v1_clusters__cluster__jobs__job__get"];
         put?: never;
         post?: never;
@@ -2004,6 +2021,8 @@ export interface components {
              * @enum {string}
              */
             kind: "pytorch" | "ray";
+            /** @description The MLflow tracking server and experiment it reports to */
+            mlflow?: components["schemas"]["JobMlflow"] | null;
             /** Name */
             name: string;
             /** Namespace */
@@ -2042,6 +2061,23 @@ export interface components {
              * @description True when older lines or bytes were cut to stay within the bounds
              */
             truncated: boolean;
+        };
+        /**
+         * JobMlflow
+         * @description What GET .../jobs/{job} shows of a job's MLflow reporting.
+         */
+        JobMlflow: {
+            /** Experiment */
+            experiment: string;
+            /** Tracking Server Arn */
+            tracking_server_arn: string;
+            /**
+             * Url
+             * @description Presigned MLflow UI link (operators only; expires in minutes)
+             */
+            url?: string | null;
+            /** Url Note */
+            url_note?: string | null;
         };
         /**
          * JobSubmit
@@ -2084,6 +2120,8 @@ export interface components {
              * @default 3
              */
             max_retries: number;
+            /** @description Report to a SageMaker managed MLflow tracking server */
+            mlflow?: components["schemas"]["MlflowSpec"] | null;
             /**
              * Name
              * @description Job name
@@ -2228,6 +2266,22 @@ export interface components {
              * @description Rule name, e.g. hang
              */
             name: string;
+        };
+        /**
+         * MlflowSpec
+         * @description `mlflow` of a job submit: the tracking server the job reports to.
+         */
+        MlflowSpec: {
+            /**
+             * Experiment
+             * @description Experiment name (default: the job name)
+             */
+            experiment?: string | null;
+            /**
+             * Tracking Server Arn
+             * @description arn:<partition>:sagemaker:<region>:<account>:mlflow-tracking-server/<name>, in the cluster's region
+             */
+            tracking_server_arn: string;
         };
         /**
          * ModelDownload
@@ -3321,6 +3375,40 @@ export interface components {
              */
             l2_backend?: ("tieredstorage" | "redis") | null;
         };
+        /**
+         * TrackingServer
+         * @description One managed MLflow tracking server, as the submit form lists it.
+         */
+        TrackingServer: {
+            /** Arn */
+            arn: string;
+            /** Is Active */
+            is_active: boolean;
+            /** Mlflow Version */
+            mlflow_version?: string | null;
+            /** Name */
+            name: string;
+            /** Size */
+            size?: string | null;
+            /** Status */
+            status: string;
+            /** Tracking Server Url */
+            tracking_server_url?: string | null;
+            /**
+             * Usable
+             * @description Jobs can report to it now (status and IsActive)
+             */
+            usable: boolean;
+        };
+        /** TrackingServerPage */
+        TrackingServerPage: {
+            /** Items */
+            items: components["schemas"]["TrackingServer"][];
+            /** Next Token */
+            next_token?: string | null;
+            /** Region */
+            region: string;
+        };
         /** ZoneOffering */
         ZoneOffering: {
             /** Availability Zone */
@@ -3536,6 +3624,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": Record<string, never>;
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_mlflow_tracking_servers_v1_catalog_mlflow_tracking_servers_get: {
+        parameters: {
+            query: {
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description AWS region, e.g. us-west-2 */
+                region: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tracking servers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrackingServerPage"];
                 };
             };
             /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */

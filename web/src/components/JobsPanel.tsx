@@ -70,14 +70,17 @@ export function jobBody(d: Record<string, string>, recipe: Recipe | undefined, p
   for (const k of ["nodes", "gpus_per_node", "max_retries"]) if (d[k]?.trim()) body[k] = Number(d[k]);
   if (d.namespace?.trim()) body.namespace = d.namespace.trim();
   if (d.secrets?.trim()) body.secrets = d.secrets.split(/[\s,]+/).filter(Boolean);
+  if (d.mlflow_server) body.mlflow = { tracking_server_arn: d.mlflow_server, ...(d.mlflow_experiment?.trim() ? { experiment: d.mlflow_experiment.trim() } : {}) };
   body.parameters = paramValues(recipe, params);
   return body as Partial<JobSubmit>;
 }
 
-const FIELDS = ["name", "namespace", "recipe", "image", "instance_type", "nodes", "gpus_per_node", "max_retries", "secrets", "parameters"];
+const FIELDS = ["name", "namespace", "recipe", "image", "instance_type", "nodes", "gpus_per_node", "max_retries", "secrets", "parameters", "mlflow.tracking_server_arn", "mlflow.experiment"];
+const NO_MLFLOW = { value: "", label: "None (do not report to MLflow)" };
 
 function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: string; region: string; instanceTypes: string[]; onClose: () => void }) {
   const recipes = useAsync(() => api.recipes(), []);
+  const servers = useAsync(() => api.mlflowServers(region), [region]);
   const [d, setD] = useState<Record<string, string>>({ recipe: "", nodes: "1", gpus_per_node: "0", max_retries: "3", namespace: "default", instance_type: instanceTypes[0] ?? "" });
   const [params, setParams] = useState<Record<string, string>>({});
   const items = recipes.data?.items ?? [];
@@ -132,7 +135,8 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
           {submit.errors.length > 0 && <Alert type="error" header="The job was not submitted">{submit.errors.join("; ")}</Alert>}
           <Box>
             {`${body.name || "(no name)"}: ${recipe?.title ?? d.recipe}, ${body.nodes ?? 1} × ${body.instance_type}, `
-              + `${body.gpus_per_node ?? 0} GPUs per node, namespace ${body.namespace ?? "default"}`}
+              + `${body.gpus_per_node ?? 0} GPUs per node, namespace ${body.namespace ?? "default"}`
+              + (body.mlflow ? `, reports to MLflow (experiment ${body.mlflow.experiment ?? body.name})` : "")}
           </Box>
           <PlanPanel load={async (signal) => (await api.planSubmitJob(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
         </SpaceBetween>
@@ -170,6 +174,29 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
           </SpaceBetween>
           {input("namespace", "Namespace")}
           {input("secrets", "Secrets", "Names of Kubernetes Secrets whose keys become environment variables")}
+          <FormField
+            label="MLflow tracking server"
+            description={`Optional: the job logs loss and throughput to a SageMaker managed MLflow server in ${region}; its pods get a role for that server only`}
+            errorText={e["mlflow.tracking_server_arn"] ?? (servers.error ? servers.error.message : undefined)}
+          >
+            <Select
+              ariaLabel="MLflow tracking server"
+              data-testid="mlflow-select"
+              statusType={servers.loading ? "loading" : "finished"}
+              selectedOption={(() => {
+                const s = servers.data?.items.find((x) => x.arn === d.mlflow_server);
+                return s ? { value: s.arn, label: s.name } : NO_MLFLOW;
+              })()}
+              options={[NO_MLFLOW, ...(servers.data?.items ?? []).map((s) => ({
+                value: s.arn,
+                label: s.name,
+                description: `${s.status}${s.usable ? "" : " (not usable now)"} · MLflow ${s.mlflow_version ?? "?"} · ${s.size ?? ""}`,
+                disabled: !s.usable,
+              }))]}
+              onChange={({ detail }) => set("mlflow_server", detail.selectedOption.value ?? "")}
+            />
+          </FormField>
+          {d.mlflow_server && input("mlflow_experiment", "MLflow experiment", "Default: the job name")}
           <Header variant="h3" description="Datasets are read from /data/datasets; outputs go to /data/jobs/{job}/, checkpoints to /data/checkpoints/{job}/">
             Parameters
           </Header>

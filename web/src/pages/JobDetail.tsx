@@ -6,6 +6,7 @@ import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
@@ -184,6 +185,21 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
                 { label: "Started", value: fmtTime(j.started_at) },
                 { label: "Ended", value: fmtTime(j.ended_at) },
                 { label: "Checkpoints", value: j.data.checkpoints },
+                ...(j.mlflow
+                  ? [{
+                      label: "MLflow",
+                      value: (
+                        <SpaceBetween size="xxs">
+                          <span>{`${j.mlflow.tracking_server_arn.split("/").pop()} · experiment ${j.mlflow.experiment}`}</span>
+                          {j.mlflow.url ? (
+                            <Link href={j.mlflow.url} external target="_blank" data-testid="open-in-mlflow">Open in MLflow</Link>
+                          ) : (
+                            <Box color="text-body-secondary" fontSize="body-s">{text(j.mlflow.url_note)}</Box>
+                          )}
+                        </SpaceBetween>
+                      ),
+                    }]
+                  : []),
               ]}
             />
           </Container>

@@ -1,0 +1,100 @@
+// MLflow on a sandbox CPU cluster (the training operator add-on enabled): the Submit form lists the region's
+// tracking servers; choosing one (and an experiment) puts the job's access objects in the review's plan (its role
+// scoped to that server, the Pod Identity association, the ServiceAccount); the job page then shows "Open in
+// MLflow", and following the link opens the experiment with the loss and throughput the job logged.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+
+const REGION = "us-west-2";
+const CLUSTER = "br-mlflow";
+const JOB = "br-mlf";
+
+let sb;
+let browser;
+
+before(async () => {
+  sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
+  browser = await launch();
+  const r = await sb.api("/v1/clusters", {
+    method: "POST",
+    headers: { "Idempotency-Key": "browser-mlflow-setup" },
+    body: { name: CLUSTER, region: REGION,
+            instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] },
+  });
+  assert.equal(r.status, 202, JSON.stringify(r.json));
+  const op = await sb.waitOperation(r.json.id);
+  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  await sb.aws(`
+import boto3
+import time
+eks = boto3.client("eks", region_name="${REGION}")
+for name in ("amazon-sagemaker-hyperpod-training-operator",):  # the Pod Identity agent is on from create
+    eks.create_addon(clusterName="${CLUSTER}", addonName=name)
+    deadline = time.monotonic() + 30
+    while eks.describe_addon(clusterName="${CLUSTER}", addonName=name)["addon"]["status"] != "ACTIVE":
+        assert time.monotonic() < deadline, name + " did not become ACTIVE"
+        time.sleep(0.1)
+`);
+});
+
+after(async () => {
+  await browser?.close();
+  await sb?.stop();
+});
+
+test("submit a job reporting to MLflow, then open its experiment from the job page", async () => {
+  const { page, problems } = await newPage(browser);
+  const since = mutations.length;
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  await page.getByRole("table", { name: "Jobs" }).getByText("No jobs").waitFor();
+
+  await page.getByRole("button", { name: "Submit job" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("textbox", { name: "Parameter epochs" }).waitFor();
+  await dialog.getByRole("textbox", { name: "Job name" }).fill(JOB);
+  // The tracking servers of the cluster's region, from the catalog: the seeded one is usable.
+  await page.locator('[data-testid="mlflow-select"] button').first().click();
+  await page.getByRole("option", { name: /^podstart-demo/ }).click();
+  await dialog.getByRole("textbox", { name: "MLflow experiment" }).fill("br-exp");
+
+  await dialog.getByRole("button", { name: "Review" }).click();
+  const changes = dialog.getByTestId("plan-change-list");
+  await dialog.getByTestId("plan-hourly").waitFor();
+  const planned = await changes.innerText();
+  assert.match(planned, /create AWS::IAM::Role podstart-mlflow-br-mlf-[0-9a-f]{8} \(step mlflow_access\)/);
+  assert.match(planned, /create AWS::EKS::PodIdentityAssociation default\/br-mlf-mlflow \(step mlflow_access\)/);
+  assert.match(planned, /create Kubernetes ServiceAccount br-mlf-mlflow \(step submit\)/);
+  assert.match(await dialog.innerText(), /reports to MLflow \(experiment br-exp\)/);
+  await dialog.getByRole("button", { name: "Submit job" }).click();
+  await page.waitForURL(/#\/operations\/op-/);
+  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await assertCleanText(page, "job.submit operation");
+
+  await page.evaluate((h) => (window.location.hash = h), detail);
+  await page.getByRole("table", { name: "Jobs" }).getByRole("link", { name: JOB, exact: true }).click();
+  await page.getByRole("heading", { name: JOB, level: 1 }).waitFor();
+  const link = page.getByTestId("open-in-mlflow");
+  await link.waitFor();
+  assert.match(await page.getByText(/podstart-demo · experiment br-exp/).innerText(), /br-exp/);
+  await page.locator('[data-testid="job-logs"]').filter({ hasText: /step \d+ loss/ }).waitFor();
+  await assertCleanText(page, "job page");
+  await shot(page, "job-mlflow");
+
+  // Following the link (a new tab, as the UI opens it) shows the experiment and what the job logged.
+  const url = await link.getAttribute("href");
+  assert.match(url, /\/sandbox\/mlflow\/us-west-2\/podstart-demo\/\?authToken=/);
+  const [tab] = await Promise.all([page.context().waitForEvent("page"), link.click()]);
+  await tab.getByRole("heading", { name: "Experiment: br-exp" }).waitFor();
+  await tab.getByRole("heading", { name: `Run: ${JOB}` }).waitFor();
+  for (const metric of ["loss", "train_samples_per_second"]) await tab.getByRole("cell", { name: metric, exact: true }).waitFor();
+  await tab.close();
+
+  const mine = mutations.slice(since);
+  assert.equal(mine.length, 1, JSON.stringify(mine));
+  assert.ok(mine[0].key && mine[0].key.length >= 16, "the submit carried an Idempotency-Key");
+  assert.deepEqual(problems, []);
+});
