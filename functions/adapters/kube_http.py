@@ -159,26 +159,19 @@ class KubeHttp:
              limit_bytes: int) -> tuple[str, bool]:
         """Read in 64 KiB chunks keeping only the newest `limit_bytes`: memory stays bounded however large the
         log is (the API server's tailLines already cuts most of it)."""
-        query = {k: str(v) for k, v in (("container", container), ("tailLines", tail),
-                                        ("sinceSeconds", since_seconds)) if v is not None}
-        url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/pods/{_segment(pod)}/log?"
-               + urllib.parse.urlencode(query))
         kept: deque[bytes] = deque()
         size, cut = 0, False
-        try:
-            with self._open(urllib.request.Request(url), self.timeout) as r:
+        with self._open_log(namespace, pod, self.timeout, container=container, tailLines=tail,
+                            sinceSeconds=since_seconds) as r:
+            try:
                 while chunk := r.read(64 * 1024):
                     kept.append(chunk)
                     size += len(chunk)
                     while len(kept) > 1 and size - len(kept[0]) >= limit_bytes:
                         size -= len(kept.popleft())
                         cut = True
-        except urllib.error.HTTPError as err:
-            if err.code in (400, 404):
-                raise NotFound(f"no log for pod {pod} in {namespace}: {_message(err)}") from None
-            raise KubeUnavailable(f"Kubernetes API answered {err.code} for the log of {pod}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as err:
-            raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
+            except (TimeoutError, OSError) as err:
+                raise KubeUnavailable(f"Kubernetes API unreachable: {err}") from None
         data = b"".join(kept)
         if len(data) > limit_bytes:
             data, cut = data[-limit_bytes:], True
@@ -189,12 +182,16 @@ class KubeHttp:
     def follow_logs(self, namespace: str, pod: str, container: str | None, tail: int) -> _Follow:
         """follow=true from the last `tail` lines: the response stays open while the container runs. No read
         timeout (a quiet pod writes nothing for minutes); the follower ends it by closing it."""
-        query = {k: str(v) for k, v in (("container", container), ("tailLines", tail), ("follow", "true"))
-                 if v is not None}
+        return _Follow(self._open_log(namespace, pod, None, container=container, tailLines=tail, follow="true"))
+
+    def _open_log(self, namespace: str, pod: str, timeout: float | None, **query: Any) -> Any:
+        """The open response of GET .../pods/{pod}/log with the query's set values; NotFound for a pod or
+        container without a log, KubeUnavailable for anything else. (Errors while reading propagate as OSError.)"""
+        params = {k: str(v) for k, v in query.items() if v is not None}
         url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/pods/{_segment(pod)}/log?"
-               + urllib.parse.urlencode(query))
+               + urllib.parse.urlencode(params))
         try:
-            return _Follow(self._open(urllib.request.Request(url), None))
+            return self._open(urllib.request.Request(url), timeout)
         except urllib.error.HTTPError as err:
             if err.code in (400, 404):
                 raise NotFound(f"no log for pod {pod} in {namespace}: {_message(err)}") from None

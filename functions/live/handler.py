@@ -63,8 +63,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if route == "$disconnect":
         live_socket.disconnect(store(), connection_id)
         return {"statusCode": 200}
-    poster = ApiGatewayPoster(_endpoint(ctx))
     endpoint = _endpoint(ctx)
-    live_socket.message(deps(), store(), poster, lambda p: _start_follower({**p, "endpoint": endpoint}),
+    live_socket.message(deps(), store(), ApiGatewayPoster(endpoint),
+                        lambda p: _start_follower({**p, "endpoint": endpoint}),
                         connection_id, sub, str(event.get("body") or ""))
     return {"statusCode": 200}

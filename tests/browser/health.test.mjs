@@ -4,7 +4,7 @@
 // InstanceConnectivity with HyperPod's reason. The one mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-health";
@@ -17,15 +17,8 @@ let healthy;
 before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-health-setup" },
-    body: { name: CLUSTER, region: REGION, node_recovery: "none",
-            instance_groups: [{ name: "workers", instance_type: "ml.c5.large", instance_count: 2, availability_zone: "us-west-2a" }] },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  await createCluster(sb, "browser-health-setup", { name: CLUSTER, region: REGION, node_recovery: "none",
+            instance_groups: [{ name: "workers", instance_type: "ml.c5.large", instance_count: 2, availability_zone: "us-west-2a" }] });
   const nodes = (await sb.api(`/v1/clusters/${CLUSTER}/nodes?region=${REGION}`)).json.items;
   [faulty, healthy] = nodes.map((n) => n.node_id);
   const fault = await sb.api(`/v1/sandbox/nodes/${faulty}/fault`, { method: "POST", body: { kind: "efa_down", latent: true } });

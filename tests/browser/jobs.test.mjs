@@ -4,7 +4,7 @@
 // and live logs (a new line arrives while following), then delete; every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-jobs";
@@ -15,26 +15,9 @@ let browser;
 before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-jobs-setup" },
-    body: { name: CLUSTER, region: REGION,
-            instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
-  await sb.aws(`
-import boto3
-import time
-eks = boto3.client("eks", region_name="${REGION}")
-name = "amazon-sagemaker-hyperpod-training-operator"
-eks.create_addon(clusterName="${CLUSTER}", addonName=name)
-deadline = time.monotonic() + 30
-while eks.describe_addon(clusterName="${CLUSTER}", addonName=name)["addon"]["status"] != "ACTIVE":
-    assert time.monotonic() < deadline, "the training operator add-on did not become ACTIVE"
-    time.sleep(0.1)
-`);
+  await createCluster(sb, "browser-jobs-setup", { name: CLUSTER, region: REGION,
+    instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] });
+  await addonsActive(sb, REGION, CLUSTER, ["amazon-sagemaker-hyperpod-training-operator"]);
 });
 
 after(async () => {

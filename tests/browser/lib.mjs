@@ -1,5 +1,6 @@
 // Shared helpers for the browser tests and the bench: a sandbox on a free port, Debian's Chromium
 // driven by playwright-core (installed in web/node_modules; no browser downloads).
+import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
@@ -171,4 +172,28 @@ export async function assertCleanText(page, where, secrets = []) {
 export async function shot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Setup most walks share: a cluster made through the REST API (one Idempotency-Key), watched to SUCCEEDED. */
+export async function createCluster(sb, key, body) {
+  const r = await sb.api("/v1/clusters", { method: "POST", headers: { "Idempotency-Key": key }, body });
+  assert.equal(r.status, 202, JSON.stringify(r.json));
+  const op = await sb.waitOperation(r.json.id);
+  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  return op;
+}
+
+/** Setup, not the path under test: EKS add-ons created straight in the embedded AWS, each waited to ACTIVE. */
+export async function addonsActive(sb, region, cluster, names) {
+  await sb.aws(`
+import boto3
+import time
+eks = boto3.client("eks", region_name="${region}")
+for name in ${JSON.stringify(names)}:
+    eks.create_addon(clusterName="${cluster}", addonName=name)
+    deadline = time.monotonic() + 30
+    while eks.describe_addon(clusterName="${cluster}", addonName=name)["addon"]["status"] != "ACTIVE":
+        assert time.monotonic() < deadline, name + " did not become ACTIVE"
+        time.sleep(0.1)
+`);
 }

@@ -4,7 +4,7 @@
 // MLflow", and following the link opens the experiment with the loss and throughput the job logged.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-mlflow";
@@ -16,26 +16,10 @@ let browser;
 before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-mlflow-setup" },
-    body: { name: CLUSTER, region: REGION,
-            instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
-  await sb.aws(`
-import boto3
-import time
-eks = boto3.client("eks", region_name="${REGION}")
-for name in ("amazon-sagemaker-hyperpod-training-operator",):  # the Pod Identity agent is on from create
-    eks.create_addon(clusterName="${CLUSTER}", addonName=name)
-    deadline = time.monotonic() + 30
-    while eks.describe_addon(clusterName="${CLUSTER}", addonName=name)["addon"]["status"] != "ACTIVE":
-        assert time.monotonic() < deadline, name + " did not become ACTIVE"
-        time.sleep(0.1)
-`);
+  await createCluster(sb, "browser-mlflow-setup", { name: CLUSTER, region: REGION,
+            instance_groups: [{ name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] });
+  // the Pod Identity agent is on from create
+  await addonsActive(sb, REGION, CLUSTER, ["amazon-sagemaker-hyperpod-training-operator"]);
 });
 
 after(async () => {

@@ -3,7 +3,7 @@
 // the files and bytes to the end, the model then shows in the list, and the deploy form offers its path.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-models";
@@ -16,15 +16,8 @@ let browser;
 before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 1000) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-models-setup" },
-    body: { name: CLUSTER, region: REGION,
-            instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 1, availability_zone: "us-west-2a" }] },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  await createCluster(sb, "browser-models-setup", { name: CLUSTER, region: REGION,
+            instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 1, availability_zone: "us-west-2a" }] });
   const s = await sb.api(`/v1/clusters/${CLUSTER}/secrets?region=${REGION}`, {
     method: "POST", body: { name: "hf-token", data: { token: TOKEN } } });
   assert.equal(s.status, 201, JSON.stringify(s.json));

@@ -4,7 +4,7 @@
 // every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-nodes";
@@ -16,15 +16,8 @@ let faulty;
 before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 300) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-nodes-setup" },
-    body: { name: CLUSTER, region: REGION, node_recovery: "none",
-            instance_groups: [{ name: "workers", instance_type: "ml.c5.large", instance_count: 2, availability_zone: "us-west-2a" }] },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+  await createCluster(sb, "browser-nodes-setup", { name: CLUSTER, region: REGION, node_recovery: "none",
+            instance_groups: [{ name: "workers", instance_type: "ml.c5.large", instance_count: 2, availability_zone: "us-west-2a" }] });
   const nodes = (await sb.api(`/v1/clusters/${CLUSTER}/nodes?region=${REGION}`)).json.items;
   faulty = nodes[0].node_id;
   const fault = await sb.api(`/v1/sandbox/nodes/${faulty}/fault`, { method: "POST", body: { kind: "gpu_xid" } });

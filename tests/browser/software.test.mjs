@@ -3,7 +3,7 @@
 // confirm, and follow the operation batch by batch to SUCCEEDED; the nodes end on the new release.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-software";
@@ -15,20 +15,13 @@ before(async () => {
   // Slower than the other walks: each batch lasts ~10 s, so the operation page shows the batches go by.
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_SOFTWARE_TIME_SCALE ?? 60) });
   browser = await launch();
-  const r = await sb.api("/v1/clusters", {
-    method: "POST",
-    headers: { "Idempotency-Key": "browser-software-setup" },
-    body: {
+  await createCluster(sb, "browser-software-setup", {
       name: CLUSTER, region: REGION, node_recovery: "none",
       instance_groups: [
         { name: "workers", instance_type: "ml.c5.large", instance_count: 2, availability_zone: "us-west-2a" },
         { name: "system", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2b" },
       ],
-    },
-  });
-  assert.equal(r.status, 202, JSON.stringify(r.json));
-  const op = await sb.waitOperation(r.json.id);
-  assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
+    });
 });
 
 after(async () => {

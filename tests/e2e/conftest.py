@@ -6,6 +6,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,14 @@ class Api:
             assert time.monotonic() < deadline, f"operation {op_id} still {op['status']} at {op.get('phase')}"
             op = self.get(f"/v1/operations/{op_id}", params={"wait": 10, "version": op["version"]}).json()
         return op
+
+    def make_cluster(self, prefix: str, groups: list[dict[str, Any]], **extra: Any) -> str:
+        """A cluster created through the API and watched to SUCCEEDED (module fixtures' setup); its name."""
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        op = self.post("/v1/clusters", json={"name": name, "region": "us-west-2", "instance_groups": groups,
+                                             **extra}).json()
+        assert self.wait_terminal(op["id"])["status"] == "SUCCEEDED"
+        return name
 
     def calls(self, service: str | None = None, operation: str | None = None,
               request_id: str | None = None) -> list[dict[str, Any]]:
@@ -108,3 +117,12 @@ def aws(sandbox: Sandbox) -> Any:
 @pytest.fixture(scope="session")
 def anonymous(sandbox: Sandbox) -> httpx.Client:
     return httpx.Client(base_url=sandbox.base_url, timeout=30)
+
+
+def kube_client(sandbox: Sandbox, cluster: str) -> Any:
+    """A kubernetes ApiClient on that cluster's embedded Kubernetes API (what kubectl would talk to)."""
+    from kubernetes import client
+
+    config = client.Configuration()
+    config.host = sandbox.kube.clusters()[cluster]
+    return client.ApiClient(config)

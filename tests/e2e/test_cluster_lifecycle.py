@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import kube_client
+
 
 def name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
@@ -92,9 +94,8 @@ def test_viewer_and_operator_cannot_delete(viewer: Any) -> None:
 def _cluster_roles(sandbox: Any, eks_name: str) -> set[str]:
     from kubernetes import client
 
-    config = client.Configuration()
-    config.host = sandbox.kube.clusters()[eks_name]
-    return {r.metadata.name for r in client.RbacAuthorizationV1Api(client.ApiClient(config)).list_cluster_role().items}
+    rbac = client.RbacAuthorizationV1Api(kube_client(sandbox, eks_name))
+    return {r.metadata.name for r in rbac.list_cluster_role().items}
 
 
 def test_import_adopts_an_existing_eks_cluster_and_delete_leaves_it(api: Any, aws: Any, sandbox: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 GROUP = "sagemaker.amazonaws.com/instance-group-name"
@@ -26,24 +27,16 @@ def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
-    name = f"gdel-{uuid.uuid4().hex[:6]}"
     groups = [
         {"name": "workers", "instance_type": "ml.c5.large", "instance_count": 2, "availability_zone": "us-west-2a"},
         {"name": "system", "instance_type": "ml.c5.large", "instance_count": 1, "availability_zone": "us-west-2b"},
     ]
-    op = api.post("/v1/clusters", json={"name": name, "region": "us-west-2", "node_recovery": "none",
-                                        "instance_groups": groups}).json()
-    assert api.wait_terminal(op["id"])["status"] == "SUCCEEDED"
-    return name
+    return api.make_cluster("gdel", groups, node_recovery="none")
 
 
 @pytest.fixture(scope="module")
 def kube(sandbox: Any, cluster: str) -> Any:
-    from kubernetes import client
-
-    config = client.Configuration()
-    config.host = sandbox.kube.clusters()[cluster]
-    return client.ApiClient(config)
+    return kube_client(sandbox, cluster)
 
 
 def _delete(api: Any, cluster: str, group: str, confirm: str, key: str | None = None, **params: Any) -> Any:

@@ -17,6 +17,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
+from tests.e2e.conftest import kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
 
@@ -40,11 +41,7 @@ def cluster(api: Any) -> str:
 
 @pytest.fixture(scope="module")
 def kube(sandbox: Any, cluster: str) -> Any:
-    from kubernetes import client
-
-    config = client.Configuration()
-    config.host = sandbox.kube.clusters()[cluster]
-    return client.ApiClient(config)
+    return kube_client(sandbox, cluster)
 
 
 def _until(check: Any, timeout: float = 60.0) -> Any:

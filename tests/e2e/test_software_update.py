@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 HEALTH = "sagemaker.amazonaws.com/node-health-status"
@@ -19,24 +20,18 @@ HEALTH = "sagemaker.amazonaws.com/node-health-status"
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
-    name = f"swup-{uuid.uuid4().hex[:6]}"
     groups = [
         {"name": "workers", "instance_type": "ml.c5.large", "instance_count": 4, "availability_zone": "us-west-2a"},
         {"name": "system", "instance_type": "ml.c5.large", "instance_count": 1, "availability_zone": "us-west-2b"},
     ]
-    op = api.post("/v1/clusters", json={"name": name, "region": "us-west-2", "node_recovery": "none",
-                                        "instance_groups": groups}).json()
-    assert api.wait_terminal(op["id"])["status"] == "SUCCEEDED"
-    return name
+    return api.make_cluster("swup", groups, node_recovery="none")
 
 
 @pytest.fixture(scope="module")
 def kube(sandbox: Any, cluster: str) -> Any:
     from kubernetes import client
 
-    config = client.Configuration()
-    config.host = sandbox.kube.clusters()[cluster]
-    return client.CoreV1Api(client.ApiClient(config))
+    return client.CoreV1Api(kube_client(sandbox, cluster))
 
 
 def _nodes(aws: Any, cluster: str, group: str) -> list[dict[str, Any]]:

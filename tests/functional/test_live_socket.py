@@ -12,32 +12,25 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
-from moto import mock_aws
 
 from functions.adapters import aws
 from functions.adapters.live_store import DynamoLiveConnections
 from functions.domain import live
 from functions.logic import live_socket
+from tests.functional.moto_env import mocked_aws
 
 REGION = "us-west-2"
 
 
 @pytest.fixture
 def store(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoLiveConnections]:
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": REGION}.items():
-        monkeypatch.setenv(k, v)
-    with mock_aws():
-        aws.client.cache_clear()
-        aws._session.cache_clear()
+    with mocked_aws(monkeypatch):
         aws.client("dynamodb").create_table(
             TableName="live", BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                   {"AttributeName": "sk", "AttributeType": "S"}])
         yield DynamoLiveConnections("live")
-        aws.client.cache_clear()
-        aws._session.cache_clear()
 
 
 class Poster:

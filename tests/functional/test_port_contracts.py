@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from moto import mock_aws
 
 from functions.adapters import aws
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
@@ -16,6 +15,7 @@ from functions.domain.operations import Actor, OperationStatus, Target
 from functions.domain.ports import LockHeld, OperationRepository, StaleWrite, StateStore
 from sandbox.resources import TABLES
 from tests.fakes import FakeOperationRepository, FakeStateStore
+from tests.functional.moto_env import mocked_aws
 
 REGION = "us-west-2"
 
@@ -25,19 +25,12 @@ def stores(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
     if request.param == "fake":
         yield FakeOperationRepository(), FakeStateStore()
         return
-    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                 "AWS_DEFAULT_REGION": REGION}.items():
-        monkeypatch.setenv(k, v)
-    with mock_aws():
-        aws.client.cache_clear()
-        aws._session.cache_clear()
+    with mocked_aws(monkeypatch):
         ddb = aws.client("dynamodb", REGION)
         for logical, spec in TABLES.items():
             ddb.create_table(TableName=f"t-{logical}", BillingMode="PAY_PER_REQUEST",
                              **{k: v for k, v in spec.items() if k != "ttl"})
         yield DynamoOperationRepository("t-operations", REGION), DynamoStateStore("t-state", REGION)
-        aws.client.cache_clear()
-        aws._session.cache_clear()
 
 
 def op(op_id: str, cluster: str = "demo", created: str = "2026-12-01T10:00:00.000Z") -> ops.Operation:
