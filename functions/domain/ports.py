@@ -222,3 +222,6 @@ class ObjectLister(Protocol):
     def list_objects(self, bucket: str, prefix: str, start_after: str | None,
                      max_keys: int) -> tuple[builtins.list[dict[str, Any]], bool]:
         """([{"key", "size", "last_modified" (ISO 8601)}], more keys follow)."""
+
+    def read_small(self, bucket: str, key: str, max_bytes: int) -> bytes | None:
+        """One small object's bytes (GetObject, at most max_bytes read); None when it does not exist."""
