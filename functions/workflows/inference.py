@@ -379,7 +379,9 @@ def download(ctx: StepContext) -> Outcome:
     r, k = ctx.request, kube(ctx)
     name, bucket, prefix = r["job_name"], r.get("bucket") or _bucket(ctx), r["prefix"]
     job = k.get("batch/v1", "Job", name, im.NAMESPACE)
-    mine = ctx.outputs.get("job_uid")
+    attempt = ctx.operation.attempt
+    # the Job this attempt made or adopted; on a retry (a new attempt) the failed attempt's Job is an earlier one
+    mine = ctx.outputs.get("job_uid") if ctx.outputs.get("job_attempt", attempt) == attempt else None
     uid = ((job or {}).get("metadata") or {}).get("uid")
     if job is not None and mine is None:  # a Job of an earlier download of this (model, revision)
         finished = im.job_finished(job)
@@ -391,16 +393,16 @@ def download(ctx: StepContext) -> Outcome:
         if finished:
             k.delete("batch/v1", "Job", name, im.NAMESPACE)
             return Wait(message=f"earlier Job {name} ({finished}) removed: a new one resumes", expected_seconds=5)
-        ctx.record(job_name=name, job_uid=uid)  # running already: watch it
+        ctx.record(job_name=name, job_uid=uid, job_attempt=attempt)  # running already: watch it
         mine = uid
     if job is None:
         made = k.apply(im.download_job(name=name, model_id=r["model_id"], revision=r["revision"], bucket=bucket,
                                        prefix=prefix, region=ctx.region, token_secret=r.get("token_secret"),
                                        image=r["image"]))
         made_uid = (made.get("metadata") or {}).get("uid")
-        ctx.record(job_name=name, job_uid=made_uid)
+        ctx.record(job_name=name, job_uid=made_uid, job_attempt=attempt)
         return Wait(message=f"Job {name} started", expected_seconds=60,
-                    outputs={"job_name": name, "job_uid": made_uid})
+                    outputs={"job_name": name, "job_uid": made_uid, "job_attempt": attempt})
     if uid != mine:
         return Wait(message=f"Job {name}: an earlier Job is still going away", expected_seconds=5)
     manifest = _manifest(ctx, bucket, prefix)

@@ -118,7 +118,10 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     assert out["job_name"] == name
     assert (out["files_done"], out["files_total"], out["files_skipped"]) == (FILES, FILES, 0)
     assert out["bytes_done"] == out["bytes_total"] > 0
-    assert unplanned(plan, writes(api, since)) == []
+    made_calls = writes(api, since)
+    assert unplanned(plan, made_calls) == []
+    called = {f"{c['service']}.{c['operation']}" for c in made_calls}
+    assert {"iam.CreateRole", "iam.PutRolePolicy", "eks.CreatePodIdentityAssociation"} <= called, called
     made = [(c["action"], c["kind"], c["name"]) for c in plan["changes"] if c["kind"] == "Kubernetes Job"]
     assert made == [("create", "Kubernetes Job", name)]
     running = [s for s in seen if 0 < s.get("files_done", 0) < FILES]
@@ -206,6 +209,24 @@ def test_a_gated_model_needs_a_valid_token_as_on_the_hub(api: Any, aws: Any, clu
     assert len(keys(aws, bucket, "models/gated/llama-tiny/main/")) == FILES
 
 
+def test_a_retry_after_fixing_the_token_resumes_at_the_download_step(api: Any, aws: Any, cluster: str,
+                                                                      bucket: str) -> None:
+    r = api.post(f"/v1/clusters/{cluster}/secrets", json={"name": "stale-token", "data": {"token": "expired"}})
+    assert r.status_code == 201, r.text
+    body = {"model_id": "gated/retry-me", "token_secret": "stale-token"}
+    failed, _ = watch(api, start(api, cluster, body)["id"])
+    assert failed["status"] == "FAILED" and "401" in json.dumps(failed["error"])
+    assert step(failed, "identity")["status"] == "SUCCEEDED" and step(failed, "download")["status"] == "FAILED"
+    r = api.post(f"/v1/clusters/{cluster}/secrets", json={"name": "stale-token", "data": {"token": TOKEN}})
+    assert r.status_code == 201, r.text
+    retry = api.post(f"/v1/operations/{failed['id']}/retry", key=key())
+    assert retry.status_code == 202, retry.text
+    done, _ = watch(api, failed["id"])
+    assert done["status"] == "SUCCEEDED", done["error"]
+    assert len(keys(aws, bucket, "models/gated/retry-me/main/")) == FILES
+    assert TOKEN not in json.dumps(done)
+
+
 def test_bad_input_is_refused_naming_the_field_and_makes_nothing(api: Any, viewer: Any, sandbox: Any,
                                                                  cluster: str) -> None:
     url = f"/v1/clusters/{cluster}/models"
@@ -219,7 +240,7 @@ def test_bad_input_is_refused_naming_the_field_and_makes_nothing(api: Any, viewe
     assert sandbox.kube.store(cluster).get("batch/v1", "Job", download_job_name("a/b", "main"), "default") is None
     assert viewer.post(url, json={"model_id": "a/b"}, key=key()).status_code == 403
     names = api.get(f"/v1/clusters/{cluster}/secrets")
-    assert names.json() == {"namespace": "default", "names": ["hf-token"]} and TOKEN not in names.text
+    assert names.json() == {"namespace": "default", "names": ["hf-token", "stale-token"]} and TOKEN not in names.text
     assert viewer.get(f"/v1/clusters/{cluster}/secrets").status_code == 403
     assert viewer.get(url).status_code == 200
     assert api.get(url, params={"next_token": "bm90LWEta2V5"}).status_code == 400

@@ -208,3 +208,18 @@ def test_the_download_job_runs_the_constant_script_from_its_configmap_as_the_dow
     assert job["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] == [im.EXIT_PERMANENT]
     assert ":" in DOWNLOAD_IMAGE and not DOWNLOAD_IMAGE.endswith((":latest", ":3.12-slim"))  # an exact version
     assert im.download_script_configmap(download_script())["data"][im.SCRIPT_KEY] == download_script()
+
+
+def test_a_download_pods_failure_is_its_termination_message_or_why_it_cannot_start() -> None:
+    def pod(name: str, created: str, state: dict[str, Any]) -> dict[str, Any]:
+        return {"metadata": {"name": name, "creationTimestamp": created},
+                "status": {"containerStatuses": [{"name": "download", "state": state}]}}
+
+    first = pod("a", "2026-01-01T00:00:00Z", {"terminated": {"exitCode": 1, "message": "ConnectionError: reset"}})
+    last = pod("b", "2026-01-01T00:05:00Z", {"terminated": {"exitCode": 3, "message": "permanent: 401 gated"}})
+    assert im.pod_failure([first, last]) == "permanent: 401 gated"  # the newest pod says why the Job gave up
+    secret = pod("c", "2026-01-01T00:00:00Z", {"waiting": {"reason": "CreateContainerConfigError",
+                                                           "message": 'secret "hf" not found'}})
+    assert im.pod_failure([secret]) == 'CreateContainerConfigError: secret "hf" not found'
+    assert im.pod_failure([pod("d", "x", {"running": {}})]) is None
+    assert im.pod_failure([pod("e", "x", {"terminated": {"exitCode": 0, "reason": "Completed"}})]) is None
