@@ -377,6 +377,14 @@ class FunctionsConstruct(Construct):
             reason="Adding S3 storage checks the user-named bucket exists (HeadBucket) and the storage page lists "
             "a mounted bucket's keys (ListObjectsV2); both are authorized as s3:ListBucket; read-only.",
         )
+        grant(
+            role,
+            sid="ReadDownloadManifests",
+            actions=["s3:GetObject"],
+            resources=[self._data.data_bucket.arn_for_objects("models/*/_podstart_manifest.json")],
+            reason="The models list shows a download in progress from its script's manifest object (files done of "
+            "files total); the data bucket's download manifests only, read-only.",
+        )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
         """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events

@@ -584,7 +584,15 @@ def _assets(role: iam.Role, data: DataConstruct) -> None:
         sid="CountDownloadedModels",
         actions=["s3:ListBucket"],
         resources=[data.data_bucket.bucket_arn],
-        conditions={"StringLike": {"s3:prefix": ["data/models/*"]}},
-        reason="model.download counts the files under data/models/{model}/{revision}/ before it replaces an "
-        "earlier Job (the Job itself writes them, with its own identity); data bucket, models prefix, read-only.",
+        conditions={"StringLike": {"s3:prefix": ["models/*"]}},
+        reason="model.download counts the files and the _COMPLETE marker under models/{model}/{revision}/ (pods "
+        "see /data/models/...); the Job itself writes them, with its own Pod Identity role; models prefix, read-only.",
+    )
+    grant(
+        role,
+        sid="ReadDownloadManifests",
+        actions=["s3:GetObject"],
+        resources=[data.data_bucket.arn_for_objects("models/*/_podstart_manifest.json")],
+        reason="model.download reads its progress from the download script's manifest object; manifests only, "
+        "read-only.",
     )

@@ -191,7 +191,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
         "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/models"): Known(
-        "list_models", "Models in the shared bucket: id, revision, files, bytes, path."),
+        "list_models", "Models in the shared bucket: id, revision, files, bytes, complete, path."),
     ("post", "/v1/clusters/{cluster}/models"): Known(
         "download_model", "Download a Hugging Face model to the shared bucket (resumes)." + TRACK),
     ("get", "/v1/clusters/{cluster}/features"): Known(

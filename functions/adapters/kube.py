@@ -87,6 +87,16 @@ class KubeCluster:
             return []
         return list(out.get("items") or [])
 
+    def logs(self, pod: str, namespace: str, tail_lines: int = 20) -> str:
+        """The last lines of a pod's log ("" when it has none yet or is gone)."""
+        from kubernetes import client as k8s
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            return str(k8s.CoreV1Api(self.api).read_namespaced_pod_log(pod, namespace, tail_lines=tail_lines))
+        except ApiException:
+            return ""
+
     def patch(self, api_version: str, kind: str, name: str, namespace: str | None,
               body: dict[str, Any]) -> dict[str, Any] | None:
         """JSON merge patch (only the fields given change); None when the object is gone."""

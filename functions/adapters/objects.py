@@ -23,3 +23,14 @@ class AwsObjectLister:
                   "last_modified": o["LastModified"].isoformat() if o.get("LastModified") else None}
                  for o in out.get("Contents") or []]
         return items, bool(out.get("IsTruncated"))
+
+    def read_small(self, bucket: str, key: str, max_bytes: int) -> bytes | None:
+        from botocore.exceptions import ClientError
+
+        try:
+            out = self.client("s3", None).get_object(Bucket=bucket, Key=key)
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+                return None
+            raise
+        return bytes(out["Body"].read(max_bytes))

@@ -83,6 +83,19 @@ def checkpoint_policy(region: str, bucket: str, prefix: str) -> str:
     ]})
 
 
+def model_download_policy(region: str, bucket: str, prefix: str = "models/") -> str:
+    """The model download Job: read and write objects under the bucket's models/ prefix (pods see it at
+    /data/models/), list only that prefix. No delete, never s3:*, never another bucket."""
+    b = arns.s3_bucket(region, bucket)
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "ListModels", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [b],
+         "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}},
+        {"Sid": "ReadWriteModels", "Effect": "Allow",
+         "Action": ["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+         "Resource": [f"{b}/{prefix}*"]},
+    ]})
+
+
 def training_operator_policy(hyperpod_cluster_arn: str) -> str:
     """AmazonSageMakerHyperPodTrainingOperatorAccess's permissions, scoped to this cluster only."""
     return json.dumps({"Version": "2012-10-17", "Statement": [

@@ -407,16 +407,24 @@ def download_job_name(model_id: str, revision: str) -> str:
     return f"dl-{slug}-{digest}"
 
 
+# The data contract: the shared bucket is mounted at /data in every pod, so /data/models/... is the key models/...
+MODELS_KEY_PREFIX = MODELS_PREFIX.removeprefix("/data/")
+
+
 def model_prefix(model_id: str, revision: str) -> str:
-    return f"{MODELS_PREFIX.lstrip('/')}{model_id}/{revision}/"
+    """The bucket prefix of a model revision: `models/{model_id}/{revision}/` (pods see /data/models/...)."""
+    return f"{MODELS_KEY_PREFIX}{model_id}/{revision}/"
 
 
-DOWNLOAD_IMAGE = "python:3.12-slim"  # pinned; the download Job's runner (podstart_download) is baked on top
+# The download Job's image: the official Python image at an exact version tag (public, no PodStart image to
+# build or host). Its constant script (functions/assets/podstart_download.py, shipped in a ConfigMap) installs
+# its own pinned huggingface_hub and boto3 at start. Hugging Face ships no official slim downloader image.
+DOWNLOAD_IMAGE = "python:3.12.12-slim-bookworm"
 
 
 def model_of_key(key: str) -> tuple[str, str, str] | None:
-    """`data/models/{org}/{name}/{revision}/{file...}` -> (model_id, revision, file); None for other keys."""
-    rest = key.removeprefix(MODELS_PREFIX.lstrip("/"))
+    """`models/{org}/{name}/{revision}/{file...}` -> (model_id, revision, file); None for other keys."""
+    rest = key.removeprefix(MODELS_KEY_PREFIX)
     parts = rest.split("/", 3)
     if rest == key or len(parts) < 4 or not all(parts):
         return None

@@ -238,6 +238,9 @@ class ObjectLister(Protocol):
                      max_keys: int) -> tuple[builtins.list[dict[str, Any]], bool]:
         """([{"key", "size", "last_modified" (ISO 8601)}], more keys follow)."""
 
+    def read_small(self, bucket: str, key: str, max_bytes: int) -> bytes | None:
+        """One small object's bytes (GetObject, at most max_bytes read); None when it does not exist."""
+
 
 class LiveConnections(Protocol):
     """The deployed live socket's state (DynamoDB; items expire with the connection's 2-hour life): who is

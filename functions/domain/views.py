@@ -225,12 +225,15 @@ class PoolList(BaseModel):
 
 
 class ModelObject(BaseModel):
-    """One model revision in the shared bucket (under data/models/)."""
+    """One model revision in the shared bucket (keys under models/, seen by pods at /data/models/)."""
 
     model_id: str
     revision: str
-    files: int
+    files: int = Field(description="Files there now (the download's markers not counted)")
     bytes: int
+    complete: bool = Field(default=False, description="The download wrote its _COMPLETE marker: every file is there")
+    files_total: int | None = Field(default=None, description="Not complete: the files the download's manifest "
+                                                              "expects (files/files_total is its progress)")
     last_modified: str | None = Field(default=None, description="The newest object's time (ISO 8601)")
     path: str = Field(description="The path the deploy form takes (source s3 uri): /data/models/{model_id}/{revision}/")
 

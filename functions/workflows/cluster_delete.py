@@ -59,6 +59,7 @@ def storage(ctx: StepContext) -> Outcome:
         for a in eks.list_pod_identity_associations(clusterName=name).get("associations", []):
             eks.delete_pod_identity_association(clusterName=name, associationId=a["associationId"])
     ens.delete_role(iam, iamdoc.role_name(name, region, "s3-csi"))
+    ens.delete_role(iam, iamdoc.role_name(name, region, "models"))  # model.download's downloader, if one ran
     fsx = ctx.aws("fsx")
     for fs in fsx.describe_file_systems().get("FileSystems", []):
         t = {x["Key"]: x["Value"] for x in fs.get("Tags", [])}

@@ -4,12 +4,16 @@ state (the operator's CR state, the Deployment's ready pods, the Job's condition
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from functions.adapters.kube import KubeCluster
+from functions.assets import download_script
+from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.errors import PermanentStepError
+from functions.domain.features import ServiceAccountRef
 from functions.domain.operations import Operation, OperationStatus
 from functions.domain.ports import StateStore
 from functions.domain.workflow import Done, Outcome, Skip, Wait
@@ -305,52 +309,121 @@ def relabel(ctx: StepContext) -> Outcome:
 
 
 # ---------------------------------------------------------------------------------------- download
+# The downloader's ServiceAccount, role (models/* of the data bucket only), its Pod Identity association and the
+# script's ConfigMap are per cluster, shared by every download of it: kept when a download ends (the next one
+# reuses them) and removed with the cluster (cluster.delete deletes the EKS cluster, its associations and the
+# podstart-<cluster>-* roles).
 
-def _files_in_bucket(ctx: StepContext, bucket: str, prefix: str) -> int:
+def downloader_role(ctx: StepContext) -> str:
+    return iamdoc.role_name(ctx.request["cluster"], ctx.region, "models")
+
+
+def identity(ctx: StepContext) -> Outcome:
+    """The download Job's identity: a role that may write only models/* of the shared bucket, the ServiceAccount
+    the Job runs as, the EKS Pod Identity association between them, and the script's ConfigMap. Idempotent."""
+    from functions.workflows import aws_ensure as ens
+    from functions.workflows.features import _ensure_pod_identity, names_for
+
+    r, k = ctx.request, kube(ctx)
+    bucket = r.get("bucket") or _bucket(ctx)
+    n = names_for(ctx, r["cluster"])
+    role = downloader_role(ctx)
+    trust = iamdoc.trust("pods.eks.amazonaws.com", tag_session=True)
+    policy = {"model-download": iamdoc.model_download_policy(ctx.region, bucket)}
+    role_arn = ens.ensure_role(ctx.aws("iam", ctx.region), role, trust, [], policy, n.cluster,
+                               boundary=ctx.settings.permissions_boundary_arn)
+    ctx.record(role_arn=role_arn)
+    k.apply(im.downloader_service_account())
+    association = _ensure_pod_identity(ctx, n, ServiceAccountRef(im.NAMESPACE, im.DOWNLOADER), role_arn)
+    k.apply(im.download_script_configmap(download_script()))
+    return Done(message=f"{im.NAMESPACE}/{im.DOWNLOADER} runs as {role} (models/* of {bucket} only)",
+                outputs={"role": role, "association_id": association, "service_account": im.DOWNLOADER})
+
+
+def _manifest(ctx: StepContext, bucket: str, prefix: str) -> dict[str, Any] | None:
+    from botocore.exceptions import ClientError
+
+    try:
+        body = ctx.aws("s3").get_object(Bucket=bucket, Key=prefix + im.MANIFEST)["Body"].read()
+    except ClientError as err:
+        if err.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+            return None
+        raise
+    try:
+        out = json.loads(body)
+    except ValueError:
+        return None
+    return out if isinstance(out, dict) else None
+
+
+def _bucket_state(ctx: StepContext, bucket: str, prefix: str) -> tuple[int, bool]:
+    """(files under the prefix without the markers, whether `_COMPLETE` is there): one ListObjectsV2 page."""
     out = ctx.aws("s3").list_objects_v2(Bucket=bucket, Prefix=prefix, MaxKeys=1000)
-    return int(out.get("KeyCount") or len(out.get("Contents") or []))
+    names = [o["Key"][len(prefix):] for o in out.get("Contents") or []]
+    return len([x for x in names if x not in im.MARKERS]), im.COMPLETE in names
+
+
+def _failure(k: KubeCluster, name: str) -> str:
+    pods = k.list("v1", "Pod", im.NAMESPACE, label_selector=f"job-name={name}")
+    why = im.pod_failure(pods) or ""
+    latest = sorted(pods, key=lambda p: str(p["metadata"].get("creationTimestamp") or ""))[-1:] if pods else []
+    tail = k.logs(latest[0]["metadata"]["name"], im.NAMESPACE, tail_lines=5) if latest else ""
+    lines = [x for x in tail.strip().splitlines() if x and x.strip() not in why][-5:]
+    return "; ".join([x for x in (why, *lines) if x]) or "failed"
 
 
 def download(ctx: StepContext) -> Outcome:
-    """Apply the download Job once and watch it; a finished Job of an earlier download is kept when its files are
-    all in the bucket (nothing to do), else removed so a new Job resumes (it skips the files already there)."""
+    """Apply the download Job once and watch it, progress read from the bucket (the script's manifest); a
+    finished Job of an earlier download is kept when `_COMPLETE` and all files are there (nothing to do), else
+    removed so a new Job resumes (the script skips the files already there)."""
     r, k = ctx.request, kube(ctx)
-    name, bucket = r["job_name"], r.get("bucket") or _bucket(ctx)
+    name, bucket, prefix = r["job_name"], r.get("bucket") or _bucket(ctx), r["prefix"]
     job = k.get("batch/v1", "Job", name, im.NAMESPACE)
-    mine = ctx.outputs.get("job_uid")
+    attempt = ctx.operation.attempt
+    # the Job this attempt made or adopted; on a retry (a new attempt) the failed attempt's Job is an earlier one
+    mine = ctx.outputs.get("job_uid") if ctx.outputs.get("job_attempt", attempt) == attempt else None
     uid = ((job or {}).get("metadata") or {}).get("uid")
     if job is not None and mine is None:  # a Job of an earlier download of this (model, revision)
         finished = im.job_finished(job)
-        if finished == "Complete" and im.download_present(job, _files_in_bucket(ctx, bucket, r["prefix"])):
-            return Done(message=f"all files already in s3://{bucket}/{r['prefix']}: nothing to download",
-                        outputs={"job_name": name, **im.download_counts(job)})
+        files, complete = _bucket_state(ctx, bucket, prefix)
+        manifest = _manifest(ctx, bucket, prefix)
+        if finished == "Complete" and im.download_present(manifest, complete, files):
+            return Done(message=f"all files already in s3://{bucket}/{prefix}: nothing to download",
+                        outputs={"job_name": name, **im.download_counts(manifest)})
         if finished:
             k.delete("batch/v1", "Job", name, im.NAMESPACE)
             return Wait(message=f"earlier Job {name} ({finished}) removed: a new one resumes", expected_seconds=5)
-        ctx.record(job_name=name, job_uid=uid)  # running already: watch it
+        ctx.record(job_name=name, job_uid=uid, job_attempt=attempt)  # running already: watch it
         mine = uid
     if job is None:
         made = k.apply(im.download_job(name=name, model_id=r["model_id"], revision=r["revision"], bucket=bucket,
-                                       token_secret=r.get("token_secret"), image=r["image"]))
+                                       prefix=prefix, region=ctx.region, token_secret=r.get("token_secret"),
+                                       image=r["image"]))
         made_uid = (made.get("metadata") or {}).get("uid")
-        ctx.record(job_name=name, job_uid=made_uid)
+        ctx.record(job_name=name, job_uid=made_uid, job_attempt=attempt)
         return Wait(message=f"Job {name} started", expected_seconds=60,
-                    outputs={"job_name": name, "job_uid": made_uid})
+                    outputs={"job_name": name, "job_uid": made_uid, "job_attempt": attempt})
     if uid != mine:
         return Wait(message=f"Job {name}: an earlier Job is still going away", expected_seconds=5)
-    progress, counts = _progress(job), im.download_counts(job)
+    manifest = _manifest(ctx, bucket, prefix)
+    counts = im.download_counts(manifest)
+    progress = _progress(counts)
     finished = im.job_finished(job)
     if finished == "Failed":
-        conds = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("type") == "Failed"]
-        raise PermanentStepError("DownloadFailed", f"Job {name}: {conds[0].get('message') or 'failed'}"
-                                                   f" ({progress})")
+        raise PermanentStepError("DownloadFailed", f"Job {name}: {_failure(k, name)} ({progress})")
     if finished == "Complete":
+        files, complete = _bucket_state(ctx, bucket, prefix)
+        if not im.download_present(manifest, complete, files):
+            raise PermanentStepError("DownloadIncomplete", f"Job {name} completed but s3://{bucket}/{prefix} has "
+                                                           f"{files} files and no {im.COMPLETE} marker ({progress})")
         return Done(message=f"Job {name} complete: {progress}", outputs={"job_name": name, **counts})
+    stuck = im.pod_failure(k.list("v1", "Pod", im.NAMESPACE, label_selector=f"job-name={name}"))
+    if stuck and stuck.startswith("CreateContainerConfigError"):  # the token Secret went away: it never starts
+        raise PermanentStepError("DownloadFailed", f"Job {name}: {stuck}")
     return Wait(message=f"Job {name} running: {progress}", expected_seconds=60, outputs={"job_name": name, **counts})
 
 
-def _progress(job: dict[str, Any]) -> str:
-    c = im.download_counts(job)
+def _progress(c: dict[str, int]) -> str:
     if not c:
         return "starting"
     return (f"{c.get('files_done', 0)}/{c.get('files_total', '?')} files, {c.get('bytes_done', 0)}/"
@@ -366,6 +439,6 @@ DELETE = Workflow(kind="endpoint.delete", steps={"objects": delete_objects}, on_
 POOL_CREATE = Workflow(kind="pool.create", steps={"workers": pool_workers}, on_status=pool_create_status)
 POOL_ASSIGN = Workflow(kind="pool.assign", steps={"labels": relabel})
 POOL_RELEASE = Workflow(kind="pool.release", steps={"labels": relabel})
-DOWNLOAD = Workflow(kind="model.download", steps={"download": download})
+DOWNLOAD = Workflow(kind="model.download", steps={"identity": identity, "download": download})
 
 _ = PoolRecord  # records written by the API (admission), read here

@@ -46,11 +46,14 @@ test("download a model from the Endpoints page: plan, progress to the end, then 
   await dialog.getByRole("option", { name: "hf-token" }).click();
   await dialog.getByRole("button", { name: "Review" }).click();
   const counted = await dialog.locator('[data-testid="plan-changes"]').innerText();
-  assert.equal(counted, "2 changes", counted);
-  await dialog.getByRole("button", { name: "What will change (2)" }).click();
+  assert.equal(counted, "6 changes", counted); // the downloader's identity (first download here), the Job, the prefix
+  await dialog.getByRole("button", { name: "What will change (6)" }).click();
   const list = await dialog.locator('[data-testid="plan-change-list"]').innerText();
+  assert.match(list, /create AWS::IAM::Role podstart-\S+-models-[0-9a-f]{6}/, list);
+  assert.match(list, /create AWS::EKS::PodIdentityAssociation default\/podstart-model-downloader/, list);
+  assert.match(list, /create Kubernetes ConfigMap podstart-model-downloader/, list);
   assert.match(list, /create Kubernetes Job dl-acme-tiny-chat-[0-9a-f]{8}/, list);
-  assert.match(list, /S3 prefix s3:\/\/\S+\/data\/models\/acme\/tiny-chat\/main\//, list);
+  assert.match(list, /S3 prefix s3:\/\/\S+\/models\/acme\/tiny-chat\/main\//, list);
   assert.equal(await dialog.locator('[data-testid="plan-hourly"]').innerText(), "$0.00 / hour");
   await assertCleanText(page, "download plan", [TOKEN]);
   await shot(page, "models-plan");
@@ -67,7 +70,7 @@ test("download a model from the Endpoints page: plan, progress to the end, then 
   const row = models.getByRole("row").filter({ has: page.getByRole("rowheader", { name: MODEL, exact: true }) });
   await row.waitFor();
   const text = await row.innerText();
-  assert.match(text, /main[\s\S]*7[\s\S]*kB[\s\S]*\/data\/models\/acme\/tiny-chat\/main\//, text);
+  assert.match(text, /main[\s\S]*7[\s\S]*Complete[\s\S]*kB[\s\S]*\/data\/models\/acme\/tiny-chat\/main\//, text);
   await assertCleanText(page, "endpoints page with a model", [TOKEN]);
 
   await page.getByRole("button", { name: "Deploy endpoint" }).click();

@@ -1,7 +1,9 @@
-"""Model downloads on the sandbox: a dry run plans the Job and the S3 prefix and writes nothing; a download
-writes the model's files into the shared bucket with progress on the operation, and the models list shows it;
-a re-run after a file went missing writes only that file; the token stays in its Secret; a model not on the
-Hub or a missing token Secret fail with the reason; bad input is refused naming the field, with nothing made."""
+"""Model downloads on the sandbox: a dry run plans the downloader's identity (role, ServiceAccount, Pod Identity
+association, script ConfigMap), the Job and the S3 prefix and writes nothing; a download runs the real script's
+logic, so the model's files, `_podstart_manifest.json` and `_COMPLETE` arrive under models/{id}/{rev}/ of the
+shared bucket, the operation's progress is read from that manifest, and the models list shows it; a re-run after a
+file went missing writes only that file; the token stays in its Secret; a model not on the Hub, or a gated one
+without a valid token, fails with the script's reason; bad input is refused naming the field, with nothing made."""
 
 from __future__ import annotations
 
@@ -42,9 +44,24 @@ def bucket(api: Any, cluster: str) -> str:
     return str(api.get(f"/v1/clusters/{cluster}/models").json()["bucket"])
 
 
+MARKERS = ("_podstart_manifest.json", "_COMPLETE")
+IDENTITY = [("create", "AWS::IAM::Role"), ("create", "Kubernetes ServiceAccount"),
+            ("create", "AWS::EKS::PodIdentityAssociation"), ("create", "Kubernetes ConfigMap")]
+
+
 def keys(aws: Any, bucket: str, prefix: str) -> dict[str, Any]:
+    """The model's files under the prefix (the script's markers aside) and their times."""
     out = aws("s3").list_objects_v2(Bucket=bucket, Prefix=prefix)
-    return {o["Key"].removeprefix(prefix): o["LastModified"] for o in out.get("Contents") or []}
+    return {o["Key"].removeprefix(prefix): o["LastModified"] for o in out.get("Contents") or []
+            if o["Key"].removeprefix(prefix) not in MARKERS}
+
+
+def manifest(aws: Any, bucket: str, prefix: str) -> dict[str, Any]:
+    return dict(json.loads(aws("s3").get_object(Bucket=bucket, Key=prefix + "_podstart_manifest.json")["Body"].read()))
+
+
+def step(op: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in op["steps"] if s["name"] == name)
 
 
 def start(api: Any, cluster: str, body: dict[str, Any], k: str | None = None) -> dict[str, Any]:
@@ -59,7 +76,7 @@ def watch(api: Any, op_id: str, timeout: float = 90) -> tuple[dict[str, Any], li
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         op = api.get(f"/v1/operations/{op_id}").json()
-        out = op["steps"][0].get("outputs") or {}
+        out = step(op, "download").get("outputs") or {}
         if out and (not seen or seen[-1] != out):
             seen.append(out)
         if op["status"] in ("SUCCEEDED", "FAILED", "CANCELLED"):
@@ -75,9 +92,12 @@ def test_dry_run_plans_the_job_and_the_prefix_at_no_cost_and_writes_nothing(api:
     assert r.status_code == 200, r.text
     plan = r.json()
     job = download_job_name("Qwen/Qwen3-0.6B", "main")
-    assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"]] == [
+    assert [(c["action"], c["kind"]) for c in plan["changes"]][:4] == IDENTITY
+    assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"]][4:] == [
         ("create", "Kubernetes Job", job),
-        ("update", "S3 prefix", f"s3://{bucket}/data/models/Qwen/Qwen3-0.6B/main/")]
+        ("update", "S3 prefix", f"s3://{bucket}/models/Qwen/Qwen3-0.6B/main/")]
+    role = plan["changes"][0]
+    assert role["step"] == "identity" and "models/*" in json.dumps(role)
     assert plan["cost"]["hourly"] == 0
     assert request_writes(api, r) == []
     assert sandbox.kube.store(cluster).get("batch/v1", "Job", job, "default") is None
@@ -94,42 +114,60 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     done, seen = watch(api, op["id"])
     assert done["status"] == "SUCCEEDED", done["error"]
     name = download_job_name("Qwen/Qwen3-0.6B", "main")
-    out = done["steps"][0]["outputs"]
+    out = step(done, "download")["outputs"]
     assert out["job_name"] == name
     assert (out["files_done"], out["files_total"], out["files_skipped"]) == (FILES, FILES, 0)
     assert out["bytes_done"] == out["bytes_total"] > 0
-    assert unplanned(plan, writes(api, since)) == []
+    made_calls = writes(api, since)
+    assert unplanned(plan, made_calls) == []
+    called = {f"{c['service']}.{c['operation']}" for c in made_calls}
+    assert {"iam.CreateRole", "iam.PutRolePolicy", "eks.CreatePodIdentityAssociation"} <= called, called
     made = [(c["action"], c["kind"], c["name"]) for c in plan["changes"] if c["kind"] == "Kubernetes Job"]
     assert made == [("create", "Kubernetes Job", name)]
     running = [s for s in seen if 0 < s.get("files_done", 0) < FILES]
     assert running, f"no progress seen while it ran: {seen}"
 
-    files = keys(aws, bucket, "data/models/Qwen/Qwen3-0.6B/main/")
+    prefix = "models/Qwen/Qwen3-0.6B/main/"
+    files = keys(aws, bucket, prefix)
     assert len(files) == FILES and "config.json" in files and "model-00004-of-00004.safetensors" in files
+    mf = manifest(aws, bucket, prefix)
+    assert (mf["files_done"], mf["files_total"], mf["bytes_done"], mf["complete"]) == (
+        FILES, FILES, out["bytes_done"], True)
+    assert "_COMPLETE" in [o["Key"].removeprefix(prefix) for o in aws("s3").list_objects_v2(
+        Bucket=bucket, Prefix=prefix)["Contents"]]
+    # the identity the Job runs as: a Pod Identity association to a role that may touch models/* only
+    sa = sandbox.kube.store(cluster).get("v1", "ServiceAccount", "podstart-model-downloader", "default")
+    assert sa is not None
+    ident = step(done, "identity")["outputs"]
+    policy = aws("iam").get_role_policy(RoleName=ident["role"], PolicyName="model-download")["PolicyDocument"]
+    policy_text = json.dumps(policy)
+    assert "s3:*" not in policy_text and f"{bucket}/models/*" in policy_text and '"*"' not in policy_text
+    cm = sandbox.kube.store(cluster).get("v1", "ConfigMap", "podstart-model-downloader", "default")
+    assert "def copy_next" in cm["data"]["podstart_download.py"]
     listed = {(m["model_id"], m["revision"]): m for m in api.get(f"/v1/clusters/{cluster}/models").json()["items"]}
     m = listed[("Qwen/Qwen3-0.6B", "main")]
     assert (m["files"], m["bytes"], m["path"]) == (FILES, out["bytes_total"], "/data/models/Qwen/Qwen3-0.6B/main/")
-    assert m["last_modified"]
+    assert m["last_modified"] and m["complete"] is True
 
     job = sandbox.kube.store(cluster).get("batch/v1", "Job", name, "default")
     env = job["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}} in env
     assert TOKEN not in json.dumps(job) and TOKEN not in json.dumps(done)
-    manifest = {k: v for k, v in job.items() if k != "status"}
-    manifest["metadata"] = {k: job["metadata"][k] for k in ("name", "namespace", "labels", "annotations")}
-    kubernetes_validate.validate(manifest, K8S_VERSION, strict=True)
+    rendered = {k: v for k, v in job.items() if k != "status"}
+    rendered["metadata"] = {k: job["metadata"][k] for k in ("name", "namespace", "labels") if k in job["metadata"]}
+    kubernetes_validate.validate(rendered, K8S_VERSION, strict=True)
 
     again = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body).json()
-    assert [c["action"] for c in again["changes"]] == ["none", "none"]  # all there: nothing to download
+    assert [c["action"] for c in again["changes"]] == ["none"] * 6  # all there: nothing to download or make
     noop, _ = watch(api, start(api, cluster, body)["id"])
-    assert noop["status"] == "SUCCEEDED" and "already" in noop["steps"][0]["message"]
-    assert keys(aws, bucket, "data/models/Qwen/Qwen3-0.6B/main/") == files
+    assert noop["status"] == "SUCCEEDED" and "already" in step(noop, "download")["message"]
+    assert keys(aws, bucket, prefix) == files
 
 
 def test_a_rerun_after_a_file_went_missing_writes_only_that_file(api: Any, sandbox: Any, aws: Any, cluster: str,
                                                                  bucket: str) -> None:
     body = {"model_id": "acme/tiny-llm", "revision": "v1"}
-    prefix = "data/models/acme/tiny-llm/v1/"
+    prefix = "models/acme/tiny-llm/v1/"
     first, _ = watch(api, start(api, cluster, body)["id"])
     assert first["status"] == "SUCCEEDED", first["error"]
     before = keys(aws, bucket, prefix)
@@ -138,14 +176,18 @@ def test_a_rerun_after_a_file_went_missing_writes_only_that_file(api: Any, sandb
 
     dry = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body)
     plan = dry.json()
-    assert [(c["action"], c["kind"]) for c in plan["changes"]] == [
+    assert [(c["action"], c["kind"]) for c in plan["changes"] if c["step"] == "download"] == [
         ("delete", "Kubernetes Job"), ("create", "Kubernetes Job"), ("update", "S3 prefix")]
+    assert {c["action"] for c in plan["changes"] if c["step"] == "identity"} == {"none"}
+    listed = {(m["model_id"], m["revision"]): m for m in api.get(f"/v1/clusters/{cluster}/models").json()["items"]}
+    assert (listed[("acme/tiny-llm", "v1")]["files"], listed[("acme/tiny-llm", "v1")]["complete"]) == (FILES - 1, True)
     assert request_writes(api, dry) == []
 
     second, _ = watch(api, start(api, cluster, body)["id"])
     assert second["status"] == "SUCCEEDED", second["error"]
-    out = second["steps"][0]["outputs"]
+    out = step(second, "download")["outputs"]
     assert (out["files_done"], out["files_skipped"]) == (FILES, FILES - 1)
+    assert manifest(aws, bucket, prefix)["files_skipped"] == FILES - 1
     after = keys(aws, bucket, prefix)
     assert set(after) == set(before)
     rewritten = {f for f in after if after[f] != before[f]}
@@ -155,7 +197,34 @@ def test_a_rerun_after_a_file_went_missing_writes_only_that_file(api: Any, sandb
 def test_a_model_not_on_the_hub_fails_with_the_reason(api: Any, cluster: str) -> None:
     op, _ = watch(api, start(api, cluster, {"model_id": "missing/nothing-here"})["id"])
     assert op["status"] == "FAILED"
-    assert "not found" in json.dumps(op["error"])
+    assert "404" in json.dumps(op["error"]) and "Not Found" in json.dumps(op["error"])
+
+
+def test_a_gated_model_needs_a_valid_token_as_on_the_hub(api: Any, aws: Any, cluster: str, bucket: str) -> None:
+    op, _ = watch(api, start(api, cluster, {"model_id": "gated/llama-tiny"})["id"])
+    assert op["status"] == "FAILED" and "401" in json.dumps(op["error"])
+    assert "_COMPLETE" not in keys(aws, bucket, "models/gated/llama-tiny/main/")
+    ok, _ = watch(api, start(api, cluster, {"model_id": "gated/llama-tiny", "token_secret": "hf-token"})["id"])
+    assert ok["status"] == "SUCCEEDED", ok["error"]
+    assert len(keys(aws, bucket, "models/gated/llama-tiny/main/")) == FILES
+
+
+def test_a_retry_after_fixing_the_token_resumes_at_the_download_step(api: Any, aws: Any, cluster: str,
+                                                                      bucket: str) -> None:
+    r = api.post(f"/v1/clusters/{cluster}/secrets", json={"name": "stale-token", "data": {"token": "expired"}})
+    assert r.status_code == 201, r.text
+    body = {"model_id": "gated/retry-me", "token_secret": "stale-token"}
+    failed, _ = watch(api, start(api, cluster, body)["id"])
+    assert failed["status"] == "FAILED" and "401" in json.dumps(failed["error"])
+    assert step(failed, "identity")["status"] == "SUCCEEDED" and step(failed, "download")["status"] == "FAILED"
+    r = api.post(f"/v1/clusters/{cluster}/secrets", json={"name": "stale-token", "data": {"token": TOKEN}})
+    assert r.status_code == 201, r.text
+    retry = api.post(f"/v1/operations/{failed['id']}/retry", key=key())
+    assert retry.status_code == 202, retry.text
+    done, _ = watch(api, failed["id"])
+    assert done["status"] == "SUCCEEDED", done["error"]
+    assert len(keys(aws, bucket, "models/gated/retry-me/main/")) == FILES
+    assert TOKEN not in json.dumps(done)
 
 
 def test_bad_input_is_refused_naming_the_field_and_makes_nothing(api: Any, viewer: Any, sandbox: Any,
@@ -171,7 +240,7 @@ def test_bad_input_is_refused_naming_the_field_and_makes_nothing(api: Any, viewe
     assert sandbox.kube.store(cluster).get("batch/v1", "Job", download_job_name("a/b", "main"), "default") is None
     assert viewer.post(url, json={"model_id": "a/b"}, key=key()).status_code == 403
     names = api.get(f"/v1/clusters/{cluster}/secrets")
-    assert names.json() == {"namespace": "default", "names": ["hf-token"]} and TOKEN not in names.text
+    assert names.json() == {"namespace": "default", "names": ["hf-token", "stale-token"]} and TOKEN not in names.text
     assert viewer.get(f"/v1/clusters/{cluster}/secrets").status_code == 403
     assert viewer.get(url).status_code == 200
     assert api.get(url, params={"next_token": "bm90LWEta2V5"}).status_code == 400

@@ -47,7 +47,7 @@ IGNORED_FOR: dict[str, set[str]] = {
             "list_models"},  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
     "follow": {"scan"},  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
     "steps": {"head_object",  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
-              "list_objects_v2"},  # authorized as s3:ListBucket (granted on the data bucket, data/models/*)
+              "list_objects_v2"},  # authorized as s3:ListBucket (granted on the data bucket, models/*)
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
     # find (describe_execution, granted): the catalog reads and execution starts are the API's.
     "events": {"describe_addon", "describe_availability_zones", "describe_file_systems", "head_bucket",

@@ -11,8 +11,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from functions.assets import download_script
 from functions.domain import inference_manifests as im
-from functions.domain.inference import EndpointCreate, ModelDownload, PoolCreate, download_job_name
+from functions.domain.inference import DOWNLOAD_IMAGE, EndpointCreate, ModelDownload, PoolCreate, download_job_name
 
 CRDS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "crds"
 if not CRDS.is_dir():
@@ -61,7 +62,9 @@ def builtin_objects() -> list[dict[str, Any]]:
             *im.pool_objects(PoolCreate(name="warm", engine="vllm", image="vllm/vllm-openai:v0.10.1",
                                         instance_type="ml.g5.2xlarge", gpus_per_worker=1, workers=3).model_dump()),
             im.download_job(name=download_job_name("org/m", "main"), model_id="org/m", revision="main",
-                            bucket="b", token_secret="hf-token", image="python:3.12-slim")]
+                            bucket="b", prefix="models/org/m/main/", region="us-west-2", token_secret="hf-token",
+                            image=DOWNLOAD_IMAGE),
+            im.downloader_service_account(), im.download_script_configmap(download_script())]
     return [o for o in objs if not o["apiVersion"].startswith(("keda.sh", "inference."))]
 
 
@@ -186,6 +189,37 @@ def test_download_job_name_is_deterministic_and_token_is_a_secret_ref() -> None:
     a, b = download_job_name(req.model_id, req.revision), download_job_name(req.model_id, req.revision)
     assert a == b != download_job_name(req.model_id, "v2")
     job = im.download_job(name=a, model_id=req.model_id, revision=req.revision, bucket="b",
-                          token_secret="hf-token", image="python:3.12-slim")
+                          prefix="models/Qwen/Qwen3-0.6B/main/", region="us-west-2", token_secret="hf-token",
+                          image=DOWNLOAD_IMAGE)
     env = job["spec"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}} in env
+
+
+def test_the_download_job_runs_the_constant_script_from_its_configmap_as_the_downloader_service_account() -> None:
+    job = im.download_job(name="dl-x", model_id="org/m", revision="v1", bucket="b", prefix="models/org/m/v1/",
+                          region="us-west-2", token_secret=None, image=DOWNLOAD_IMAGE)
+    pod = job["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    assert c["command"] == ["python3", "/opt/podstart/podstart_download.py"]  # no shell, nothing from input
+    assert pod["serviceAccountName"] == im.DOWNLOADER and pod["restartPolicy"] == "Never"
+    assert {"name": "script", "configMap": {"name": im.DOWNLOADER, "defaultMode": 0o444}} in pod["volumes"]
+    assert {e["name"]: e.get("value") for e in c["env"]}["PREFIX"] == "models/org/m/v1/"
+    assert not any(e["name"] == "HF_TOKEN" for e in c["env"])
+    assert job["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"] == [im.EXIT_PERMANENT]
+    assert ":" in DOWNLOAD_IMAGE and not DOWNLOAD_IMAGE.endswith((":latest", ":3.12-slim"))  # an exact version
+    assert im.download_script_configmap(download_script())["data"][im.SCRIPT_KEY] == download_script()
+
+
+def test_a_download_pods_failure_is_its_termination_message_or_why_it_cannot_start() -> None:
+    def pod(name: str, created: str, state: dict[str, Any]) -> dict[str, Any]:
+        return {"metadata": {"name": name, "creationTimestamp": created},
+                "status": {"containerStatuses": [{"name": "download", "state": state}]}}
+
+    first = pod("a", "2026-01-01T00:00:00Z", {"terminated": {"exitCode": 1, "message": "ConnectionError: reset"}})
+    last = pod("b", "2026-01-01T00:05:00Z", {"terminated": {"exitCode": 3, "message": "permanent: 401 gated"}})
+    assert im.pod_failure([first, last]) == "permanent: 401 gated"  # the newest pod says why the Job gave up
+    secret = pod("c", "2026-01-01T00:00:00Z", {"waiting": {"reason": "CreateContainerConfigError",
+                                                           "message": 'secret "hf" not found'}})
+    assert im.pod_failure([secret]) == 'CreateContainerConfigError: secret "hf" not found'
+    assert im.pod_failure([pod("d", "x", {"running": {}})]) is None
+    assert im.pod_failure([pod("e", "x", {"terminated": {"exitCode": 0, "reason": "Completed"}})]) is None

@@ -8,7 +8,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from functions.domain import kuberay, manifests, storage
+from functions.assets import download_script
+from functions.domain import inference_manifests, kuberay, manifests, storage
+from functions.domain.inference import DOWNLOAD_IMAGE, download_job_name
 
 REFERENCE = Path("/work/shared/reference/crds")
 
@@ -20,7 +22,14 @@ OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("
            *storage.s3_volume("c1", "train", "ml", "datasets", "train/", "us-west-2", read_only=True),
            *storage.fsx_volume("c1", "scratch", "ml", "fs-2", "fs-2.fsx.us-west-2.amazonaws.com", "efgh", 2400),
            # instance_group.delete's drain: one Eviction per pod
-           manifests.eviction("trainer-0", "ml")]
+           manifests.eviction("trainer-0", "ml"),
+           # model.download: the downloader's identity and script, and its Job (with and without a token Secret)
+           inference_manifests.downloader_service_account(),
+           inference_manifests.download_script_configmap(download_script()),
+           *(inference_manifests.download_job(name=download_job_name("org/m", "main"), model_id="org/m",
+                                              revision="main", bucket="podstart-data", prefix="models/org/m/main/",
+                                              region="us-west-2", token_secret=t, image=DOWNLOAD_IMAGE)
+             for t in ("hf-token", None))]
 
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=[f"{o['kind']}/{o['metadata']['name']}" for o in OBJECTS])

@@ -90,7 +90,7 @@ describe("Endpoints page", () => {
       dry_run: true, valid: true, kind: "model.download", target: {},
       changes: [
         { action: "create", kind: "Kubernetes Job", name: "dl-org-m-1234abcd", step: "download", details: {} },
-        { action: "update", kind: "S3 prefix", name: "s3://podstart-data/data/models/org/m/main/", step: "download", details: {} },
+        { action: "update", kind: "S3 prefix", name: "s3://podstart-data/models/org/m/main/", step: "download", details: {} },
       ],
       quota: [], cost: { currency: "USD", hourly: 0, monthly_estimate: 0, lines: [] }, warnings: [],
     } as unknown as Plan;

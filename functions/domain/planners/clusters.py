@@ -130,7 +130,10 @@ def plan_cluster_delete(p: PlanInput) -> Draft:
     changes += [delete("Kubernetes PersistentVolumeClaim", manifests.DATA_VOLUME, s),
                 delete("Kubernetes PersistentVolume", manifests.DATA_VOLUME, s),
                 delete("AWS::EKS::PodIdentityAssociation", "kube-system/s3-csi-driver-sa", s),
-                delete("AWS::IAM::Role", f"{name}-s3-csi", s)]
+                delete("AWS::IAM::Role", f"{name}-s3-csi", s),
+                # the model downloader's (model.download's identity step), when a download made it
+                delete("AWS::EKS::PodIdentityAssociation", "default/podstart-model-downloader", s, if_present=True),
+                delete("AWS::IAM::Role", f"{name}-models", s, if_present=True)]
     capacity: list[Capacity] = []
     fsx_id = out.get("fsx_file_system_id")
     if fsx_id:

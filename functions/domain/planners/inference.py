@@ -189,28 +189,52 @@ def _skip(changes: list[Change], done: frozenset[str]) -> list[Change]:
     return [c.model_copy(update={"action": "none"}) if c.step in done else c for c in changes]
 
 
+def _identity_changes(r: dict[str, Any], f: dict[str, Any]) -> list[Change]:
+    """The identity step: role (models/* of the bucket), ServiceAccount, Pod Identity association, script ConfigMap;
+    per cluster, kept after the download for the next one."""
+    step, sa = "identity", f"{im.NAMESPACE}/{im.DOWNLOADER}"
+    policy = f"s3 Get/PutObject on {r['bucket']}/models/*, ListBucket prefix models/*"
+    out = [none(ROLE, f["role"], step, note="in place (its policy is put back if it drifted)") if f.get("linked")
+           else create(ROLE, f["role"], step, trust="pods.eks.amazonaws.com", policy=policy),
+           none("Kubernetes ServiceAccount", im.DOWNLOADER, step, namespace=im.NAMESPACE) if f.get("service_account")
+           else create("Kubernetes ServiceAccount", im.DOWNLOADER, step, namespace=im.NAMESPACE),
+           none(ASSOCIATION, sa, step) if f.get("linked") else create(ASSOCIATION, sa, step, role=f["role"])]
+    cm = ("Kubernetes ConfigMap", im.DOWNLOADER, step)
+    out.append(none(*cm, namespace=im.NAMESPACE) if f.get("script_current")
+               else create(*cm, namespace=im.NAMESPACE, holds="the downloader script (constant)"))
+    return out
+
+
+ROLE = "AWS::IAM::Role"
+ASSOCIATION = "AWS::EKS::PodIdentityAssociation"
+
+
 def plan_model_download(p: PlanInput) -> Draft:
-    """The download Job (none when an earlier Job completed and its files are all in the bucket), the S3 prefix
-    it writes; no capacity of its own (a small CPU pod on existing nodes): zero cost."""
+    """The downloader's identity, then the download Job (none when an earlier Job completed and `_COMPLETE` and
+    all its files are in the bucket) and the S3 prefix it writes; no capacity of its own (a small CPU pod on
+    existing nodes): zero cost."""
     r, f = p.request, p.facts
     job, present = f.get("job"), int(f.get("files_in_bucket") or 0)
     target = f"s3://{r['bucket']}/{r['prefix']}"
-    if im.download_present(job, present):
-        counts = im.download_counts(job)
-        return Draft(changes=[
+    changes = _identity_changes(r, f)
+    manifest = f.get("manifest")
+    if im.job_finished(job) == "Complete" and im.download_present(manifest, bool(f.get("complete")), present):
+        counts = im.download_counts(manifest)
+        return Draft(changes=[*changes,
             none("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
                  reason=f"all {counts.get('files_total')} files are there already"),
             none("S3 prefix", target, "download", files=present)])
-    changes: list[Change] = []
     if im.job_finished(job):
         changes.append(delete("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
                               reason=f"an earlier download Job ({im.job_finished(job)}) makes way for the retry"))
     elif job is not None:
-        return Draft(changes=[none("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
-                                   reason="a download of this model is running: the operation watches it"),
+        return Draft(changes=[*changes, none("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE,
+                                             reason="a download of this model is running: the operation watches it"),
                               update("S3 prefix", target, "download", files_there=present)])
     changes.append(create("Kubernetes Job", r["job_name"], "download", namespace=im.NAMESPACE, image=r["image"],
-                          model_id=r["model_id"], revision=r["revision"], token_secret=r.get("token_secret")))
+                          model_id=r["model_id"], revision=r["revision"], token_secret=r.get("token_secret"),
+                          service_account=im.DOWNLOADER))
     changes.append(update("S3 prefix", target, "download", files_there=present,
-                          reason="writes the files not there yet (a retry resumes)"))
+                          reason="writes the files not there yet, _podstart_manifest.json and _COMPLETE "
+                                 "(a retry resumes)"))
     return Draft(changes=changes)

@@ -1,27 +1,37 @@
-"""The model download Job (the Job and its pod carry the label `podstart.dev/download`): its pod writes the
-model's files into the embedded S3 under the Job's TARGET, one every minute of simulated time, skipping files
-already there (a retry resumes), and reports progress in the Job's `podstart.dev/files-done`, `files-total`,
-`bytes-done`, `bytes-total` and `files-skipped` annotations, as the real runner does.
+"""The model download Job (the Job and its pod carry the label `podstart.dev/download`), run with the real
+script's logic: the pod imports functions/assets/podstart_download.py (the file model.download ships in its
+ConfigMap) and calls its start/copy_next/finish with a fake Hugging Face Hub and the embedded S3, one file per
+minute of simulated time. So the bucket gets what a real Job writes: the files under models/{id}/{rev}/ (files
+already there with the same size skipped: a retry resumes), `_podstart_manifest.json` after every file and
+`_COMPLETE` at the end; `aws s3 ls` on the sandbox shows the model arriving. The script's log lines are the
+pod's log.
 
-It fails (the Job's Failed condition says why) when the token Secret the Job names (HF_TOKEN's secretKeyRef)
-is missing, or when the model id starts with `missing/` (the sandbox's "no such repository on the Hub")."""
+Failures as on a real cluster: a token Secret that does not exist keeps the pod in CreateContainerConfigError;
+a model id starting with `missing/` is not on the Hub (404) and one starting with `gated/` needs a token that
+starts with `hf_` (401 otherwise): the script's permanent error ends the pod with exit code 3 and its
+termination message, and the podFailurePolicy fails the Job."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from functions.assets import podstart_download as dl
 from sandbox.kube.operators.base import ReconcileContext, Reconciler, condition, update_status
 from sandbox.kube.store import Obj, now_rfc3339
 
 DOWNLOAD_LABEL = "podstart.dev/download"
 MISSING_PREFIX = "missing/"
+GATED_PREFIX = "gated/"
 SECONDS_PER_FILE = 60.0
 SHARDS = 4
-ANN = "podstart.dev/"
+
+_RUNS: dict[str, dict[str, Any]] = {}  # pod uid -> {"manifest", "workdir", "copied"}
 
 
 def model_files(model_id: str, revision: str) -> list[tuple[str, bytes]]:
@@ -35,6 +45,30 @@ def model_files(model_id: str, revision: str) -> list[tuple[str, bytes]]:
     return [(n, body(n, size)) for n, size in names]
 
 
+class SandboxHub:
+    """The Hub as the script sees it (dl.Hub): the sandbox's deterministic models, 404 and 401 as on the Hub."""
+
+    def _check(self, model_id: str, token: str | None, *, download: bool) -> None:
+        if model_id.startswith(MISSING_PREFIX):
+            raise dl.PermanentError(f"{model_id}: 404 Client Error: Repository Not Found for url: "
+                                    f"https://huggingface.co/api/models/{model_id}")
+        if download and model_id.startswith(GATED_PREFIX) and not (token or "").startswith("hf_"):
+            raise dl.PermanentError(f"{model_id}: 401 Client Error: access to model {model_id} is restricted; "
+                                    "a valid Hugging Face token is needed")
+
+    def files(self, model_id: str, revision: str, token: str | None) -> list[tuple[str, int]]:
+        self._check(model_id, token, download=False)
+        return [(n, len(b)) for n, b in model_files(model_id, revision)]
+
+    def fetch(self, model_id: str, revision: str, filename: str, token: str | None, dest: str) -> str:
+        self._check(model_id, token, download=True)
+        data = dict(model_files(model_id, revision))[filename]
+        path = Path(dest) / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return str(path)
+
+
 def _s3() -> Any:
     import boto3
 
@@ -44,33 +78,50 @@ def _s3() -> Any:
                         aws_access_key_id="testing", aws_secret_access_key="testing")
 
 
-def _env(pod: Obj) -> tuple[dict[str, str], str | None]:
+def _env(ctx: ReconcileContext, pod: Obj) -> tuple[dict[str, str], str | None]:
+    """The container's env as the kubelet resolves it; the name of a referenced Secret that does not exist."""
     values: dict[str, str] = {}
-    secret = None
+    ns = pod["metadata"].get("namespace")
     for c in (pod.get("spec") or {}).get("containers") or []:
         for e in c.get("env") or []:
             if "value" in e:
                 values[e["name"]] = str(e["value"])
-            ref = ((e.get("valueFrom") or {}).get("secretKeyRef") or {})
-            if e.get("name") == "HF_TOKEN" and ref.get("name"):
-                secret = str(ref["name"])
-    return values, secret
+            ref = (e.get("valueFrom") or {}).get("secretKeyRef") or {}
+            if ref.get("name"):
+                secret = ctx.store.get("v1", "Secret", str(ref["name"]), ns)
+                key = str(ref.get("key", ""))
+                raw = ((secret or {}).get("data") or {}).get(key)
+                plain = ((secret or {}).get("stringData") or {}).get(key)  # the store keeps what was applied
+                if secret is None or (raw is None and plain is None):
+                    return values, str(ref["name"])
+                values[e["name"]] = str(plain) if plain is not None else base64.b64decode(str(raw)).decode()
+    return values, None
 
 
-def _annotate(ctx: ReconcileContext, job: Obj, **counts: int) -> Obj:
-    body = dict(job)
-    meta = dict(body["metadata"])
-    meta["annotations"] = {**(meta.get("annotations") or {}),
-                           **{ANN + k.replace("_", "-"): str(v) for k, v in counts.items()}}
-    body["metadata"] = meta
-    return ctx.store.put(body)
+def _container(pod: Obj) -> dict[str, Any]:
+    return dict(((pod.get("status") or {}).get("containerStatuses") or [{"name": "download"}])[0])
+
+
+def _config_error(ctx: ReconcileContext, pod: Obj, secret: str) -> None:
+    cs = _container(pod)
+    if ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "CreateContainerConfigError":
+        return
+    cs.update(ready=False, started=False, state={"waiting": {"reason": "CreateContainerConfigError",
+                                                             "message": f'secret "{secret}" not found'}})
+    update_status(ctx, pod, {**(pod.get("status") or {}), "phase": "Pending", "containerStatuses": [cs]})
 
 
 def _fail(ctx: ReconcileContext, job: Obj, pod: Obj, message: str) -> None:
-    update_status(ctx, pod, {**(pod.get("status") or {}), "phase": "Failed", "message": message})
+    now = now_rfc3339()
+    cs = _container(pod)
+    cs.update(ready=False, started=False, state={"terminated": {
+        "exitCode": dl.EXIT_PERMANENT, "reason": "Error", "message": message, "finishedAt": now}})
+    update_status(ctx, pod, {**(pod.get("status") or {}), "phase": "Failed", "containerStatuses": [cs]})
     status = dict(job.get("status") or {})
-    update_status(ctx, job, {**status, "failed": 1, "active": 0,
-                             "conditions": [condition("Failed", "True", "BackoffLimitExceeded", message)]})
+    update_status(ctx, job, {**status, "failed": 1, "active": 0, "conditions": [condition(
+        "Failed", "True", "PodFailurePolicy",
+        f"Container download for pod {pod['metadata'].get('namespace')}/{pod['metadata']['name']} failed with exit "
+        f"code {dl.EXIT_PERMANENT} matching FailJob rule at index 0")]})
 
 
 def _succeed(ctx: ReconcileContext, pod: Obj) -> None:
@@ -82,46 +133,60 @@ def _succeed(ctx: ReconcileContext, pod: Obj) -> None:
         for cs in status.get("containerStatuses") or []]})
 
 
+def _done(uid: str) -> None:
+    run = _RUNS.pop(uid, None)
+    if run:
+        shutil.rmtree(run["workdir"], ignore_errors=True)
+
+
 def reconcile_downloads(ctx: ReconcileContext) -> None:
+    hub = SandboxHub()
     for pod in ctx.store.list("v1", "Pod", label_selector=DOWNLOAD_LABEL):
-        if (pod.get("status") or {}).get("phase") != "Running" or pod["metadata"].get("deletionTimestamp"):
+        meta = pod["metadata"]
+        if (pod.get("status") or {}).get("phase") not in ("Running", "Pending") or meta.get("deletionTimestamp"):
+            _done(meta.get("uid", ""))
             continue
-        ns = pod["metadata"].get("namespace")
-        job_name = (pod["metadata"].get("labels") or {}).get("job-name")
+        ns, uid = meta.get("namespace") or "default", meta.get("uid", "")
+        job_name = (meta.get("labels") or {}).get("job-name")
         job = ctx.store.get("batch/v1", "Job", job_name, ns) if job_name else None
         if job is None:
             continue
-        env, secret = _env(pod)
-        model_id, revision = env.get("MODEL_ID", ""), env.get("REVISION", "main")
-        bucket, _, prefix = env.get("TARGET", "").removeprefix("s3://").partition("/")
-        files = model_files(model_id, revision)
-        ann = job["metadata"].get("annotations") or {}
-        if ANN + "files-total" not in ann:
-            if secret and ctx.store.get("v1", "Secret", secret, ns) is None:
-                _fail(ctx, job, pod, f"secret {secret!r} not found: the Hugging Face token is missing")
-                continue
-            if model_id.startswith(MISSING_PREFIX):
-                _fail(ctx, job, pod, f"404 Client Error: repository {model_id} not found on the Hugging Face Hub")
-                continue
-            _annotate(ctx, job, files_total=len(files), bytes_total=sum(len(b) for _, b in files),
-                      files_done=0, bytes_done=0, files_skipped=0)
+        env, missing = _env(ctx, pod)
+        if missing:
+            _config_error(ctx, pod, missing)
             continue
-        done = int(ann.get(ANN + "files-done", "0"))
-        if done >= len(files):
-            _succeed(ctx, pod)
+        if (pod.get("status") or {}).get("phase") != "Running":
             continue
-        if not ctx.waited(pod, SECONDS_PER_FILE * (done + 1), "download"):
-            continue
-        name, data = files[done]
-        s3, key = _s3(), prefix + name
-        skipped = int(ann.get(ANN + "files-skipped", "0"))
+
+        def log(line: str, pod_name: str = meta["name"], namespace: str = ns) -> None:
+            ctx.store.append_log(namespace, pod_name, line + "\n")
+
+        s3 = _s3()
+        run = _RUNS.get(uid)
         try:
-            s3.head_object(Bucket=bucket, Key=key)
-            skipped += 1
-        except ClientError:
-            s3.put_object(Bucket=bucket, Key=key, Body=data)
-        _annotate(ctx, job, files_done=done + 1, bytes_done=int(ann.get(ANN + "bytes-done", "0")) + len(data),
-                  files_skipped=skipped)
+            if run is None:
+                spec = dl.spec_from_env(env)
+                manifest = dl.start(hub, s3, spec)
+                log(f"{spec.model_id}@{spec.revision}: {manifest['files_total']} files, "
+                    f"{manifest['files_skipped']} already in s3://{spec.bucket}/{spec.prefix}")
+                _RUNS[uid] = {"spec": spec, "manifest": manifest, "copied": 0,
+                              "workdir": tempfile.mkdtemp(prefix="podstart-dl-")}
+                continue
+            if not ctx.waited(pod, SECONDS_PER_FILE * (run["copied"] + 1), "download"):
+                continue
+            if dl.copy_next(hub, s3, run["spec"], run["manifest"], run["workdir"], log):
+                run["copied"] += 1
+                continue
+            dl.finish(s3, run["spec"], run["manifest"])
+            log(f"complete: {run['manifest']['files_total']} files, {run['manifest']['bytes_total']} bytes")
+        except dl.PermanentError as err:
+            message = f"permanent: {err}"
+            log(message)
+            _fail(ctx, job, pod, message)
+            _done(uid)
+            continue
+        _succeed(ctx, pod)
+        _done(uid)
 
 
 RECONCILERS: tuple[Reconciler, ...] = (reconcile_downloads,)

@@ -180,6 +180,9 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
             update_status(ctx, job, {**status, "active": 1, "ready": 1})
 
 
+STUCK = ("ErrImagePull", "CreateContainerConfigError")  # waiting reasons that keep a pod Pending
+
+
 def reconcile_pods(ctx: ReconcileContext) -> None:
     """Pending -> Running ~5 s after the scheduler bound it to a Node (at once if the cluster has no
     Nodes); pods owned by a Job -> Succeeded ~10 s later."""
@@ -194,9 +197,9 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if phase == "Pending" and has_nodes and not node_name:
             continue  # the scheduler has not placed it (yet)
-        if any((cs.get("state") or {}).get("waiting", {}).get("reason") == "ErrImagePull"
+        if any((cs.get("state") or {}).get("waiting", {}).get("reason") in STUCK
                for cs in status.get("containerStatuses") or []):
-            continue  # an image that cannot be pulled keeps its pod Pending
+            continue  # an image that cannot be pulled, or a Secret env that does not exist, keeps its pod Pending
         if phase == "Pending" and ctx.waited(pod, 5):
             now = now_rfc3339()
             host_ip = (node_ip(ctx.store, node_name) if node_name else None) or "10.0.0.10"

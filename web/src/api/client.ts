@@ -352,7 +352,7 @@ export const api = {
       body,
       idempotencyKey: key,
     }),
-  /** The models in the shared bucket (data/models/), read from the bucket: one page of 100. */
+  /** The models in the shared bucket (keys under models/, pods see /data/models/), read from the bucket: one page of 100. */
   models: (cluster: string, region: string) => get<ModelList>(`${clusterPath(cluster)}/models${qs({ region, limit: 100 })}`),
   /** Secret names in the default namespace (values are never read): a token Secret is chosen from these. */
   secretNames: (cluster: string, region: string) => get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region })}`),

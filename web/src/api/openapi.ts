@@ -2323,13 +2323,27 @@ export interface components {
         };
         /**
          * ModelObject
-         * @description One model revision in the shared bucket (under data/models/).
+         * @description One model revision in the shared bucket (keys under models/, seen by pods at /data/models/).
          */
         ModelObject: {
             /** Bytes */
             bytes: number;
-            /** Files */
+            /**
+             * Complete
+             * @description The download wrote its _COMPLETE marker: every file is there
+             * @default false
+             */
+            complete: boolean;
+            /**
+             * Files
+             * @description Files there now (the download's markers not counted)
+             */
             files: number;
+            /**
+             * Files Total
+             * @description Not complete: the files the download's manifest expects (files/files_total is its progress)
+             */
+            files_total?: number | null;
             /**
              * Last Modified
              * @description The newest object's time (ISO 8601)

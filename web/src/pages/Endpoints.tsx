@@ -15,6 +15,7 @@ import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SegmentedControl from "@cloudscape-design/components/segmented-control";
 import Select from "@cloudscape-design/components/select";
+import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import Textarea from "@cloudscape-design/components/textarea";
@@ -576,6 +577,9 @@ function ModelsPanel({ cluster, region, models, bucket, loading, error }: { clus
           { id: "id", header: "Model", cell: (m) => m.model_id, isRowHeader: true },
           { id: "rev", header: "Revision", cell: (m) => m.revision },
           { id: "files", header: "Files", cell: (m) => m.files },
+          { id: "state", header: "Download", cell: (m) => (m.complete
+            ? <StatusIndicator type="success">Complete</StatusIndicator>
+            : <StatusIndicator type="in-progress">{`${m.files} of ${m.files_total ?? "?"} files`}</StatusIndicator>) },
           { id: "bytes", header: "Size", cell: (m) => fmtBytes(m.bytes) },
           { id: "time", header: "Last modified", cell: (m) => fmtTime(m.last_modified) },
           { id: "path", header: "Path", cell: (m) => <Box variant="code">{m.path}</Box> },
