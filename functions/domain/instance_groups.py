@@ -10,6 +10,11 @@ from pydantic import BaseModel, ConfigDict
 from functions.domain.catalog import InstanceType, Quota
 from functions.domain.network import addresses_per_instance, group_addresses
 
+# instance_group.delete's drain: how long a pod a PodDisruptionBudget keeps may hold the delete before the operation
+# fails naming it (seconds; the drain step's own budget is an hour, so the longest wait fits inside it)
+DRAIN_TIMEOUT_DEFAULT_S = 600
+DRAIN_TIMEOUT_MAX_S = 3000
+
 IMMUTABLE = ("instance_type", "availability_zone", "capacity_type", "efa_only", "training_plan_arn")
 
 Err = dict[str, Any]

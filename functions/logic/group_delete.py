@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain.errors import Conflict, InvalidInput, NotFound
+from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S
 from functions.domain.nodes import GROUP_LABEL
 from functions.domain.operations import Actor, Target, now_iso
 from functions.domain.plans import Plan
@@ -39,7 +40,8 @@ def _drain_view(deps: Deps, region: str, eks: str, group: str) -> tuple[list[str
 
 
 def delete_instance_group(deps: Deps, name: str, region: str | None, group: str, confirm: str, actor: Actor,
-                          key: str | None, dry_run: bool = False) -> Started | Plan:
+                          key: str | None, dry_run: bool = False,
+                          drain_timeout_s: int = DRAIN_TIMEOUT_DEFAULT_S) -> Started | Plan:
     if confirm != group:
         raise InvalidInput.field(["query", "confirm"], f"type the instance group name ({group}) to confirm the delete")
     rec = find_record(deps, name, region)
@@ -64,5 +66,6 @@ def delete_instance_group(deps: Deps, name: str, region: str | None, group: str,
     return start_or_plan(
         deps, dry_run=dry_run, kind="instance_group.delete",
         target=Target(cluster=rec.name, region=rec.region, resource=group),
-        request={"cluster": rec.name, "region": rec.region, "group": group, "eks_cluster_name": rec.eks_cluster_name},
+        request={"cluster": rec.name, "region": rec.region, "group": group, "eks_cluster_name": rec.eks_cluster_name,
+                 "drain_timeout_s": drain_timeout_s},
         principal=actor, idempotency_key=key, facts=facts)

@@ -7,6 +7,7 @@ from typing import Any
 
 from functions.domain.cluster_record import ClusterRecords, GroupRecord
 from functions.domain.errors import PermanentStepError
+from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S
 from functions.domain.network import RESERVED_TAG_PREFIX, subnet_from_ec2
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
@@ -126,8 +127,6 @@ SCALE = Workflow(kind="instance_group.scale", steps={"instance_group": scale}, o
 
 # --- instance_group.delete: drain (cordon, evict), UpdateCluster(InstanceGroupsToDelete), watch gone ---
 
-DRAIN_TIMEOUT_SECONDS = 600.0  # a pod a PodDisruptionBudget keeps this long fails the operation, named
-
 
 def _kube(ctx: StepContext) -> Any:
     from functions.adapters.kube import KubeCluster  # the steps function's only
@@ -173,9 +172,12 @@ def drain(ctx: StepContext) -> Outcome:
             blocked[ref] = why
     ctx.record(cordoned=names, evicted=evicted, drain_started=started, drain_attempt=attempt)
     if blocked:
-        if hyperpod.elapsed(started) > DRAIN_TIMEOUT_SECONDS / max(ctx.settings.time_scale, 1e-6):
+        # requests from before the timeout was a parameter carry none: they had the default
+        timeout = float(ctx.request.get("drain_timeout_s", DRAIN_TIMEOUT_DEFAULT_S))
+        if hyperpod.elapsed(started) > timeout / max(ctx.settings.time_scale, 1e-6):
             detail = "; ".join(f"pod {k}: {v}" for k, v in sorted(blocked.items())[:5])
-            raise PermanentStepError("DrainBlocked", f"could not evict {len(blocked)} pod(s) from {gname}: {detail}")
+            raise PermanentStepError("DrainBlocked", f"could not evict {len(blocked)} pod(s) from {gname} within "
+                                                     f"{timeout:.0f} s: {detail}")
         return Wait(message=f"{len(blocked)} pod(s) of {gname} wait on a PodDisruptionBudget: "
                             + ", ".join(sorted(blocked)[:5]), outputs={"blocked": sorted(blocked)},
                     expected_seconds=30.0)

@@ -211,7 +211,16 @@ describe("clusters through the UI", () => {
     await dialog.locator('[data-testid="plan-hourly"]').filter({ hasText: /^-\$\d/ }).waitFor();
     await dialog.locator('[data-testid="plan-warnings"]').filter({ hasText: /instance storage/ }).waitFor();
     assert.ok(await dialog.getByRole("button", { name: "Delete group" }).isDisabled(), "enabled before the name is typed");
-    await dialog.getByRole("textbox").fill("more");
+    await dialog.getByRole("textbox", { name: /type/i }).fill("more");
+    // A drain timeout past the allowed 3000 s: the plan says it cannot be planned, the delete is refused at the field.
+    await dialog.getByLabel("Drain timeout (seconds)").fill("5000");
+    await dialog.locator('[data-testid="plan-error"]').waitFor();
+    await dialog.getByRole("button", { name: "Delete group" }).click();
+    await dialog.getByText(/less than or equal to 3000/).waitFor();
+    problems.length = 0; // the refused plan's and request's 422s are expected
+    // 300 s: the plan's warning says how long a PodDisruptionBudget may hold the drain.
+    await dialog.getByLabel("Drain timeout (seconds)").fill("300");
+    await dialog.locator('[data-testid="plan-warnings"]').filter({ hasText: /more than 300 s/ }).waitFor();
     await assertCleanText(page, "delete group, plan");
     await shot(page, "delete-group-plan");
     await dialog.getByRole("button", { name: "Delete group" }).click();
@@ -222,7 +231,8 @@ describe("clusters through the UI", () => {
     await groupRow(page, "accel").waitFor();
     assert.equal(await groupRow(page, "more").count(), 0, "the deleted group is still listed");
     const sent = keysSent(since);
-    assert.deepEqual(sent.map((m) => `${m.method} ${m.path}`), [`DELETE /v1/clusters/${CLUSTER}/instance-groups/more`]);
+    // the refused request (5000 s), then the one that ran
+    assert.deepEqual(sent.map((m) => `${m.method} ${m.path}`), Array(2).fill(`DELETE /v1/clusters/${CLUSTER}/instance-groups/more`));
     assert.deepEqual(problems, []);
     await context.close();
   });

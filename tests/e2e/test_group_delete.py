@@ -61,13 +61,17 @@ def test_delete_drains_respecting_a_pdb_then_removes_the_group(api: Any, aws: An
     # wrong confirm: 422 naming query.confirm, nothing starts
     r = _delete(api, cluster, "workers", "system")
     assert r.status_code == 422 and "query.confirm" in r.text
+    # a drain timeout past the drain step's hour: 422 naming it, nothing starts
+    r = _delete(api, cluster, "workers", "workers", drain_timeout_s=5000)
+    assert r.status_code == 422 and "query.drain_timeout_s" in r.text, r.text
     # unknown group: 404
     assert _delete(api, cluster, "nosuch", "nosuch").status_code == 404
 
     # dry run: the plan lists the cordons, the eviction, the cluster update, capacity removed; no write
-    r = _delete(api, cluster, "workers", "workers", dry_run="true")
+    r = _delete(api, cluster, "workers", "workers", dry_run="true", drain_timeout_s=120)
     assert r.status_code == 200, r.text
     plan = r.json()
+    assert any("more than 120 s" in w for w in plan["warnings"]), plan["warnings"]
     kinds = {(c["kind"], c["action"]) for c in plan["changes"]}
     assert ("Kubernetes Node", "update") in kinds and ("AWS::SageMaker::Cluster", "update") in kinds
     assert any(c["kind"] == "Pod" and c["name"] == "default/trainer" for c in plan["changes"])
@@ -78,13 +82,13 @@ def test_delete_drains_respecting_a_pdb_then_removes_the_group(api: Any, aws: An
 
     # the PDB allows no disruption: the drain fails naming the pod and the budget
     key = uuid.uuid4().hex
-    r = _delete(api, cluster, "workers", "workers", key=key)
+    r = _delete(api, cluster, "workers", "workers", key=key, drain_timeout_s=120)
     assert r.status_code in (200, 201, 202), r.text
-    op = api.wait_terminal(r.json()["id"], timeout=180)  # the 10-minute drain timeout, time-scaled
+    op = api.wait_terminal(r.json()["id"], timeout=180)  # the 2-minute drain timeout asked for, time-scaled
     assert op["status"] == "FAILED", [(s.get("name"), s.get("message")) for s in op.get("steps", [])]
     text = str(op)
-    assert "default/trainer" in text and "keep-trainer" in text
-    again = _delete(api, cluster, "workers", "workers", key=key)
+    assert "default/trainer" in text and "keep-trainer" in text and "within 120 s" in text
+    again = _delete(api, cluster, "workers", "workers", key=key, drain_timeout_s=120)
     assert again.json()["id"] == op["id"]
     store = sandbox.kube.store(cluster)
     assert store.evictions == []

@@ -12,6 +12,7 @@ from functions.api.context import DryRun, actor, model_response, principal, requ
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.catalog import REGION_PATTERN
 from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
+from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S, DRAIN_TIMEOUT_MAX_S
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.domain.software_update import SoftwareUpdate
@@ -135,11 +136,15 @@ def scale_instance_group(cluster: ClusterPath, group: GroupPath, body: InstanceG
 def delete_instance_group(cluster: ClusterPath, group: GroupPath,
                           confirm: Annotated[str, Query(description="The group name, to confirm",
                                                         max_length=32)],
+                          drain_timeout_s: Annotated[int, Query(
+                              description="How long (seconds) a pod a PodDisruptionBudget keeps may block the drain "
+                                          "before the operation fails naming it", ge=0,
+                              le=DRAIN_TIMEOUT_MAX_S)] = DRAIN_TIMEOUT_DEFAULT_S,
                           region: RegionOpt = None, idempotency_key: IdempotencyKey = None,
                           dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("instance_group.delete"))
     return respond(group_delete.delete_instance_group(services(), cluster, region, group, confirm, actor(p),
-                                                      idempotency_key, dry_run))
+                                                      idempotency_key, dry_run, drain_timeout_s))
 
 
 @router.post("/v1/clusters/<cluster>/software-update",

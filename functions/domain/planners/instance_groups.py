@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S
 from functions.domain.network import VpcView, allocate_compute_subnet
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.clusters import group_capacity
@@ -76,7 +77,8 @@ def plan_group_delete(p: PlanInput) -> Draft:
     count = int(p.facts.get("target_count", live.get("instance_count", 0)) or 0)
     capacity = ([group_capacity({**live, "instance_count": -count})]
                 if live.get("instance_type") and count else [])
+    timeout = int(r.get("drain_timeout_s", DRAIN_TIMEOUT_DEFAULT_S))
     warnings = [f"deleting {r['group']} terminates its {count} instance(s): instance storage on them is lost",
-                f"{len(pods)} pod(s) are evicted; a PodDisruptionBudget that blocks eviction fails the operation "
-                "after the drain timeout"]
+                f"{len(pods)} pod(s) are evicted; a pod a PodDisruptionBudget keeps for more than {timeout} s "
+                "fails the operation, named (nothing is deleted then)"]
     return Draft(changes=_skip(changes, p.skip_steps), capacity=capacity, warnings=warnings)

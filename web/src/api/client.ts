@@ -201,16 +201,16 @@ export const api = {
       })
     ).body,
   /** Drain, then delete one instance group (`instance_group.delete`, admin); confirm repeats the group name. */
-  deleteInstanceGroup: (cluster: string, region: string, group: string, key: string) =>
+  deleteInstanceGroup: (cluster: string, region: string, group: string, key: string, drainTimeoutS?: string) =>
     request<Operation>(
-      `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group })}`,
+      `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group, drain_timeout_s: drainTimeoutS })}`,
       { method: "DELETE", idempotencyKey: key },
     ),
   /** The plan of a group delete: nodes cordoned, pods evicted, the cluster update, capacity removed. */
-  planDeleteInstanceGroup: async (cluster: string, region: string, group: string, signal?: AbortSignal) =>
+  planDeleteInstanceGroup: async (cluster: string, region: string, group: string, signal?: AbortSignal, drainTimeoutS?: string) =>
     (
       await request<Plan>(
-        `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group, dry_run: "true" })}`,
+        `/v1/clusters/${encodeURIComponent(cluster)}/instance-groups/${encodeURIComponent(group)}${qs({ region, confirm: group, dry_run: "true", drain_timeout_s: drainTimeoutS })}`,
         { method: "DELETE", idempotencyKey: newIdempotencyKey(), signal },
       )
     ).body,

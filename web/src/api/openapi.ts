@@ -5679,6 +5679,8 @@ export interface operations {
             query: {
                 /** @description The group name, to confirm */
                 confirm: string;
+                /** @description How long (seconds) a pod a PodDisruptionBudget keeps may block the drain before the operation fails naming it */
+                drain_timeout_s?: number;
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
                 /** @description Region, if the name is ambiguous */

@@ -219,10 +219,12 @@ function DeleteModal({ cluster, region, onClose }: { cluster: string; region: st
   );
 }
 
-/** Delete one instance group: type its name, read the plan (drain, update, capacity removed), confirm;
- * the operation page then follows drain, update and watch to the end. */
+/** Delete one instance group: type its name, set how long a PodDisruptionBudget may hold the drain, read the plan
+ * (drain, update, capacity removed), confirm; the operation page then follows drain, update and watch to the end. */
 export function DeleteGroupModal({ cluster, region, group, onClose }: { cluster: string; region: string; group: string; onClose: () => void }) {
-  const del = useMutation((_: null, key: string) => api.deleteInstanceGroup(cluster, region, group, key));
+  const [drainS, setDrainS] = useState("600");
+  const debounced = useDebounced(drainS, 400);
+  const del = useMutation((t: string, key: string) => api.deleteInstanceGroup(cluster, region, group, key, t), { fields: ["drain_timeout_s"] });
   return (
     <ConfirmModal
       header={`Delete instance group ${group}?`}
@@ -231,10 +233,15 @@ export function DeleteGroupModal({ cluster, region, group, onClose }: { cluster:
       warning="Its nodes are drained (pods evicted, PodDisruptionBudgets respected), then its instances are terminated: instance storage is lost."
       busy={del.busy}
       errors={del.errors}
-      onConfirm={() => void del.run(null)}
+      onConfirm={() => void del.run(drainS)}
       onCancel={onClose}
     >
-      <PlanPanel load={(signal) => api.planDeleteInstanceGroup(cluster, region, group, signal)} deps={[cluster, region, group]} />
+      <FormField label="Drain timeout (seconds)" errorText={del.fieldErrors.drain_timeout_s}
+        description="How long a pod a PodDisruptionBudget keeps may hold the drain; past it the operation fails naming the pod and nothing is deleted (0 to 3000)">
+        <Input type="number" inputMode="numeric" value={drainS} ariaLabel="Drain timeout (seconds)"
+          onChange={({ detail }) => { setDrainS(detail.value); del.clearField("drain_timeout_s"); }} />
+      </FormField>
+      <PlanPanel load={(signal) => api.planDeleteInstanceGroup(cluster, region, group, signal, debounced)} deps={[cluster, region, group, debounced]} />
     </ConfirmModal>
   );
 }
