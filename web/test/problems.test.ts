@@ -63,3 +63,16 @@ describe("problem+json -> field errors", () => {
     expect(m.fields).toEqual({ "g.instance_type": "not offered" });
   });
 });
+
+describe("a refused plan says why", () => {
+  it("names the fields of a 422 and the detail of a 409", async () => {
+    const { refusal } = await import("../src/components/PlanPanel");
+    expect(refusal(422, "Invalid request", { errors: [{ loc: ["query", "drain_timeout_s"], msg: "must be at most 3000" }] }))
+      .toBe("The request would be refused (HTTP 422): drain_timeout_s: must be at most 3000");
+    expect(refusal(409, "1 node(s) are not Schedulable and Running: i-1 (UnschedulablePendingReplacement)",
+                   { errors: [{ loc: ["body", "group"], msg: "i-1 is UnschedulablePendingReplacement" }] }))
+      .toBe("The request would be refused (HTTP 409): 1 node(s) are not Schedulable and Running: i-1 (UnschedulablePendingReplacement)");
+    const many = Array.from({ length: 7 }, (_, i) => ({ loc: ["body", "node_ids", i], msg: "busy" }));
+    expect(refusal(422, "d", { errors: many })).toMatch(/node_ids\.4: busy \(and 2 more\)$/);
+  });
+});

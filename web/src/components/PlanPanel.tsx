@@ -9,11 +9,21 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
 import type { Plan } from "../api/types";
 import { plural } from "../lib/format";
+import { fieldPath, type Problem } from "../lib/problems";
 
 export function usd(v: number | null | undefined, maxDigits = 2): string {
   if (v === null || v === undefined) return "no price";
   const sign = v < 0 ? "-" : "";
   return `${sign}$${Math.abs(v).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: maxDigits })}`;
+}
+
+/** Why the plan was refused, as the request would be: a 422's field errors (at most 5), else the problem's detail. */
+export function refusal(status: number, detail: string, problem?: Problem): string {
+  const errors = status === 422 ? problem?.errors ?? [] : [];
+  const why = errors.length
+    ? errors.slice(0, 5).map((x) => (fieldPath(x.loc ?? []) ? `${fieldPath(x.loc ?? [])}: ${x.msg}` : x.msg)).join("; ") + (errors.length > 5 ? ` (and ${errors.length - 5} more)` : "")
+    : detail;
+  return `The request would be refused (HTTP ${status}): ${why}`;
 }
 
 /**
@@ -34,9 +44,9 @@ export function PlanPanel({ load, deps, summary }: {
     setError(null);
     load(ctl.signal)
       .then((p) => { if (!ctl.signal.aborted) setPlan(p); })
-      .catch((e: Error & { status?: number }) => {
+      .catch((e: Error & { status?: number; problem?: Problem }) => {
         if (ctl.signal.aborted || e.name === "AbortError") return;
-        setError(e.status && e.status < 500 ? `The request would be refused (HTTP ${e.status}); the final button shows why at the fields.` : e.message);
+        setError(e.status && e.status < 500 ? refusal(e.status, e.message, e.problem) : e.message);
       });
     return () => ctl.abort();
   }, deps);
