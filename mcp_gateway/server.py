@@ -24,6 +24,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
 from mcp_gateway.calls import (
     ArgumentError,
@@ -56,6 +57,8 @@ INSTRUCTIONS = (
 REST_LONG_POLL = 20  # the REST API holds GET /v1/operations/{id}?wait= at most this long
 TIMEOUT = httpx2.Timeout(REST_LONG_POLL + 20.0, connect=5.0)
 RETRY_STATUS = frozenset({429, 502, 503, 504})
+# what reading the tool catalog (GET /v1/openapi.json) may raise: each becomes a message saying why
+CATALOG_ERRORS = (httpx2.HTTPError, RuntimeError, ValueError)
 RETRY_DELAYS = (0.5, 1.5)  # the gateway's own retries of one request (same idempotency key)
 BACKOFF_MAX = 5.0  # seconds between REST long polls that came back early with nothing new
 SETTLE = 2  # seconds a change may wait for the next one before the answer goes out
@@ -141,6 +144,16 @@ class Gateway:
             raise RuntimeError(f"{self.base}/v1/openapi.json is not an OpenAPI document")
         return doc
 
+    def catalog_problem(self, exc: Exception) -> str:
+        """Why the tool catalog (the API's OpenAPI document, behind the API's auth as every tool is) is unreadable."""
+        if isinstance(exc, httpx2.HTTPStatusError):
+            status = exc.response.status_code
+            if status in (401, 403):
+                return (f"the caller is not signed in to PodStart (HTTP {status}); send "
+                        "'Authorization: Bearer <PodStart access token>' to the MCP server")
+            return f"could not load the tool catalog from {self.base}/v1/openapi.json (HTTP {status})"
+        return f"could not load the tool catalog from {self.base}/v1/openapi.json ({exc})"
+
     async def caller_read_only(self) -> bool:
         """Read-only when configured so, or when the caller is a viewer (asked once a minute per identity).
         The REST API refuses a viewer's writes either way; this keeps them out of the tool list."""
@@ -170,9 +183,8 @@ class Gateway:
     async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         try:
             specs = await self.specs()
-        except (httpx2.HTTPError, RuntimeError, ValueError) as exc:
-            return Outcome(f"{name}: could not load the tool catalog from {self.base}/v1/openapi.json ({exc})",
-                           None, True)
+        except CATALOG_ERRORS as exc:
+            return Outcome(f"{name}: {self.catalog_problem(exc)}", None, True)
         spec = specs.get(name)
         if spec is None:
             return Outcome(f"unknown tool {name}", None, True)
@@ -325,7 +337,11 @@ def build_server(api_url: str, token: TokenSource = None, read_only: bool = Fals
     gateway = Gateway(api_url, token, read_only, openapi, from_caller=from_caller)
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[to_tool(s) for s in await gateway.visible()])
+        try:
+            visible = await gateway.visible()
+        except CATALOG_ERRORS as exc:  # a JSON-RPC error that says why, not a broken session
+            raise MCPError(types.INVALID_REQUEST, gateway.catalog_problem(exc)) from exc
+        return types.ListToolsResult(tools=[to_tool(s) for s in visible])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return to_result(await gateway.call(params.name, dict(params.arguments or {})))

@@ -23,6 +23,7 @@ import uvicorn
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from moto import mock_aws
 
 from mcp_gateway.asgi import create_app
@@ -195,6 +196,11 @@ async def _tools(client: Client) -> list[Any]:
     return list((await client.list_tools()).tools)
 
 
+def _leaves(exc: BaseException) -> list[BaseException]:
+    inner = getattr(exc, "exceptions", None)
+    return [leaf for e in inner for leaf in _leaves(e)] if inner else [exc]
+
+
 def _text(result: Any) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
@@ -356,6 +362,19 @@ def test_caller_without_token_is_anonymous(mcp_url: str) -> None:
     result = run(lambda c: c.call_tool("list_regions", {}), mcp_url, token=None)
 
     assert result.is_error and "HTTP 401" in _text(result), _text(result)
+
+
+def test_anonymous_caller_of_a_fresh_gateway_is_told_to_sign_in(rest_api: RestApi) -> None:
+    # a gateway that has not read the catalog yet (it is behind the API's auth, as every tool is)
+    with Served(create_app(rest_api.url)) as url:
+        result = run(lambda c: c.call_tool("list_regions", {}), url, token=None)
+        assert result.is_error and "not signed in" in _text(result) and "HTTP 401" in _text(result), _text(result)
+        refused: list[str] = []
+        try:
+            run(_tools, url, token=None)
+        except* MCPError as group:  # the client's task groups carry the JSON-RPC error out, nested
+            refused = [str(e) for e in _leaves(group)]
+        assert refused and "not signed in" in refused[0], refused
 
 
 def test_read_only_gateway_hides_and_refuses_mutating_tools(mcp_read_only_url: str, rest_api: RestApi) -> None:
