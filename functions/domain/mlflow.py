@@ -79,7 +79,8 @@ class JobMlflow(BaseModel):
 
     tracking_server_arn: str
     experiment: str
-    url: str | None = Field(None, description="Presigned MLflow UI link (operators only; expires in minutes)")
+    url: str | None = Field(None, description="Presigned MLflow UI link, when asked with mlflow_link=true (operators "
+                                              "only; expires in minutes)")
     url_note: str | None = None
 
 

@@ -183,10 +183,12 @@ def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[d
 
 
 def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str,
-            may_open_mlflow: bool = False) -> training.JobDetail:
-    """The job as its operator reports it. A job that reports to MLflow shows its server and experiment, and for
-    an operator a presigned link to the MLflow UI (made on this read, expiring in minutes, never stored): the link
-    opens a session on the tracking server, so a viewer gets the server and experiment without it."""
+            may_open_mlflow: bool = False, mlflow_link: bool = False) -> training.JobDetail:
+    """The job as its operator reports it. A job that reports to MLflow shows its server and experiment, and when
+    asked (`mlflow_link`) an operator gets a presigned link to the MLflow UI (made on this read, expiring in minutes,
+    never stored): the link opens a session on the tracking server, so a viewer gets the server and experiment
+    without it, and a page refreshing the job every few seconds makes no link (no SageMaker call) until a user
+    opens it."""
     rec = find_record(deps, cluster, region)
     kind, obj = _find(deps, rec, name, namespace)
     out = training.detail(kind, obj, pods_of(deps, rec, name, namespace))
@@ -194,6 +196,9 @@ def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: 
         return out
     if not may_open_mlflow:
         why = "the MLflow link is for operators: a presigned URL opens a session on the tracking server"
+        return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url_note": why})})
+    if not mlflow_link:
+        why = "read the job with mlflow_link=true for a presigned link to the MLflow UI"
         return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url_note": why})})
     server_region, _, server = mlf.parts(out.mlflow.tracking_server_arn)
     url: str | None = None

@@ -161,18 +161,26 @@ def test_submit_with_mlflow_runs_scoped_and_links_the_ui(api: Any, viewer: Any, 
 
     # The job page: for an operator a presigned link that opens the experiment with the metrics the job logged;
     # a viewer sees the server and experiment, not the link.
-    job = api.get(f"{base}/jobs/sft").json()
+    plain = api.get(f"{base}/jobs/sft")
+    job = plain.json()
     assert job["mlflow"]["tracking_server_arn"] == SERVER and job["mlflow"]["experiment"] == "llama-sft"
-    url = job["mlflow"]["url"]
+    # a plain read (the job page refreshes every few seconds) makes no link: no SageMaker call at all
+    assert job["mlflow"]["url"] is None and "mlflow_link=true" in job["mlflow"]["url_note"]
+    assert [c["operation"] for c in api.calls(service="sagemaker", request_id=plain.headers["x-amzn-RequestId"])
+            if "Mlflow" in c["operation"]] == []
+    asked = api.get(f"{base}/jobs/sft", params={"mlflow_link": "true"})
+    assert "CreatePresignedMlflowTrackingServerUrl" in [
+        c["operation"] for c in api.calls(service="sagemaker", request_id=asked.headers["x-amzn-RequestId"])]
+    url = asked.json()["mlflow"]["url"]
     assert url and "/sandbox/mlflow/us-west-2/podstart-demo/" in url, job["mlflow"]
-    seen = viewer.get(f"{base}/jobs/sft").json()["mlflow"]
+    seen = viewer.get(f"{base}/jobs/sft", params={"mlflow_link": "true"}).json()["mlflow"]
     assert seen["url"] is None and "operators" in seen["url_note"]
     page = _until(lambda: (p := httpx.get(url)).status_code == 200 and "train_samples_per_second" in p.text and p)
     assert "Experiment: llama-sft" in page.text and "Run: sft" in page.text and "loss" in page.text
     assert httpx.get(url.split("?")[0] + "?authToken=forged").status_code == 403
 
     async def mcp(c: Any) -> Any:
-        return await c.call_tool("get_job", {"cluster": cluster, "job": "sft"})
+        return await c.call_tool("get_job", {"cluster": cluster, "job": "sft", "mlflow_link": True})
 
     got = over_http(sandbox, mcp)
     assert not got.is_error and "/sandbox/mlflow/" in got.structured_content["mlflow"]["url"], text(got)

@@ -54,13 +54,16 @@ def list_jobs(
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>",
             summary="A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow "
-                    "(a presigned link for operators)",
+                    "(a presigned link for operators who ask for it)",
             tags=["jobs"], responses=_ok(training.JobDetail))
 def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
-            region: RegionOpt = None) -> Response[str]:
+            region: RegionOpt = None,
+            mlflow_link: Annotated[bool, Query(description="Make a presigned MLflow UI link (operators; it opens a "
+                                                           "session on the tracking server)")] = False,
+            ) -> Response[str]:
     p = principal(router)
     return model_response(jobs.get_job(services(), cluster, region, job, namespace,
-                                       may_open_mlflow=p.role >= Role.operator))
+                                       may_open_mlflow=p.role >= Role.operator, mlflow_link=mlflow_link))
 
 
 @router.delete("/v1/clusters/<cluster>/jobs/<job>", summary="Delete a job and its pods (operation job.delete)",

@@ -384,8 +384,9 @@ export const api = {
   recipes: () => get<RecipeList>("/v1/recipes"),
   jobs: (cluster: string, region: string) =>
     get<JobList>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`),
-  job: (cluster: string, region: string, job: string, namespace: string) =>
-    get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace })}`),
+  /** A job; `mlflowLink` asks for a presigned MLflow UI link (operators; made only when asked). */
+  job: (cluster: string, region: string, job: string, namespace: string, mlflowLink = false) =>
+    get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace, mlflow_link: mlflowLink ? "true" : undefined })}`),
   jobLogs: (cluster: string, region: string, job: string, p: { namespace: string; pod?: string; tail?: number }) =>
     get<JobLogs>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}/logs${qs({ region, ...p })}`),
   submitJob: (cluster: string, region: string, body: Partial<JobSubmit>, key: string) =>

@@ -340,7 +340,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow (a presigned link for operators) */
+        /** A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow (a presigned link for operators who ask for it) */
         get: operations["get_job_v1_clusters__cluster__jobs__job__get"];
         put?: never;
         post?: never;
@@ -2073,7 +2073,7 @@ export interface components {
             tracking_server_arn: string;
             /**
              * Url
-             * @description Presigned MLflow UI link (operators only; expires in minutes)
+             * @description Presigned MLflow UI link, when asked with mlflow_link=true (operators only; expires in minutes)
              */
             url?: string | null;
             /** Url Note */
@@ -6106,6 +6106,8 @@ export interface operations {
     get_job_v1_clusters__cluster__jobs__job__get: {
         parameters: {
             query?: {
+                /** @description Make a presigned MLflow UI link (operators; it opens a session on the tracking server) */
+                mlflow_link?: boolean;
                 /** @description Namespace */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */

@@ -6,7 +6,6 @@ import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
-import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
@@ -15,6 +14,7 @@ import type { JobDetail as Job, JobLogs } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
 import { Status } from "../components/Status";
 import { fmtTime, text } from "../lib/format";
+import { canMutate, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
@@ -145,6 +145,45 @@ function Logs({ cluster, region, job, stopped }: { cluster: string; region: stri
   );
 }
 
+/** The MLflow UI, opened when the user asks: the presigned link (a session on the tracking server, expiring in
+ * minutes) is made on that click, never on the page's refreshes. The tab opens within the click (no popup
+ * blocker), then goes to the link. A viewer reads why there is no link. */
+function MlflowLink({ cluster, region, job, namespace, note }: { cluster: string; region: string; job: string; namespace: string; note?: string | null }) {
+  const { me } = useMe();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (!canMutate(me)) return <Box color="text-body-secondary" fontSize="body-s">{text(note)}</Box>;
+  const open = async () => {
+    const tab = window.open("", "_blank");
+    setBusy(true);
+    setError(null);
+    try {
+      const fresh = await api.job(cluster, region, job, namespace, true);
+      const url = fresh.mlflow?.url;
+      if (!url) {
+        tab?.close();
+        setError(text(fresh.mlflow?.url_note));
+      } else if (tab) {
+        tab.opener = null;
+        tab.location.href = url;
+      } else {
+        setError("The browser blocked the new tab: allow pop-ups for this site and try again.");
+      }
+    } catch (e) {
+      tab?.close();
+      setError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <SpaceBetween size="xxs">
+      <Button variant="inline-link" iconName="external" loading={busy} onClick={() => void open()} data-testid="open-in-mlflow">Open in MLflow</Button>
+      {error && <Box color="text-status-error" fontSize="body-s">{error}</Box>}
+    </SpaceBetween>
+  );
+}
+
 export default function JobDetail({ region, name, job, namespace }: { region: string; name: string; job: string; namespace: string }) {
   const detail = useAsync(() => api.job(name, region, job, namespace), [name, region, job, namespace]);
   const [confirm, setConfirm] = useState(false);
@@ -191,11 +230,7 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
                       value: (
                         <SpaceBetween size="xxs">
                           <span>{`${j.mlflow.tracking_server_arn.split("/").pop()} · experiment ${j.mlflow.experiment}`}</span>
-                          {j.mlflow.url ? (
-                            <Link href={j.mlflow.url} external target="_blank" data-testid="open-in-mlflow">Open in MLflow</Link>
-                          ) : (
-                            <Box color="text-body-secondary" fontSize="body-s">{text(j.mlflow.url_note)}</Box>
-                          )}
+                          <MlflowLink cluster={name} region={region} job={job} namespace={namespace} note={j.mlflow.url_note} />
                         </SpaceBetween>
                       ),
                     }]
