@@ -1,5 +1,5 @@
 // The Endpoints page's Model pools on a sandbox cluster with a GPU group of 3 single-GPU nodes: a pool of 3 warm vLLM workers is
-// created from the form (progress on the operation page) and shows every worker unassigned; an endpoint is
+// created from the form (plan reviewed, progress on the operation page) and shows every worker unassigned; an endpoint is
 // deployed on it with the "Model pool workers" service shape; 2 workers are assigned to it from the UI (the
 // Workers-by-model cell changes, exactly 2 pods carry the endpoint's label, its Service selects them, Try it
 // answers), then released (all unassigned again); every mutation carried an Idempotency-Key.
@@ -48,6 +48,16 @@ async function succeeded(page, what) {
   await assertCleanText(page, what);
 }
 
+/** A review's "What will change" list, opened: one change a line. */
+async function changesOf(dialog) {
+  const counted = await dialog.getByTestId("plan-changes").innerText();
+  const n = Number(/^(\d+) changes?$/.exec(counted)?.[1]);
+  await dialog.getByRole("button", { name: `What will change (${n})` }).click();
+  const list = await dialog.getByTestId("plan-change-list").innerText();
+  assert.equal(list.trim().split("\n").length, n, list);
+  return list;
+}
+
 async function openEndpoints(page) {
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/endpoints`);
   await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
@@ -73,7 +83,18 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await create.getByRole("option", { name: new RegExp(`^${GPU_TYPE.replace(/\./g, "\\.")}`) }).click();
   await create.getByRole("textbox", { name: "GPUs per worker" }).fill("1");
   await create.getByRole("textbox", { name: "Workers" }).fill("3");
-  await shot(page, "pools-create");
+  // The review: the workers' Deployment, and the capacity it takes (the group's nodes, already paid).
+  await create.getByRole("button", { name: "Review" }).click();
+  assert.equal(await create.getByTestId("pool-summary").innerText(),
+    `${POOL}: 3 warm vllm workers × 1 GPU on ${GPU_TYPE}, image vllm/vllm-openai:v0.10.1`);
+  const planned = await changesOf(create);
+  assert.match(planned, /create Kubernetes Deployment \S*pool-warm/, planned);
+  assert.match(planned, /create PodStart pool record warm/, planned);
+  const costs = await create.getByRole("table", { name: "Cost lines" }).innerText();
+  assert.match(costs, /ml\.g5\.8xlarge[\s\S]*already paid/, costs);
+  assert.equal(await create.locator('[data-testid="plan-warnings"]').count(), 0, "3 workers of 1 GPU fit the 3 free GPUs");
+  await assertCleanText(page, "pool plan");
+  await shot(page, "pools-create-plan");
   await create.getByRole("button", { name: "Create pool" }).click();
   await succeeded(page, "pool.create operation");
 
@@ -95,17 +116,21 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await deploy.getByRole("option", { name: `${POOL} (vllm, 3 workers)` }).click();
   await deploy.getByRole("button", { name: "Review" }).click();
   assert.match(await deploy.getByTestId("deploy-summary").innerText(), new RegExp(`service model_pool ${POOL}`));
-  const counted = await deploy.locator('[data-testid="plan-changes"]').innerText();
-  const n = Number(/^(\d+) changes?$/.exec(counted)?.[1]);
-  await deploy.getByRole("button", { name: `What will change (${n})` }).click();
-  const list = await deploy.locator('[data-testid="plan-change-list"]').innerText();
+  const list = await changesOf(deploy);
   assert.match(list, new RegExp(`create Kubernetes Service \\S*${EP}`), list);
   assert.doesNotMatch(list, /Kubernetes Deployment/, list); // the pool's workers serve it: no Deployment of its own
   await assertCleanText(page, "pool deploy plan");
   await deploy.getByRole("button", { name: "Deploy" }).click();
   await succeeded(page, "endpoint.deploy operation");
 
-  // 3. Assign 2 of the 3 workers to the endpoint.
+  // 3. Assign 2 of the 3 workers to the endpoint. A second tab stays on the Endpoints page meanwhile: its
+  // Workers-by-model cell follows the assignment live, with no reload.
+  const { page: watcher, problems: watcherProblems } = await newPage(browser);
+  await watcher.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+  await watcher.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await openEndpoints(watcher);
+  const watched = watcher.getByTestId(`pool-${POOL}`);
+  await watched.getByText("unassigned: 3", { exact: true }).waitFor();
   await openEndpoints(page);
   await cell.getByText("unassigned: 3", { exact: true }).waitFor();
   await page.getByRole("button", { name: `Assign ${POOL} workers` }).click();
@@ -113,15 +138,28 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await assign.getByText("Now: unassigned: 3").waitFor();
   await assign.getByRole("textbox", { name: "Endpoint" }).fill(EP);
   await assign.getByRole("textbox", { name: "Model path" }).fill("/data/models/Qwen/Qwen3-0.6B/main/");
+  // More than the pool has: the review warns before anything moves; back to the form, then 2.
+  await assign.getByRole("textbox", { name: "Workers" }).fill("4");
+  await assign.getByRole("button", { name: "Review" }).click();
+  await assign.getByTestId("plan-warnings").getByText(`pool ${POOL} has 3 unassigned workers; 4 asked`, { exact: false }).waitFor();
+  await assign.getByRole("button", { name: "Back" }).click();
   await assign.getByRole("textbox", { name: "Workers" }).fill("2");
+  await assign.getByRole("button", { name: "Review" }).click();
+  assert.equal(await assign.getByTestId("assign-summary").innerText(),
+    `2 of ${POOL}'s unassigned workers to ${EP}, model /data/models/Qwen/Qwen3-0.6B/main/`);
+  const moves = (await changesOf(assign)).trim().split("\n");
+  assert.equal(moves.length, 2, moves.join("\n"));
+  for (const m of moves) assert.match(m, /^update Kubernetes Pod pool-warm-\S+ \(step labels\)$/, m);
+  await assertCleanText(page, "assign plan");
   await assign.getByRole("button", { name: "Assign" }).click();
   await succeeded(page, "pool.assign operation");
+  await watched.getByText(`${EP}: 2, unassigned: 1`).waitFor({ timeout: 10_000 });
   await openEndpoints(page);
   await cell.getByText(`${EP}: 2, unassigned: 1`).waitFor();
   await shot(page, "pools-assigned");
 
   const bound = await podsLabelled(EP);
-  assert.equal(bound.length, 2, JSON.stringify(bound.map((p) => p.metadata.name)));
+  assert.deepEqual(bound.map((p) => `update Kubernetes Pod ${p.metadata.name} (step labels)`).sort(), [...moves].sort()); // the planned ones
   assert.equal((await podsLabelled("unassigned")).length, 1);
   const svc = await kube(`/api/v1/namespaces/default/services/${EP}`);
   assert.deepEqual(svc.spec.selector, { "podstart.dev/pool": POOL, [MODEL_LABEL]: EP });
@@ -138,8 +176,12 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   // 4. Release: the workers go back to the pool.
   await page.getByRole("button", { name: `Release ${POOL} workers` }).click();
   const release = page.getByRole("dialog");
+  await release.getByRole("button", { name: /^Endpoint/ }).getByText(`${EP} (2 workers)`).waitFor();
+  const back = (await changesOf(release)).trim().split("\n");
+  assert.deepEqual([...back].sort(), [...moves].sort(), "the same 2 workers return to the pool");
   await release.getByRole("button", { name: "Release" }).click();
   await succeeded(page, "pool.release operation");
+  await watched.getByText("unassigned: 3", { exact: true }).waitFor({ timeout: 10_000 });
   await openEndpoints(page);
   await cell.getByText("unassigned: 3", { exact: true }).waitFor();
   assert.equal((await podsLabelled(EP)).length, 0);
@@ -156,4 +198,5 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   ]);
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
   assert.deepEqual(problems, []);
+  assert.deepEqual(watcherProblems, []);
 });
