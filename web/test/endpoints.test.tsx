@@ -1,6 +1,6 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import type { Endpoint, Plan } from "../src/api/types";
+import type { Endpoint, Plan, Pool } from "../src/api/types";
 
 const apiMock = vi.hoisted(() => ({
   cluster: vi.fn(),
@@ -13,12 +13,16 @@ const apiMock = vi.hoisted(() => ({
   deployEndpoint: vi.fn(),
   planDeployEndpoint: vi.fn(),
   invokeEndpoint: vi.fn(),
+  createPool: vi.fn(),
+  planCreatePool: vi.fn(),
+  assignPool: vi.fn(),
+  planAssignPool: vi.fn(),
 }));
 vi.mock("../src/api/client", async (orig) => ({ ...(await orig<typeof import("../src/api/client")>()), api: apiMock }));
 
 import { ApiError } from "../src/api/client";
 import { href, parseRoute } from "../src/lib/router";
-import EndpointsPage, { byModel, deploySummary, downloadBody, endpointBody, fmtBytes } from "../src/pages/Endpoints";
+import EndpointsPage, { byModel, deploySummary, downloadBody, endpointBody, fmtBytes, poolBody } from "../src/pages/Endpoints";
 
 const ready: Endpoint = {
   name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
@@ -69,6 +73,11 @@ describe("deploy request", () => {
     expect(href.endpoint("us-west-2", "llm", "chat a")).toBe("#/clusters/us-west-2/llm/endpoints/chat%20a");
     expect(byModel({ name: "p", cluster: "c", region: "r", engine: "vllm", image: "i", instance_type: "t", gpus_per_worker: 1, workers: 3,
       by_model: { unassigned: 2, chat: 1 } })).toBe("unassigned: 2, chat: 1");
+  });
+
+  it("sends a pool's numbers as numbers and its names trimmed", () => {
+    expect(poolBody({ name: " warm ", engine: "vllm", image: "vllm/vllm-openai:v0.10.1 ", instance_type: "ml.g5.8xlarge", gpus_per_worker: "1", workers: "3" }))
+      .toEqual({ name: "warm", engine: "vllm", image: "vllm/vllm-openai:v0.10.1", instance_type: "ml.g5.8xlarge", gpus_per_worker: 1, workers: 3 });
   });
 });
 
@@ -193,6 +202,60 @@ describe("Endpoints page", () => {
     await waitFor(() => expect(apiMock.deployEndpoint).toHaveBeenCalledTimes(1));
     expect(apiMock.deployEndpoint.mock.calls[0][2]).toEqual(planned);
     expect(dialog.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
+  });
+
+  const planOf = (kind: string, changes: object[], warnings: string[] = []) => ({
+    dry_run: true, valid: true, kind, target: {}, changes, quota: [], warnings,
+    cost: { currency: "USD", hourly: 0, monthly_estimate: 0, lines: [] },
+  }) as unknown as Plan;
+
+  it("Create pool reviews the plan before creating what was planned; a refusal goes back to the field it names", async () => {
+    apiMock.planCreatePool.mockResolvedValue({ status: 200, body: planOf("pool.create", [
+      { action: "create", kind: "Kubernetes Deployment", name: "pool-warm", step: "workers", details: { replicas: 3 } },
+      { action: "create", kind: "PodStart pool record", name: "warm", step: null, details: {} }]) });
+    apiMock.createPool.mockRejectedValue(new ApiError(422, { status: 422, title: "Invalid input",
+      errors: [{ loc: ["body", "workers"], msg: "Input should be less than or equal to 64" }] }));
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    await screen.findByText("ErrImagePull: sandbox.invalid/vllm:v1");
+    fireEvent.click(screen.getByRole("button", { name: "Create pool" }));
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Pool name"), { target: { value: "warm" } });
+    fireEvent.change(within(dialog).getByLabelText("Workers"), { target: { value: "65" } });
+    expect(apiMock.planCreatePool).not.toHaveBeenCalled(); // not while typing
+    fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    expect((await within(dialog).findByTestId("plan-changes")).textContent).toBe("2 changes");
+    expect(within(dialog).getByTestId("pool-summary").textContent).toBe("warm: 65 warm vllm workers × 1 GPU on ml.g5.8xlarge, image vllm/vllm-openai:v0.10.1");
+    const planned = apiMock.planCreatePool.mock.calls[0][2];
+    expect(planned).toEqual({ name: "warm", engine: "vllm", image: "vllm/vllm-openai:v0.10.1", instance_type: "ml.g5.8xlarge", gpus_per_worker: 1, workers: 65 });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Create pool" }));
+    await within(dialog).findByText("Input should be less than or equal to 64");
+    expect(within(dialog).getByLabelText("Workers")).toBeTruthy(); // back on the form, the message on its field
+    expect(apiMock.createPool.mock.calls[0][2]).toEqual(planned);
+    expect(dialog.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
+  });
+
+  it("Assign shows the plan's workers and its warning before assigning", async () => {
+    const pool: Pool = { name: "warm", cluster: "llm", region: "us-west-2", engine: "vllm", image: "vllm/vllm-openai:v0.10.1",
+      instance_type: "ml.g5.8xlarge", gpus_per_worker: 1, workers: 3, by_model: { unassigned: 3 } };
+    apiMock.pools.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [pool] });
+    apiMock.planAssignPool.mockResolvedValue({ status: 200, body: planOf("pool.assign",
+      [0, 1, 2].map((i) => ({ action: "update", kind: "Kubernetes Pod", name: `pool-warm-${i}`, step: "labels", details: {} })),
+      ["pool warm has 3 unassigned workers; 4 asked: the labels step fails (NotEnoughWorkers) unless workers are released first"]) });
+    apiMock.assignPool.mockReturnValue(new Promise(() => {}));
+    render(<EndpointsPage region="us-west-2" name="llm" />);
+    fireEvent.click(await screen.findByRole("button", { name: "Assign warm workers" }));
+    const dialog = await screen.findByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Endpoint"), { target: { value: "chat" } });
+    fireEvent.change(within(dialog).getByLabelText("Model path"), { target: { value: "/data/models/q/main/" } });
+    fireEvent.change(within(dialog).getByLabelText("Workers"), { target: { value: "4" } });
+    fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    expect((await within(dialog).findByTestId("plan-warnings")).textContent).toContain("pool warm has 3 unassigned workers; 4 asked");
+    expect(within(dialog).getByTestId("assign-summary").textContent).toBe("4 of warm's unassigned workers to chat, model /data/models/q/main/");
+    const [, , poolName, planned] = apiMock.planAssignPool.mock.calls[0];
+    expect([poolName, planned]).toEqual(["warm", { endpoint: "chat", model: { source: "s3", uri: "/data/models/q/main/" }, workers: 4 }]);
+    fireEvent.click(within(dialog).getByRole("button", { name: "Assign" }));
+    await waitFor(() => expect(apiMock.assignPool).toHaveBeenCalledTimes(1));
+    expect(apiMock.assignPool.mock.calls[0][3]).toEqual(planned);
   });
 
   it("Try it sends the message to the chosen ready endpoint and shows the answer", async () => {

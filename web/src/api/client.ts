@@ -381,6 +381,20 @@ export const api = {
       body,
       idempotencyKey: key,
     }),
+  /** The plans (`?dry_run=true`) of a pool's create (its workers, the GPUs they need), assign and release (the
+   * workers whose label changes). */
+  planCreatePool: (cluster: string, region: string, body: Partial<PoolCreate>, signal?: AbortSignal) =>
+    request<Plan>(`${clusterPath(cluster)}/pools${qs({ region, dry_run: "true" })}`, {
+      method: "POST", body, idempotencyKey: newIdempotencyKey(), signal,
+    }),
+  planAssignPool: (cluster: string, region: string, pool: string, body: Partial<PoolAssign>, signal?: AbortSignal) =>
+    request<Plan>(`${clusterPath(cluster)}/pools/${encodeURIComponent(pool)}/assign${qs({ region, dry_run: "true" })}`, {
+      method: "POST", body, idempotencyKey: newIdempotencyKey(), signal,
+    }),
+  planReleasePool: (cluster: string, region: string, pool: string, body: PoolRelease, signal?: AbortSignal) =>
+    request<Plan>(`${clusterPath(cluster)}/pools/${encodeURIComponent(pool)}/release${qs({ region, dry_run: "true" })}`, {
+      method: "POST", body, idempotencyKey: newIdempotencyKey(), signal,
+    }),
   recipes: () => get<RecipeList>("/v1/recipes"),
   jobs: (cluster: string, region: string) =>
     get<JobList>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs${qs({ region })}`),

@@ -362,8 +362,38 @@ export function TryIt({ cluster, region, endpoints }: { cluster: string; region:
   );
 }
 
+/** The request of the create-pool form (numbers as numbers; blanks left for the server to name). */
+export function poolBody(d: Draft): Partial<PoolCreate> {
+  return {
+    name: String(d.name ?? "").trim(), engine: d.engine as PoolCreate["engine"], image: String(d.image ?? "").trim(),
+    instance_type: String(d.instance_type ?? ""), gpus_per_worker: int(d.gpus_per_worker), workers: int(d.workers),
+  };
+}
+
+/** Review and final buttons of a form with a plan step (Back/Confirm on the review, Cancel/Review on the form). */
+function ReviewFooter({ review, busy, confirmLabel, onBack, onCancel, onReview, onConfirm }: {
+  review: boolean; busy: boolean; confirmLabel: string; onBack: () => void; onCancel: () => void; onReview: () => void; onConfirm: () => void;
+}) {
+  return (
+    <Box float="right">
+      {review ? (
+        <SpaceBetween direction="horizontal" size="xs">
+          <Button variant="link" onClick={onBack}>Back</Button>
+          <Button variant="primary" loading={busy} onClick={onConfirm}>{confirmLabel}</Button>
+        </SpaceBetween>
+      ) : (
+        <SpaceBetween direction="horizontal" size="xs">
+          <Button variant="link" onClick={onCancel}>Cancel</Button>
+          <Button variant="primary" onClick={onReview}>Review</Button>
+        </SpaceBetween>
+      )}
+    </Box>
+  );
+}
+
 function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string; region: string; types: Opt[]; onClose: () => void }) {
   const [d, setD] = useState<Draft>({ engine: "vllm", image: IMAGES.vllm, instance_type: types[0]?.value ?? "", gpus_per_worker: "1", workers: "2" });
+  const [review, setReview] = useState(false);
   const create = useMutation((body: Partial<PoolCreate>, key: string) => api.createPool(cluster, region, body, key), {
     fields: ["name", "engine", "image", "instance_type", "gpus_per_worker", "workers"],
   });
@@ -373,28 +403,41 @@ function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string;
       <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set({ [k]: detail.value })} />
     </FormField>
   );
-  const submit = () => void create.run({
-    name: String(d.name ?? ""), engine: d.engine as PoolCreate["engine"], image: String(d.image), instance_type: String(d.instance_type),
-    gpus_per_worker: int(d.gpus_per_worker), workers: int(d.workers),
-  });
+  // Review: the plan (the workers' Deployment, whether the GPUs are free) before the final button; a refused
+  // create goes back to the form, where the fields show why.
+  const body = poolBody(d);
+  const bodyKey = JSON.stringify(body);
+  const submit = async () => {
+    const out = await create.run(body);
+    if (out?.kind === "failed") setReview(false);
+  };
   return (
-    <Modal visible onDismiss={onClose} header={`Create a model pool on ${cluster}`}
-      footer={<Box float="right"><SpaceBetween direction="horizontal" size="xs"><Button variant="link" onClick={onClose}>Cancel</Button><Button variant="primary" loading={create.busy} onClick={submit}>Create pool</Button></SpaceBetween></Box>}>
-      <SpaceBetween size="m">
-        {create.errors.length > 0 && <Alert type="error" header="The pool was not created">{create.errors.join("; ")}</Alert>}
-        {input("name", "Pool name", "A DNS label, at most 24 characters")}
-        <Pick label="Engine" value={String(d.engine)} error={create.fieldErrors.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
-        {input("image", "Image", "Pinned: a version tag or @sha256 digest")}
-        <Pick label="Instance type" value={String(d.instance_type)} options={types} error={create.fieldErrors.instance_type} onChange={(v) => set({ instance_type: v })} />
-        {input("gpus_per_worker", "GPUs per worker")}
-        {input("workers", "Workers", "Warm workers, labelled unassigned until assigned to an endpoint")}
-      </SpaceBetween>
+    <Modal visible size="large" onDismiss={onClose} header={`Create a model pool on ${cluster}`}
+      footer={<ReviewFooter review={review} busy={create.busy} confirmLabel="Create pool" onBack={() => setReview(false)} onCancel={onClose}
+        onReview={() => setReview(true)} onConfirm={() => void submit()} />}>
+      {review ? (
+        <SpaceBetween size="m">
+          <Box data-testid="pool-summary">{`${body.name || "(no name)"}: ${text(body.workers, "?")} warm ${body.engine} workers × ${text(body.gpus_per_worker, "?")} GPU on ${body.instance_type || "(no instance type)"}, image ${body.image || "(none)"}`}</Box>
+          <PlanPanel load={async (signal) => (await api.planCreatePool(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+        </SpaceBetween>
+      ) : (
+        <SpaceBetween size="m">
+          {create.errors.length > 0 && <Alert type="error" header="The pool was not created">{create.errors.join("; ")}</Alert>}
+          {input("name", "Pool name", "A DNS label, at most 24 characters")}
+          <Pick label="Engine" value={String(d.engine)} error={create.fieldErrors.engine} onChange={(v) => set({ engine: v, image: IMAGES[v] ?? "" })} options={[opt("vllm", "vLLM"), opt("sglang", "SGLang")]} />
+          {input("image", "Image", "Pinned: a version tag or @sha256 digest")}
+          <Pick label="Instance type" value={String(d.instance_type)} options={types} error={create.fieldErrors.instance_type} onChange={(v) => set({ instance_type: v })} />
+          {input("gpus_per_worker", "GPUs per worker")}
+          {input("workers", "Workers", "Warm workers, labelled unassigned until assigned to an endpoint")}
+        </SpaceBetween>
+      )}
     </Modal>
   );
 }
 
 function AssignModal({ cluster, region, pool, onClose }: { cluster: string; region: string; pool: Pool; onClose: () => void }) {
   const [d, setD] = useState<Draft>({ source: "s3", uri: "/data/models/", workers: "1" });
+  const [review, setReview] = useState(false);
   const assign = useMutation((body: Partial<PoolAssign>, key: string) => api.assignPool(cluster, region, pool.name, body, key), {
     fields: ["endpoint", "model", "model.uri", "model.model_id", "workers"],
   });
@@ -405,18 +448,32 @@ function AssignModal({ cluster, region, pool, onClose }: { cluster: string; regi
     </FormField>
   );
   const model = (d.source === "s3" ? { source: "s3", uri: String(d.uri) } : { source: "huggingface", model_id: String(d.model_id ?? "") }) as PoolAssign["model"];
+  const body: Partial<PoolAssign> = { endpoint: String(d.endpoint ?? "").trim(), model, workers: int(d.workers) };
+  const bodyKey = JSON.stringify(body);
+  // Review: the plan names the workers whose label changes (and warns when the pool has too few unassigned).
+  const submit = async () => {
+    const out = await assign.run(body);
+    if (out?.kind === "failed") setReview(false);
+  };
   return (
-    <Modal visible onDismiss={onClose} header={`Assign ${pool.name} workers`}
-      footer={<Box float="right"><SpaceBetween direction="horizontal" size="xs"><Button variant="link" onClick={onClose}>Cancel</Button>
-        <Button variant="primary" loading={assign.busy} onClick={() => void assign.run({ endpoint: String(d.endpoint ?? ""), model, workers: int(d.workers) })}>Assign</Button></SpaceBetween></Box>}>
-      <SpaceBetween size="m">
-        {assign.errors.length > 0 && <Alert type="error" header="No workers were assigned">{assign.errors.join("; ")}</Alert>}
-        <Box>{`Now: ${byModel(pool)}`}</Box>
-        {input("endpoint", "Endpoint", "A model_pool endpoint on this pool; its Service selects the workers by label")}
-        <Pick label="Model source" value={String(d.source)} options={MODEL_SOURCES["self-managed"]} error={assign.fieldErrors.model} onChange={(v) => set({ source: v })} />
-        {d.source === "s3" ? input("uri", "Model path", undefined, assign.fieldErrors["model.uri"]) : input("model_id", "Hugging Face model id", "org/name", assign.fieldErrors["model.model_id"])}
-        {input("workers", "Workers")}
-      </SpaceBetween>
+    <Modal visible size="large" onDismiss={onClose} header={`Assign ${pool.name} workers`}
+      footer={<ReviewFooter review={review} busy={assign.busy} confirmLabel="Assign" onBack={() => setReview(false)} onCancel={onClose}
+        onReview={() => setReview(true)} onConfirm={() => void submit()} />}>
+      {review ? (
+        <SpaceBetween size="m">
+          <Box data-testid="assign-summary">{`${text(body.workers, "?")} of ${pool.name}'s unassigned workers to ${body.endpoint || "(no endpoint)"}, model ${text(model.uri ?? model.model_id, "(none)")}`}</Box>
+          <PlanPanel load={async (signal) => (await api.planAssignPool(cluster, region, pool.name, body, signal)).body} deps={[cluster, region, pool.name, bodyKey]} />
+        </SpaceBetween>
+      ) : (
+        <SpaceBetween size="m">
+          {assign.errors.length > 0 && <Alert type="error" header="No workers were assigned">{assign.errors.join("; ")}</Alert>}
+          <Box>{`Now: ${byModel(pool)}`}</Box>
+          {input("endpoint", "Endpoint", "A model_pool endpoint on this pool; its Service selects the workers by label")}
+          <Pick label="Model source" value={String(d.source)} options={MODEL_SOURCES["self-managed"]} error={assign.fieldErrors.model} onChange={(v) => set({ source: v })} />
+          {d.source === "s3" ? input("uri", "Model path", undefined, assign.fieldErrors["model.uri"]) : input("model_id", "Hugging Face model id", "org/name", assign.fieldErrors["model.model_id"])}
+          {input("workers", "Workers")}
+        </SpaceBetween>
+      )}
     </Modal>
   );
 }
@@ -437,6 +494,7 @@ function ReleaseModal({ cluster, region, pool, onClose }: { cluster: string; reg
       <SpaceBetween size="s">
         <Box>Every worker serving the endpoint goes back to the pool, unassigned; the endpoint has no workers until some are assigned again.</Box>
         <Pick label="Endpoint" value={endpoint} options={bound.map((m) => opt(m, `${m} (${pool.by_model?.[m]} workers)`))} onChange={setEndpoint} />
+        {endpoint && <PlanPanel load={async (signal) => (await api.planReleasePool(cluster, region, pool.name, { endpoint }, signal)).body} deps={[cluster, region, pool.name, endpoint]} />}
       </SpaceBetween>
     </ConfirmModal>
   );
