@@ -176,7 +176,9 @@ class EndpointView(BaseModel):
     autoscaling: dict[str, Any] | None = None
     service: str = Field(description="external, internal or model_pool")
     pool: str | None = None
-    status: str = Field(description="DEPLOYING, READY, FAILED, UPDATING, DELETING (live where the cluster was read)")
+    status: str = Field(description="DEPLOYING, READY, FAILED, UPDATING, DELETING; read live: DEGRADED (workers "
+                                    "not ready), MISSING (its objects gone), NO_WORKERS (a model_pool endpoint no "
+                                    "pool worker serves)")
     state: str | None = Field(default=None, description="Managed: the operator's status.state")
     message: str | None = None
     service_name: str

@@ -201,7 +201,14 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
     if base.service == "model_pool":
         mine = [p for p in live.pods if (p["metadata"].get("labels") or {}).get(im.MODEL_LABEL) == rec.name
                 and (p["metadata"].get("labels") or {}).get(im.POOL_LABEL) == base.pool]
-        upd |= {"ready_replicas": sum(1 for p in mine if _ready(p)), "replicas": len(mine)}
+        ready = sum(1 for p in mine if _ready(p))
+        upd |= {"ready_replicas": ready, "replicas": len(mine)}
+        if rec.status not in IN_FLIGHT:  # its Service is there; what serves it is the workers assigned to it
+            if not mine:
+                upd |= {"status": "NO_WORKERS", "message": f"no worker of pool {base.pool} serves it: assign some "
+                                                           f"(assign_pool_workers, or Assign on the pool)"}
+            elif ready < len(mine):
+                upd |= {"status": "DEGRADED", "message": f"{ready}/{len(mine)} workers ready"}
         return base.model_copy(update=upd)
     dep = live.deployments.get(im.worker_name(rec.name))
     workers = [p for p in live.pods if (p["metadata"].get("labels") or {}).get(im.ENDPOINT_LABEL) == rec.name
@@ -347,7 +354,9 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
     if status >= 400:  # the engine's or the API server's own error (e.g. no Ready worker behind the Service)
         said_err = doc.get("error")
         said = doc.get("message") or (said_err.get("message") if isinstance(said_err, dict) else said_err)
+        hint = (f" (workers of pool {ep.request.get('pool')} serve it only once assigned to it)"
+                if ep.request.get("service") == "model_pool" else "")
         raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: "
-                                  f"{str(said) if said else data[:300].decode(errors='replace')}")
+                                  f"{str(said) if said else data[:300].decode(errors='replace')}{hint}")
     return InvokeResult(endpoint=name, status=status, model=doc.get("model"), content=content,
                         response=doc, truncated=truncated)

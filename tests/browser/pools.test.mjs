@@ -133,10 +133,13 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await watched.getByText("unassigned: 3", { exact: true }).waitFor();
   await openEndpoints(page);
   await cell.getByText("unassigned: 3", { exact: true }).waitFor();
+  // deployed on the pool but served by no worker yet: the table says so (not READY), and Try it does not offer it
+  await page.locator(`[data-testid="endpoint-${EP}"][data-status="NO_WORKERS"]`).waitFor();
   await page.getByRole("button", { name: `Assign ${POOL} workers` }).click();
   const assign = page.getByRole("dialog");
   await assign.getByText("Now: unassigned: 3").waitFor();
-  await assign.getByRole("textbox", { name: "Endpoint" }).fill(EP);
+  // the endpoint is picked from this pool's endpoints (the only one is chosen); no worker serves it yet
+  await assign.getByRole("button", { name: /^Endpoint/ }).getByText(`${EP} (NO_WORKERS, 0 workers)`).waitFor();
   await assign.getByRole("textbox", { name: "Model path" }).fill("/data/models/Qwen/Qwen3-0.6B/main/");
   // More than the pool has: the review warns before anything moves; back to the form, then 2.
   await assign.getByRole("textbox", { name: "Workers" }).fill("4");
@@ -184,6 +187,8 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await watched.getByText("unassigned: 3", { exact: true }).waitFor({ timeout: 10_000 });
   await openEndpoints(page);
   await cell.getByText("unassigned: 3", { exact: true }).waitFor();
+  // deployed on the pool but served by no worker yet: the table says so (not READY), and Try it does not offer it
+  await page.locator(`[data-testid="endpoint-${EP}"][data-status="NO_WORKERS"]`).waitFor();
   assert.equal((await podsLabelled(EP)).length, 0);
   await assertCleanText(page, "endpoints page, workers released");
   await shot(page, "pools-released");

@@ -228,7 +228,10 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     ep = name("pooled")
     op = deploy(api, cluster, vllm(ep, service="model_pool", pool=pool, replicas=1))
     assert op["status"] == "SUCCEEDED", op["error"]
-    assert chat(api, cluster, ep).status_code == 502  # no worker bound yet: the Service has no endpoints
+    refused = chat(api, cluster, ep)  # no worker bound yet: the Service has no endpoints
+    assert refused.status_code == 502 and f"pool {pool}" in refused.text, refused.text
+    seen = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert (seen["status"], seen["replicas"]) == ("NO_WORKERS", 0) and pool in seen["message"], seen
 
     model = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B"}
     assign = {"endpoint": ep, "model": model, "workers": 1}
@@ -246,6 +249,8 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     assert bound[0]["metadata"]["name"] == move["name"]  # the worker the plan said would move
     answer = chat(api, cluster, ep).json()
     assert "Qwen/Qwen3-1.7B" in answer["content"]
+    seen = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert (seen["status"], seen["ready_replicas"], seen["replicas"]) == ("READY", 1, 1), seen
     assert answer["response"]["system_fingerprint"] == f"sandbox/{bound[0]['metadata']['name']}"
     listed = api.get(f"/v1/clusters/{cluster}/pools").json()["items"]
     assert next(p for p in listed if p["name"] == pool)["by_model"] == {ep: 1, "unassigned": 1}
@@ -255,6 +260,7 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/release", json={"endpoint": ep})
     assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
     assert not kube.list("v1", "Pod", "default", label_selector=f"podstart.dev/pool={pool},podstart.dev/model={ep}")
+    assert api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()["status"] == "NO_WORKERS"
     delete(api, cluster, ep)
 
 

@@ -238,6 +238,9 @@ describe("Endpoints page", () => {
     const pool: Pool = { name: "warm", cluster: "llm", region: "us-west-2", engine: "vllm", image: "vllm/vllm-openai:v0.10.1",
       instance_type: "ml.g5.8xlarge", gpus_per_worker: 1, workers: 3, by_model: { unassigned: 3 } };
     apiMock.pools.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [pool] });
+    // two endpoints: one on the pool (the Endpoint choice, picked as the only one), one not
+    const pooled: Endpoint = { ...ready, name: "pooled", service: "model_pool", pool: "warm", status: "NO_WORKERS", ready_replicas: 0, replicas: 0 };
+    apiMock.endpoints.mockResolvedValue({ cluster: "llm", region: "us-west-2", items: [ready, pooled] });
     apiMock.planAssignPool.mockResolvedValue({ status: 200, body: planOf("pool.assign",
       [0, 1, 2].map((i) => ({ action: "update", kind: "Kubernetes Pod", name: `pool-warm-${i}`, step: "labels", details: {} })),
       ["pool warm has 3 unassigned workers; 4 asked: the labels step fails (NotEnoughWorkers) unless workers are released first"]) });
@@ -245,14 +248,14 @@ describe("Endpoints page", () => {
     render(<EndpointsPage region="us-west-2" name="llm" />);
     fireEvent.click(await screen.findByRole("button", { name: "Assign warm workers" }));
     const dialog = await screen.findByRole("dialog");
-    fireEvent.change(within(dialog).getByLabelText("Endpoint"), { target: { value: "chat" } });
+    expect(within(dialog).getByText("pooled (NO_WORKERS, 0 workers)")).toBeTruthy();
     fireEvent.change(within(dialog).getByLabelText("Model path"), { target: { value: "/data/models/q/main/" } });
     fireEvent.change(within(dialog).getByLabelText("Workers"), { target: { value: "4" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
     expect((await within(dialog).findByTestId("plan-warnings")).textContent).toContain("pool warm has 3 unassigned workers; 4 asked");
-    expect(within(dialog).getByTestId("assign-summary").textContent).toBe("4 of warm's unassigned workers to chat, model /data/models/q/main/");
+    expect(within(dialog).getByTestId("assign-summary").textContent).toBe("4 of warm's unassigned workers to pooled, model /data/models/q/main/");
     const [, , poolName, planned] = apiMock.planAssignPool.mock.calls[0];
-    expect([poolName, planned]).toEqual(["warm", { endpoint: "chat", model: { source: "s3", uri: "/data/models/q/main/" }, workers: 4 }]);
+    expect([poolName, planned]).toEqual(["warm", { endpoint: "pooled", model: { source: "s3", uri: "/data/models/q/main/" }, workers: 4 }]);
     fireEvent.click(within(dialog).getByRole("button", { name: "Assign" }));
     await waitFor(() => expect(apiMock.assignPool).toHaveBeenCalledTimes(1));
     expect(apiMock.assignPool.mock.calls[0][3]).toEqual(planned);

@@ -1508,7 +1508,7 @@ export interface components {
             state?: string | null;
             /**
              * Status
-             * @description DEPLOYING, READY, FAILED, UPDATING, DELETING (live where the cluster was read)
+             * @description DEPLOYING, READY, FAILED, UPDATING, DELETING; read live: DEGRADED (workers not ready), MISSING (its objects gone), NO_WORKERS (a model_pool endpoint no pool worker serves)
              */
             status: string;
             /** Tiered Kv Cache */

@@ -8,7 +8,7 @@ export function statusType(status: string | null | undefined): StatusIndicatorPr
   if (["RUNNING", "CREATING", "UPDATING", "DELETING", "DEPLOYING", "SYSTEMUPDATING", "SCALING", "IN_PROGRESS", "PENDING_DELETION", "IMPORTING"].includes(s))
     return "in-progress";
   if (["PENDING", "QUEUED"].includes(s)) return "pending";
-  if (["CANCELLED", "SKIPPED", "STOPPED", "DELETED"].includes(s)) return "stopped";
+  if (["CANCELLED", "SKIPPED", "STOPPED", "DELETED", "NO_WORKERS"].includes(s)) return "stopped";
   if (s === "") return "info";
   return "info";
 }

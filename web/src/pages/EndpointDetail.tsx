@@ -69,7 +69,8 @@ export default function EndpointDetail({ region, name, endpoint }: { region: str
         actions={
           <SpaceBetween direction="horizontal" size="xs">
             <Button onClick={() => detail.reload()} iconName="refresh" ariaLabel="Refresh" />
-            <Button onClick={() => setModal("scale")} disabled={!ep}>Scale</Button>
+            <Button onClick={() => setModal("scale")} disabled={!ep || ep.service === "model_pool"}
+              disabledReason={ep?.service === "model_pool" ? `Served by workers of pool ${ep.pool}: assign or release them on the pool` : undefined}>Scale</Button>
             <Button onClick={() => setModal("delete")} disabled={!ep}>Delete</Button>
           </SpaceBetween>
         }

@@ -435,8 +435,10 @@ function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string;
   );
 }
 
-function AssignModal({ cluster, region, pool, onClose }: { cluster: string; region: string; pool: Pool; onClose: () => void }) {
-  const [d, setD] = useState<Draft>({ source: "s3", uri: "/data/models/", workers: "1" });
+function AssignModal({ cluster, region, pool, endpoints, onClose }: { cluster: string; region: string; pool: Pool; endpoints: Endpoint[]; onClose: () => void }) {
+  // the endpoints this pool's workers can serve: model_pool endpoints on this pool
+  const mine = endpoints.filter((x) => x.service === "model_pool" && x.pool === pool.name);
+  const [d, setD] = useState<Draft>({ source: "s3", uri: "/data/models/", workers: "1", endpoint: mine.length === 1 ? mine[0].name : "" });
   const [review, setReview] = useState(false);
   const assign = useMutation((body: Partial<PoolAssign>, key: string) => api.assignPool(cluster, region, pool.name, body, key), {
     fields: ["endpoint", "model", "model.uri", "model.model_id", "workers"],
@@ -468,7 +470,9 @@ function AssignModal({ cluster, region, pool, onClose }: { cluster: string; regi
         <SpaceBetween size="m">
           {assign.errors.length > 0 && <Alert type="error" header="No workers were assigned">{assign.errors.join("; ")}</Alert>}
           <Box>{`Now: ${byModel(pool)}`}</Box>
-          {input("endpoint", "Endpoint", "A model_pool endpoint on this pool; its Service selects the workers by label")}
+          <Pick label="Endpoint" value={String(d.endpoint ?? "")} error={assign.fieldErrors.endpoint} onChange={(v) => set({ endpoint: v })}
+            options={mine.map((x) => opt(x.name, `${x.name} (${x.status}, ${x.ready_replicas ?? 0} workers)`))}
+            description={mine.length ? "A model_pool endpoint on this pool; its Service selects the workers by label" : `No endpoint is served by ${pool.name} yet: deploy one with service "Model pool workers" on it first`} />
           <Pick label="Model source" value={String(d.source)} options={MODEL_SOURCES["self-managed"]} error={assign.fieldErrors.model} onChange={(v) => set({ source: v })} />
           {d.source === "s3" ? input("uri", "Model path", undefined, assign.fieldErrors["model.uri"]) : input("model_id", "Hugging Face model id", "org/name", assign.fieldErrors["model.model_id"])}
           {input("workers", "Workers")}
@@ -500,7 +504,7 @@ function ReleaseModal({ cluster, region, pool, onClose }: { cluster: string; reg
   );
 }
 
-function PoolsPanel({ cluster, region, types, pools, loading, error }: { cluster: string; region: string; types: Opt[]; pools: Pool[]; loading: boolean; error?: Error }) {
+function PoolsPanel({ cluster, region, types, pools, endpoints, loading, error }: { cluster: string; region: string; types: Opt[]; pools: Pool[]; endpoints: Endpoint[]; loading: boolean; error?: Error }) {
   const [modal, setModal] = useState<null | "create" | { assign: Pool } | { release: Pool }>(null);
   return (
     <>
@@ -535,7 +539,7 @@ function PoolsPanel({ cluster, region, types, pools, loading, error }: { cluster
         ]}
       />
       {modal === "create" && <CreatePoolModal cluster={cluster} region={region} types={types} onClose={() => setModal(null)} />}
-      {modal && typeof modal === "object" && "assign" in modal && <AssignModal cluster={cluster} region={region} pool={modal.assign} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "assign" in modal && <AssignModal cluster={cluster} region={region} pool={modal.assign} endpoints={endpoints} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "release" in modal && <ReleaseModal cluster={cluster} region={region} pool={modal.release} onClose={() => setModal(null)} />}
     </>
   );
@@ -726,7 +730,7 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
         ]}
       />
       <TryIt cluster={name} region={region} endpoints={items} />
-      <PoolsPanel cluster={name} region={region} types={types} pools={poolItems} loading={pools.loading} error={pools.error} />
+      <PoolsPanel cluster={name} region={region} types={types} pools={poolItems} endpoints={items} loading={pools.loading} error={pools.error} />
       <ModelsPanel cluster={name} region={region} models={models.data?.items ?? []} bucket={models.data?.bucket} loading={models.loading} error={models.error} />
       {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} models={models.data?.items ?? []} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} ep={modal.scale} onClose={() => { setModal(null); reload(); }} />}
