@@ -76,6 +76,13 @@ class DeployAdmission:
                 raise InvalidInput.field(["body", "pool"], f"{self.rec.name} has no model pool {b.pool!r}")
             if pool.engine != b.engine:
                 raise InvalidInput.field(["body", "engine"], f"pool {pool.name} runs {pool.engine}, not {b.engine}")
+            # the pool's workers serve it: the endpoint describes them as they are
+            if b.instance_type != pool.instance_type:
+                raise InvalidInput.field(["body", "instance_type"], f"pool {pool.name}'s workers run on "
+                                                                    f"{pool.instance_type}, not {b.instance_type}")
+            if b.gpus != pool.gpus_per_worker:
+                raise InvalidInput.field(["body", "gpus"], f"pool {pool.name}'s workers have {pool.gpus_per_worker} "
+                                                           f"GPU(s) each, not {b.gpus}")
         self.normalized = {"cluster": self.rec.name, "region": self.rec.region,
                            "eks_cluster_name": self.rec.eks_cluster_name, "endpoint": b.normalized()}
         return self.normalized

@@ -114,6 +114,10 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await deploy.getByRole("option", { name: "Model pool workers" }).click();
   await deploy.getByRole("button", { name: /^Pool/ }).click();
   await deploy.getByRole("option", { name: `${POOL} (vllm, 3 workers)` }).click();
+  // the pool's workers decide instance type and GPUs: the form asks for neither
+  await deploy.getByTestId("pool-capacity").getByText(`workers of the pool ${POOL}`, { exact: false }).waitFor();
+  assert.equal(await deploy.getByRole("textbox", { name: "Replicas" }).count(), 0);
+  assert.equal(await deploy.getByRole("button", { name: /^Instance type/ }).count(), 0);
   await deploy.getByRole("button", { name: "Review" }).click();
   assert.match(await deploy.getByTestId("deploy-summary").innerText(), new RegExp(`service model_pool ${POOL}`));
   const list = await changesOf(deploy);

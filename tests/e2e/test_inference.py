@@ -226,6 +226,10 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     assert api.wait_terminal(r.json()["id"], 60)["status"] == "SUCCEEDED"
     assert kube.get("apps/v1", "Deployment", workers["name"], "default") is not None  # the one the plan named
     ep = name("pooled")
+    # the pool's workers serve it: an endpoint that says otherwise is refused, naming the field
+    bad = api.post(f"/v1/clusters/{cluster}/endpoints", json=vllm(ep, service="model_pool", pool=pool, gpus=2,
+                                                                  engine_args=["--tensor-parallel-size", "2"]))
+    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "gpus"], bad.text
     op = deploy(api, cluster, vllm(ep, service="model_pool", pool=pool, replicas=1))
     assert op["status"] == "SUCCEEDED", op["error"]
     refused = chat(api, cluster, ep)  # no worker bound yet: the Service has no endpoints

@@ -157,6 +157,7 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
     </FormField>
   );
   const managed = d.mode === "managed";
+  const onPool = !managed && d.service === "model_pool";
   const source = String(d.source);
   return (
     <Modal
@@ -196,12 +197,18 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
           />
           {input("name", "Endpoint name", "A DNS label, at most 32 characters")}
           {types.length === 0 && <Alert type="warning">This cluster has no instance groups: add a GPU group first.</Alert>}
-          <Pick label="Instance type" value={String(d.instance_type)} options={types} error={e.instance_type} onChange={(v) => set({ instance_type: v })}
-            description={types.length ? `This cluster's groups: ${types.map((t) => `${t.label} (${t.description})`).join("; ")}` : undefined} />
-          <SpaceBetween direction="horizontal" size="m">
-            {input("replicas", "Replicas")}
-            {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
-          </SpaceBetween>
+          {onPool ? (
+            <Box data-testid="pool-capacity">{`Served by workers of the pool${d.pool ? ` ${d.pool}` : ""}: their instance type and GPUs are the pool's; assign workers to the endpoint once it is deployed.`}</Box>
+          ) : (
+            <>
+              <Pick label="Instance type" value={String(d.instance_type)} options={types} error={e.instance_type} onChange={(v) => set({ instance_type: v })}
+                description={types.length ? `This cluster's groups: ${types.map((t) => `${t.label} (${t.description})`).join("; ")}` : undefined} />
+              <SpaceBetween direction="horizontal" size="m">
+                {input("replicas", "Replicas")}
+                {input("gpus", "GPUs per replica", managed ? "Optional" : "Checked against the engine's parallelism flags")}
+              </SpaceBetween>
+            </>
+          )}
           <Pick label="Model source" value={source} options={MODEL_SOURCES[String(d.mode)]} error={e.model} onChange={(v) => set({ source: v })} />
           {source === "s3" && models.length > 0 && (
             <Pick label="Model in the bucket" value={String(d.uri)} onChange={(v) => set({ uri: v })} description="Downloaded models (Models, below); or type a path"
@@ -238,7 +245,8 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
               <Pick label="Service" value={String(d.service)} error={e.service} onChange={(v) => set({ service: v })}
                 options={[opt("internal", "Internal (ClusterIP)"), opt("external", "External (Network Load Balancer)"), opt("model_pool", "Model pool workers")]} />
               {d.service === "model_pool" && (
-                <Pick label="Pool" value={String(d.pool ?? "")} error={e.pool} onChange={(v) => set({ pool: v })} options={pools.map((p) => opt(p.name, `${p.name} (${p.engine}, ${p.workers} workers)`))} />
+                <Pick label="Pool" value={String(d.pool ?? "")} error={e.pool} options={pools.map((p) => opt(p.name, `${p.name} (${p.engine}, ${p.workers} workers)`))}
+                  onChange={(v) => { const p = pools.find((x) => x.name === v); set({ pool: v, ...(p ? { instance_type: p.instance_type, gpus: String(p.gpus_per_worker), replicas: "1" } : {}) }); }} />
               )}
               {d.service === "external" && (
                 <>
