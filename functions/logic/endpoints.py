@@ -210,6 +210,11 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
                 and (p["metadata"].get("labels") or {}).get(im.POOL_LABEL) == base.pool]
         ready = sum(1 for p in mine if _ready(p))
         upd |= {"ready_replicas": ready, "replicas": len(mine)}
+        # what its workers serve is the model the assignment gave them, not the one named at deploy
+        served = sorted({str(a) for p in mine if (a := (p["metadata"].get("annotations") or {}).get(
+            "podstart.dev/model-name"))})
+        if served:
+            upd["model"] = ", ".join(served)
         if rec.status not in IN_FLIGHT:  # its Service is there; what serves it is the workers assigned to it
             if not mine:
                 upd |= {"status": "NO_WORKERS", "message": f"no worker of pool {base.pool} serves it: assign some "

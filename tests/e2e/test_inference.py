@@ -255,6 +255,7 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     assert "Qwen/Qwen3-1.7B" in answer["content"]
     seen = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
     assert (seen["status"], seen["ready_replicas"], seen["replicas"]) == ("READY", 1, 1), seen
+    assert seen["model"] == "Qwen/Qwen3-1.7B", seen  # what the assignment gave its worker, not the deploy's model
     assert answer["response"]["system_fingerprint"] == f"sandbox/{bound[0]['metadata']['name']}"
     listed = api.get(f"/v1/clusters/{cluster}/pools").json()["items"]
     assert next(p for p in listed if p["name"] == pool)["by_model"] == {ep: 1, "unassigned": 1}
