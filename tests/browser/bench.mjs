@@ -116,19 +116,30 @@ async function nodesTable(cluster) {
     const scroller = table.closest(".ps-vtable-scroll") ?? document.querySelector(".ps-vtable-scroll");
     const steps = 240;
     const step = scroller.scrollHeight / steps;
-    const gaps = [];
-    let last = performance.now();
-    for (let i = 1; i <= steps; i++) {
-      scroller.scrollTop = i * step;
-      await new Promise((r) => requestAnimationFrame(r));
-      const now = performance.now();
-      gaps.push(now - last);
-      last = now;
-    }
-    const sorted = [...gaps].sort((a, b) => a - b);
-    const frame = sorted[Math.floor(sorted.length / 2)];
-    return { first, frames: gaps.length, frame, dropped: gaps.filter((g) => g > 1.5 * frame).length,
-             worst: sorted[sorted.length - 1], lastRow: !!document.querySelector(`tr[aria-rowindex="${n + 1}"]`) };
+    // one pass top to bottom (down) or back (up), one step per frame
+    const pass = async (down) => {
+      const gaps = [];
+      let last = performance.now();
+      for (let i = 1; i <= steps; i++) {
+        scroller.scrollTop = (down ? i : steps - i) * step;
+        await new Promise((r) => requestAnimationFrame(r));
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }
+      const sorted = [...gaps].sort((a, b) => a - b);
+      const frame = sorted[Math.floor(sorted.length / 2)];
+      return { frames: gaps.length, frame, dropped: gaps.filter((g) => g > 1.5 * frame).length, worst: sorted[sorted.length - 1] };
+    };
+    // at once, while the rest of the cluster page is still loading (its other panels' requests and renders)...
+    const loading = await pass(true);
+    const lastRow = !!document.querySelector(`tr[aria-rowindex="${n + 1}"]`);
+    // ...and once the page has settled, as a user scrolls a list they are reading: back up, then down again
+    await new Promise((r) => setTimeout(r, 1500));
+    await pass(false);
+    await new Promise((r) => setTimeout(r, 500));
+    const settled = await pass(true);
+    return { first, ...loading, lastRow, settled };
   }, { n: ROWS, hash: `#/clusters/us-west-2/${cluster}` });
   await context.close();
   return out;
@@ -183,7 +194,8 @@ try {
   console.log(`  first load transferred:     ${kb(firstWire)} in ${firstRequests} requests (sandbox serves uncompressed)`);
   console.log(`  first load, to "Clusters":  ${toHeading} ms (DOMContentLoaded ${nav.domContentLoaded.toFixed(0)} ms, load ${nav.load.toFixed(0)} ms, FCP ${nav.fcp?.toFixed(0) ?? "n/a"} ms)`);
   console.log(`  ${ROWS}-row operations table: ${render.first.toFixed(0)} ms to first rows (navigation + fetch + render), ${render.scrollToEnd.toFixed(0)} ms to scroll to the last row; ${render.domRows} rows in the DOM`);
-  console.log(`  ${ROWS}-node Nodes tab: ${nodes.first.toFixed(0)} ms to first rows; scrolled to the last row (${nodes.lastRow ? "reached" : "NOT reached"}) in ${nodes.frames} frames of ~${nodes.frame.toFixed(1)} ms: ${nodes.dropped} dropped (> 1.5 frames), worst ${nodes.worst.toFixed(0)} ms`);
+  console.log(`  ${ROWS}-node Nodes tab: ${nodes.first.toFixed(0)} ms to first rows; scrolled to the last row (${nodes.lastRow ? "reached" : "NOT reached"}) in ${nodes.frames} frames of ~${nodes.frame.toFixed(1)} ms: ${nodes.dropped} dropped (> 1.5 frames), worst ${nodes.worst.toFixed(0)} ms, while the page was still loading`);
+  console.log(`  ${ROWS}-node Nodes tab, page settled: ${nodes.settled.frames} frames of ~${nodes.settled.frame.toFixed(1)} ms: ${nodes.settled.dropped} dropped, worst ${nodes.settled.worst.toFixed(0)} ms`);
   console.log(`  live job log (pod writes a line -> the job page shows it), ${live.n} lines: p50 ${live.p50} ms, p95 ${live.p95} ms (goal p95 <= 2000 ms): ${live.p95 <= 2000 ? "OK" : "OVER"}`);
 } finally {
   await browser.close();
