@@ -134,7 +134,8 @@ def release_pool_workers(cluster: ClusterPath, pool: PoolPath, body: PoolRelease
 
 
 @router.get("/v1/clusters/<cluster>/models",
-            summary="Models in the shared bucket (data/models/): id, revision, files, bytes; paged, from the bucket",
+            summary="Models in the shared bucket (models/, pods see /data/models/): id, revision, files, bytes; paged, "
+                    "from the bucket",
             tags=["models"], responses=_ok(ModelList))
 def list_models(
     cluster: ClusterPath, region: RegionOpt = None,

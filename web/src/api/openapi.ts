@@ -375,7 +375,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Models in the shared bucket (data/models/): id, revision, files, bytes; paged, from the bucket */
+        /** Models in the shared bucket (models/, pods see /data/models/): id, revision, files, bytes; paged, from the bucket */
         get: operations["list_models_v1_clusters__cluster__models_get"];
         put?: never;
         /** Download a Hugging Face model into the shared bucket with a Job (operation model.download) */
