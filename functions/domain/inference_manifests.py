@@ -347,17 +347,49 @@ def object_refs(objs: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 # ------------------------------------------------------------------------------------------- pools
 
-def pool_objects(pool: dict[str, Any]) -> list[dict[str, Any]]:
-    """A warm pool: a Deployment of engine workers with no model bound (`podstart.dev/model=unassigned`).
+POOL_WORKER = "podstart-pool-worker"  # the supervisor script's ConfigMap
+POOL_SCRIPT_KEY = "podstart_pool_worker.py"  # the file name the worker runs (the sandbox looks for it)
+POOL_HEALTH_PORT = 8081
+# what pool.assign writes on a worker (and pool.release removes): the supervisor starts the engine on it
+MODEL_PATH_ANNOTATION = "podstart.dev/model-path"
+MODEL_NAME_ANNOTATION = "podstart.dev/model-name"
+
+
+def pool_script_configmap(script: str) -> dict[str, Any]:
+    """The constant pool-worker supervisor, mounted read-only into every pool worker."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(POOL_WORKER), "data": {POOL_SCRIPT_KEY: script}}
+
+
+def assigned_model(model: dict[str, Any]) -> dict[str, str]:
+    """The annotations pool.assign writes for a model: the path the engine loads, the name it is served as."""
+    return {MODEL_PATH_ANNOTATION: _model_arg(model), MODEL_NAME_ANNOTATION: _served(model)}
+
+
+def pool_objects(pool: dict[str, Any], script: str) -> list[dict[str, Any]]:
+    """A warm pool: the supervisor script's ConfigMap and a Deployment of workers with no model bound
+    (`podstart.dev/model=unassigned`). Each worker runs the supervisor, which reads the pod's own annotations
+    (downward API) and starts the engine on the model pool.assign names, stops it on release.
 
     The Deployment selects by pool only, so relabelling a pod's model keeps it in the pool; an endpoint's
-    Service selects pool + model and routes only to the workers bound to it."""
+    Service selects pool + model and routes only to the workers bound to it (Ready only once the engine
+    serves: the probes read the supervisor)."""
     name = pool["name"]
     sel = {POOL_LABEL: name}
     pod = worker_pod_spec(engine=pool["engine"], image=pool["image"], gpus=int(pool["gpus_per_worker"]),
                           instance_type=pool["instance_type"], model=None, served_name=name,
                           args=[], spread_labels=sel)
-    return [{
+    [c] = pod["containers"]
+    c["command"] = ["python3", f"{SCRIPT_DIR}/{POOL_SCRIPT_KEY}", "--",
+                    *engine_command(pool["engine"], "{model}", "{name}", [])]
+    c["ports"] = [*c["ports"], {"name": "health", "containerPort": POOL_HEALTH_PORT}]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        c[probe] = {**c[probe], "httpGet": {"path": "/health", "port": "health"}}
+    c["volumeMounts"] = [*c["volumeMounts"], {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
+                         {"name": "podinfo", "mountPath": "/etc/podinfo", "readOnly": True}]
+    pod["volumes"] = [*pod["volumes"], {"name": "script", "configMap": {"name": POOL_WORKER}},
+                      {"name": "podinfo", "downwardAPI": {"items": [
+                          {"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]}}]
+    return [pool_script_configmap(script), {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(pool_deployment(name), **sel),
         "spec": {"replicas": int(pool["workers"]), "selector": {"matchLabels": sel},
                  "template": {"metadata": {"labels": {**MANAGED_LABELS, **sel, MODEL_LABEL: UNASSIGNED}},

@@ -212,7 +212,7 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         upd |= {"ready_replicas": ready, "replicas": len(mine)}
         # what its workers serve is the model the assignment gave them, not the one named at deploy
         served = sorted({str(a) for p in mine if (a := (p["metadata"].get("annotations") or {}).get(
-            "podstart.dev/model-name"))})
+            im.MODEL_NAME_ANNOTATION))})
         if served:
             upd["model"] = ", ".join(served)
         if rec.status not in IN_FLIGHT:  # its Service is there; what serves it is the workers assigned to it
@@ -348,6 +348,14 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
                               errors=[{"loc": ["body", "messages"], "msg": "at most 64 KiB in all"}])
     try:
         kube = deps.kube(ep.eks_cluster_name, ep.region)
+        if ep.request.get("service") == "model_pool":
+            # its workers serve the model pool.assign gave them, under that name (the engine checks it)
+            bound = kube.list(f"/api/v1/namespaces/{NAMESPACE}/pods",
+                              f"{im.POOL_LABEL}={ep.request.get('pool')},{im.MODEL_LABEL}={name}")
+            served = next((a for p in bound if (a := (p["metadata"].get("annotations") or {}).get(
+                im.MODEL_NAME_ANNOTATION))), None)
+            if served:
+                payload = json.dumps({"model": served, **body.model_dump(mode="json")}).encode()
         status, data, truncated = kube.proxy_post(ep.namespace, ep.service_name, ep.service_port,
                                                   "/v1/chat/completions", payload,
                                                   max_response=MAX_RESPONSE_BYTES, timeout=INVOKE_TIMEOUT_S)

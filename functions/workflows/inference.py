@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from functions.adapters.kube import KubeCluster
-from functions.assets import download_script
+from functions.assets import download_script, pool_worker_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
@@ -264,9 +264,9 @@ def delete_status(op: Operation, state: StateStore) -> None:
 def pool_workers(ctx: StepContext) -> Outcome:
     pool, k = ctx.request["pool"], kube(ctx)
     if not ctx.outputs.get("applied"):
-        for m in im.pool_objects(pool):
+        for m in im.pool_objects(pool, pool_worker_script()):
             k.apply(m)
-        ctx.record(applied=True, objects=im.object_refs(im.pool_objects(pool)))
+        ctx.record(applied=True, objects=im.object_refs(im.pool_objects(pool, "")))
     pods = _pods(k, f"{im.POOL_LABEL}={pool['name']}")
     failure = pull_failure(pods)
     if failure:
@@ -275,7 +275,8 @@ def pool_workers(ctx: StepContext) -> Outcome:
     if n < want:
         why = pending_reason(pods)
         return Wait(message=f"{n}/{want} pool workers warm" + (f"; {why}" if why else ""), expected_seconds=120)
-    return Done(message=f"{n}/{want} pool workers warm", outputs={"objects": im.object_refs(im.pool_objects(pool))})
+    return Done(message=f"{n}/{want} pool workers warm",
+                outputs={"objects": im.object_refs(im.pool_objects(pool, ""))})
 
 
 def pool_create_status(op: Operation, state: StateStore) -> None:
@@ -297,10 +298,11 @@ def relabel(ctx: StepContext) -> Outcome:
         raise PermanentStepError("NotEnoughWorkers", f"pool {pool} has {len(chosen)} unassigned workers; "
                                                      f"{need} asked")
     moved = list(done)
-    model = (r.get("model") or {})
-    served = str(model.get("model_id") or (model.get("uri") or "").rstrip("/").split("/data/models/")[-1] or "")
+    # the worker's supervisor starts the engine on these (and stops it when release removes them)
+    assigned = im.assigned_model(r.get("model") or {}) if assign else {}
     for pod in chosen:
-        ann = {"podstart.dev/model-name": served if assign else None}
+        ann: dict[str, str | None] = {im.MODEL_PATH_ANNOTATION: assigned.get(im.MODEL_PATH_ANNOTATION),
+                                      im.MODEL_NAME_ANNOTATION: assigned.get(im.MODEL_NAME_ANNOTATION)}
         k.patch("v1", "Pod", pod, im.NAMESPACE, {"metadata": {"labels": {im.MODEL_LABEL: dst}, "annotations": ann}})
         moved.append(pod)
         ctx.record(moved=moved)

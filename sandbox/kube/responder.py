@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+from functions.assets import podstart_pool_worker as pool_worker
 from sandbox.kube.errors import ApiError
 from sandbox.kube.store import ClusterStore, Obj
 
@@ -29,8 +30,17 @@ def backends(store: ClusterStore, namespace: str, service: str) -> list[Obj]:
     return sorted((p for p in pods if _ready(p)), key=lambda p: p["metadata"]["name"])
 
 
+def _pool_worker(pod: Obj) -> bool:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return any(pool_worker.POOL_SCRIPT_NAME in " ".join(c.get("command") or []) for c in containers)
+
+
 def model_of(pod: Obj) -> str:
     ann = pod["metadata"].get("annotations") or {}
+    if _pool_worker(pod):
+        # a pool worker: what its supervisor (the same script) would serve, from the annotations pool.assign wrote
+        assigned = pool_worker.assignment({k: str(v) for k, v in ann.items()})
+        return assigned.name if assigned else "unassigned"
     if ann.get("podstart.dev/model-name"):
         return str(ann["podstart.dev/model-name"])
     for c in (pod.get("spec") or {}).get("containers") or []:
@@ -61,6 +71,10 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
         req: dict[str, Any] = json.loads(body or b"{}")
     except ValueError:
         return 400, json.dumps({"error": {"message": "body is not JSON"}}).encode()
+    if _pool_worker(pod) and req.get("model") not in (None, model):
+        # as vLLM answers a model name it does not serve (the supervisor starts it with --served-model-name)
+        return 404, json.dumps({"error": {"message": f"The model `{req.get('model')}` does not exist.",
+                                          "type": "NotFoundError", "code": 404}}).encode()
     messages = req.get("messages") or []
     last = next((m.get("content", "") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
                 "")

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from functions.assets import download_script
+from functions.assets import download_script, pool_worker_script
 from functions.domain import inference_manifests as im
 from functions.domain.inference import DOWNLOAD_IMAGE, EndpointCreate, ModelDownload, PoolCreate, download_job_name
 
@@ -60,7 +60,8 @@ def builtin_objects() -> list[dict[str, Any]]:
                      "source_ranges": ["203.0.113.0/24"]}),
             *render({**VLLM, "name": "bound", "service": "model_pool", "pool": "warm"}),
             *im.pool_objects(PoolCreate(name="warm", engine="vllm", image="vllm/vllm-openai:v0.10.1",
-                                        instance_type="ml.g5.2xlarge", gpus_per_worker=1, workers=3).model_dump()),
+                                        instance_type="ml.g5.2xlarge", gpus_per_worker=1, workers=3).model_dump(),
+                             pool_worker_script()),
             im.download_job(name=download_job_name("org/m", "main"), model_id="org/m", revision="main",
                             bucket="b", prefix="models/org/m/main/", region="us-west-2", token_secret="hf-token",
                             image=DOWNLOAD_IMAGE),

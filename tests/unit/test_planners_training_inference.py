@@ -230,14 +230,16 @@ def test_a_delete_removes_the_objects_in_reverse_then_the_record() -> None:
     assert {c.action for c in d.changes} == {"delete"} and d.changes[-1].kind == "PodStart endpoint record"
 
 
-def test_a_pool_lists_its_deployment_and_existing_capacity() -> None:
+def test_a_pool_lists_its_worker_script_deployment_and_existing_capacity() -> None:
     pool = {"name": "warm", "engine": "vllm", "image": "vllm/vllm-openai:v0.10.1", "instance_type": "ml.g5.8xlarge",
             "gpus_per_worker": 1, "workers": 2}
     d = PLANNERS["pool.create"](PlanInput(kind="pool.create", target=TARGET, request={
         "cluster": "demo", "region": "us-west-2", "eks_cluster_name": "demo", "pool": pool}))
-    assert rows(d.changes) == [("create", "Kubernetes Deployment", im.pool_deployment("warm"), "workers"),
+    assert rows(d.changes) == [("create", "Kubernetes ConfigMap", im.POOL_WORKER, "workers"),
+                               ("create", "Kubernetes Deployment", im.pool_deployment("warm"), "workers"),
                                ("create", "PodStart pool record", "warm", None)]
-    assert d.changes[0].details["replicas"] == 2 and d.capacity[0].paid
+    assert d.changes[1].details["replicas"] == 2 and d.capacity[0].paid
+    assert "replicas" not in d.changes[0].details  # the supervisor script's ConfigMap
 
 
 def pods(*names: str) -> list[dict[str, Any]]:

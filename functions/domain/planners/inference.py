@@ -148,10 +148,12 @@ def plan_endpoint_delete(p: PlanInput) -> Draft:
 def plan_pool_create(p: PlanInput) -> Draft:
     pool = p.request["pool"]
     changes = []
-    for m in im.pool_objects(pool):
+    for m in im.pool_objects(pool, ""):
         kind_, name, details = _ref(m)
-        changes.append(create(kind_, name, "workers", replicas=(m.get("spec") or {}).get("replicas"),
-                              labels=f"{im.POOL_LABEL}={pool['name']}, {im.MODEL_LABEL}={im.UNASSIGNED}", **details))
+        if m["kind"] == "Deployment":
+            details |= {"replicas": (m.get("spec") or {}).get("replicas"),
+                        "labels": f"{im.POOL_LABEL}={pool['name']}, {im.MODEL_LABEL}={im.UNASSIGNED}"}
+        changes.append(create(kind_, name, "workers", **details))
     changes.append(create("PodStart pool record", pool["name"], None))
     capacity, warnings = _fit(p, pool["instance_type"], int(pool["workers"]), int(pool["gpus_per_worker"]),
                               f"{pool['workers']} worker(s)")
