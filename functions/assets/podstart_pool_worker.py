@@ -12,10 +12,12 @@ compares what is assigned with what runs: it starts the engine (the placeholders
 shell), stops it (SIGTERM, then SIGKILL after STOP_SECONDS) when the assignment goes, and restarts it when the
 assignment changes or the engine exits.
 
-Its own health answer on HEALTH_PORT is what the pod's probes read: 200 while unassigned (warm, ready to take a
-model), 200 when assigned and the engine's /health answers 200, 503 while the engine loads the model (so the
-Service routes to it only once it serves). The sandbox imports `assignment` and `engine_argv`, so it serves the
-model this same logic would start.
+Its own answers on HEALTH_PORT are what the pod's probes read. Readiness, /health: 200 while unassigned (warm,
+ready to take a model), 200 when assigned and the engine's /health answers 200, 503 while the engine loads the
+model (so the Service routes to it only once it serves). Startup and liveness, /live: 200 whenever this
+supervisor answers, so a model that takes minutes to load does not get the pod restarted.
+
+The sandbox imports `assignment`, so it serves the model this same logic would start.
 
 Stdlib only.
 """
@@ -141,7 +143,9 @@ class Worker:
 def serve_health(worker: Worker, port: int = HEALTH_PORT) -> ThreadingHTTPServer:
     class Health(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            ok = self.path in ("/health", "/healthz") and worker.healthy()
+            # /live: the supervisor answers (liveness: a model that loads for minutes must not restart the pod);
+            # /health: ready to take traffic (readiness)
+            ok = self.path == "/live" or (self.path in ("/health", "/healthz") and worker.healthy())
             self.send_response(200 if ok else 503)
             self.end_headers()
             self.wfile.write(b"ok" if ok else b"not serving")

@@ -382,8 +382,10 @@ def pool_objects(pool: dict[str, Any], script: str) -> list[dict[str, Any]]:
     c["command"] = ["python3", f"{SCRIPT_DIR}/{POOL_SCRIPT_KEY}", "--",
                     *engine_command(pool["engine"], "{model}", "{name}", [])]
     c["ports"] = [*c["ports"], {"name": "health", "containerPort": POOL_HEALTH_PORT}]
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        c[probe] = {**c[probe], "httpGet": {"path": "/health", "port": "health"}}
+    # readiness follows the engine (Ready while warm, or once it serves the assigned model); startup and liveness
+    # only the supervisor, which restarts an engine that exits: a model loading for minutes is not a dead pod
+    for probe, path in (("startupProbe", "/live"), ("readinessProbe", "/health"), ("livenessProbe", "/live")):
+        c[probe] = {**c[probe], "httpGet": {"path": path, "port": "health"}}
     c["volumeMounts"] = [*c["volumeMounts"], {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
                          {"name": "podinfo", "mountPath": "/etc/podinfo", "readOnly": True}]
     pod["volumes"] = [*pod["volumes"], {"name": "script", "configMap": {"name": POOL_WORKER}},

@@ -5,7 +5,7 @@
 // plan names every node of that group only (the group holding the failed node is refused, naming it), and both pass. Each mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-health";
@@ -35,8 +35,7 @@ after(async () => {
 test("health check two nodes from the Nodes tab: plan, progress, per-node results", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
   // the latent fault is invisible until checked: both nodes are Schedulable
   await page.locator(`[data-testid="health-${faulty}"]`, { hasText: "Schedulable" }).waitFor();
@@ -82,8 +81,7 @@ test("health check a whole group with no node selected: pick the group, one chec
   const since = mutations.length;
   const spare = (await sb.api(`/v1/clusters/${CLUSTER}/nodes?region=${REGION}&group=spare`)).json.items.map((n) => n.node_id);
   assert.equal(spare.length, 2);
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
   await page.locator(`[data-testid="health-${spare[0]}"]`, { hasText: "Schedulable" }).waitFor();
   await page.getByRole("button", { name: "Health check", exact: true }).click();

@@ -4,7 +4,7 @@
 // mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-infer";
@@ -28,8 +28,7 @@ after(async () => {
 test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it, delete it", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
   await page.getByRole("link", { name: "Endpoints" }).click();
   await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();

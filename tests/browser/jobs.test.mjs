@@ -4,7 +4,7 @@
 // and live logs (a new line arrives while following), then delete; every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-jobs";
@@ -30,8 +30,7 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   const since = mutations.length;
   const plans = []; // dry runs (lib.mjs does not count them as mutations)
   page.on("request", (r) => { if (new URL(r.url()).searchParams.get("dry_run") === "true") plans.push(r.url()); });
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   await page.getByRole("table", { name: "Jobs" }).getByText("No jobs").waitFor();

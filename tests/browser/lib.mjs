@@ -169,6 +169,13 @@ export async function assertCleanText(page, where, secrets = []) {
   return text;
 }
 
+/** Sign in to the sandbox's UI with a token in the URL fragment (the admin's unless told) and wait for the
+ * Clusters page. */
+export async function signIn(page, sb, token = sb.token) {
+  await page.goto(`${sb.base}/#token=${encodeURIComponent(token)}`);
+  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+}
+
 export async function shot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });

@@ -4,7 +4,7 @@
 // MLflow", and following the link opens the experiment with the loss and throughput the job logged.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-mlflow";
@@ -30,8 +30,7 @@ after(async () => {
 test("submit a job reporting to MLflow, then open its experiment from the job page", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   await page.getByRole("table", { name: "Jobs" }).getByText("No jobs").waitFor();

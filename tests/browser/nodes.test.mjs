@@ -4,7 +4,7 @@
 // every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-nodes";
@@ -34,8 +34,7 @@ test("see a faulty node, get the ladder's 409 on replace, reboot it back to Sche
   const t0 = Date.now();
   const mark = (what) => process.env.NODES_TIMING && console.log(`${what}: ${Date.now() - t0} ms`);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   const table = page.getByRole("table", { name: "Nodes" });

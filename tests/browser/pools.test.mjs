@@ -5,7 +5,7 @@
 // answers), then released (all unassigned again); every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-pools";
@@ -66,8 +66,7 @@ async function openEndpoints(page) {
 test("create a model pool, deploy an endpoint on it, assign workers, chat, release them", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
   await page.getByRole("link", { name: "Endpoints" }).click();
   await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
@@ -130,8 +129,7 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   // 3. Assign 2 of the 3 workers to the endpoint. A second tab stays on the Endpoints page meanwhile: its
   // Workers-by-model cell follows the assignment live, with no reload.
   const { page: watcher, problems: watcherProblems } = await newPage(browser);
-  await watcher.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await watcher.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(watcher, sb);
   await openEndpoints(watcher);
   const watched = watcher.getByTestId(`pool-${POOL}`);
   await watched.getByText("unassigned: 3", { exact: true }).waitFor();

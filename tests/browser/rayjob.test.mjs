@@ -4,7 +4,7 @@
 // to SUCCEEDED, and the job page shows the head and worker pods and the driver's log with a new line arriving live.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-ray";
@@ -27,8 +27,7 @@ after(async () => {
 test("turn the KubeRay operator on, submit the VERL recipe, see a new driver log line arrive live", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
 

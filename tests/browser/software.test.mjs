@@ -3,7 +3,7 @@
 // confirm, and follow the operation batch by batch to SUCCEEDED; the nodes end on the new release.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-software";
@@ -33,8 +33,7 @@ describe("software update through the UI", () => {
   test("pick groups and batch percent, read the batches and warnings, confirm, follow it batch by batch", async () => {
     const since = mutations.length;
     const { context, page, problems } = await newPage(browser);
-    await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-    await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+    await signIn(page, sb);
     await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
     await page.getByRole("heading", { name: CLUSTER, level: 1 }).waitFor();
     await page.getByRole("button", { name: "Update software" }).click();

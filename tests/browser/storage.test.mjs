@@ -7,7 +7,7 @@
 // Every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-storage";
@@ -44,8 +44,7 @@ after(async () => {
 test("add an S3 bucket from the Storage panel, watch it bind, remove it", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   const storage = page.getByRole("table", { name: "Storage" });
@@ -98,8 +97,7 @@ test("turn observability on from the Advanced features panel, watch it finish, s
   const since = mutations.length;
   const bodies = [];
   page.on("request", (r) => { if (r.method() === "PATCH" && !r.url().includes("dry_run")) bodies.push(r.postDataJSON()); });
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   const detail = `#/clusters/${REGION}/${CLUSTER}`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   const panel = page.getByRole("table", { name: "Advanced features" });

@@ -2,7 +2,7 @@
 // Run: cd web && npm run build && npm run e2e     (needs /usr/bin/chromium: apt-get install -y chromium)
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { launch, newPage, shot, startSandbox } from "./lib.mjs";
+import { launch, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const ZONE = "us-west-2a";
@@ -23,8 +23,7 @@ after(async () => {
 
 async function signedIn(route = "#/clusters") {
   const { context, page, problems } = await newPage(browser);
-  await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-  await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+  await signIn(page, sb);
   if (route !== "#/clusters") await page.evaluate((r) => (window.location.hash = r), route);
   return { context, page, problems };
 }
@@ -72,8 +71,7 @@ function needsClusters(t) {
 describe("PodStart web UI", () => {
   test("signs in from the token URL and removes the token from the address bar", async () => {
     const { context, page, problems } = await newPage(browser);
-    await page.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
-    await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+    await signIn(page, sb);
     assert.ok(!page.url().includes(sb.token), "token left in the URL");
     assert.equal(await page.evaluate(() => sessionStorage.getItem("podstart.token")), sb.token);
     await page.reload();

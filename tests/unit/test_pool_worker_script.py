@@ -80,7 +80,8 @@ def test_the_manifest_runs_this_script_with_the_engine_template_and_the_annotati
     cmd = c["command"]
     assert cmd[:3] == ["python3", f"/opt/podstart/{im.POOL_SCRIPT_KEY}", "--"]
     assert pw.MODEL_PLACEHOLDER in cmd and pw.NAME_PLACEHOLDER in cmd
-    assert c["readinessProbe"]["httpGet"]["port"] == "health"
+    assert c["readinessProbe"]["httpGet"] == {"path": "/health", "port": "health"}
+    assert c["livenessProbe"]["httpGet"] == c["startupProbe"]["httpGet"] == {"path": "/live", "port": "health"}
     assert {"name": "health", "containerPort": pw.HEALTH_PORT} in c["ports"]
     podinfo = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "podinfo")
     assert podinfo["downwardAPI"]["items"] == [{"path": "annotations",
@@ -140,9 +141,9 @@ def test_the_probe_port_says_503_while_the_assigned_engine_is_not_serving(engine
     server = pw.serve_health(worker, 0)
     url = f"http://127.0.0.1:{server.server_address[1]}/health"
 
-    def status() -> int:
+    def status(path: str = "/health") -> int:
         try:
-            with urllib.request.urlopen(url, timeout=5) as r:
+            with urllib.request.urlopen(url.replace("/health", path), timeout=5) as r:
                 return int(r.status)
         except urllib.error.HTTPError as e:
             return int(e.code)
@@ -154,6 +155,7 @@ def test_the_probe_port_says_503_while_the_assigned_engine_is_not_serving(engine
         worker.step()
         until(engine["argv_file"].exists)
         assert status() == 503  # loading: the Service does not route to it yet
+        assert status("/live") == 200  # but the pod is alive: loading a model is no reason to restart it
     finally:
         worker.stop()
         server.shutdown()
