@@ -3,7 +3,7 @@
 // delete; and every mutation the UI sent carried an Idempotency-Key.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, clickRefused, launch, mutations, newPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const TYPE = "ml.g5.8xlarge";
@@ -214,9 +214,9 @@ describe("clusters through the UI", () => {
     await dialog.getByRole("textbox", { name: /type/i }).fill("more");
     // A drain timeout past the allowed 3000 s: the plan says it cannot be planned, the delete is refused at the field.
     await dialog.getByLabel("Drain timeout (seconds)").fill("5000");
-    await dialog.locator('[data-testid="plan-error"]').waitFor();
-    await dialog.getByRole("button", { name: "Delete group" }).click();
-    await dialog.getByText(/less than or equal to 3000/).waitFor();
+    await dialog.locator('[data-testid="plan-error"]').filter({ hasText: /drain_timeout_s: .*less than or equal to 3000/ }).waitFor();
+    await clickRefused(page, dialog.getByRole("button", { name: "Delete group" }));
+    await dialog.getByText(/less than or equal to 3000/).nth(1).waitFor(); // in the plan, and at the field
     problems.length = 0; // the refused plan's and request's 422s are expected
     // 300 s: the plan's warning says how long a PodDisruptionBudget may hold the drain.
     await dialog.getByLabel("Drain timeout (seconds)").fill("300");
@@ -246,11 +246,11 @@ describe("clusters through the UI", () => {
     await dialog.getByLabel("Instance count").fill("999");
     // The plan of 999 is refused like the request would be: the plan says so...
     await dialog.locator('[data-testid="plan-error"]').waitFor();
-    await dialog.getByRole("button", { name: "Save" }).click();
+    await clickRefused(page, dialog.getByRole("button", { name: "Save" }));
     const probe = await sb.api(`/v1/clusters/${CLUSTER}/instance-groups/accel`, { method: "PATCH", body: { instance_count: 999 }, headers: { "Idempotency-Key": "probe-999" } });
     assert.equal(probe.status, 422);
-    // ...and Save shows why at the field.
-    await dialog.getByText(probe.json.errors[0].msg).waitFor();
+    // ...and Save shows why at the field (the plan says it too).
+    await dialog.getByText(probe.json.errors[0].msg).nth(1).waitFor();
     await shot(page, "scale-refused");
     problems.length = 0; // the refused plan's and request's 422s are expected
     await dialog.getByLabel("Instance count").fill("2");

@@ -4,7 +4,7 @@
 // mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, clickRefused, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-infer";
@@ -44,8 +44,8 @@ test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it
   await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:latest");
   await dialog.getByRole("button", { name: "Review" }).click();
   await dialog.locator('[data-testid="plan-error"]').waitFor();
-  await dialog.getByRole("button", { name: "Deploy" }).click();
-  await dialog.getByText(/tag `latest` is not pinned/).waitFor();
+  await clickRefused(page, dialog.getByRole("button", { name: "Deploy" }));
+  await dialog.getByText(/tag `latest` is not pinned/).first().waitFor();
   problems.length = 0; // the refused plan's and request's 422s are expected
   await dialog.getByRole("textbox", { name: "Image" }).fill("vllm/vllm-openai:v0.10.1");
   // The review: the Kubernetes objects the deploy creates, and the capacity line (the group's nodes, already paid).

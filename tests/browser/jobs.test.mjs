@@ -4,7 +4,7 @@
 // and live logs (a new line arrives while following), then delete; every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, clickRefused, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-jobs";
@@ -42,8 +42,9 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("0");
   await dialog.getByRole("button", { name: "Review" }).click();
   await dialog.getByTestId("plan-error").waitFor(); // the plan is refused as the submit would be
-  await dialog.getByRole("button", { name: "Submit job" }).click();
-  await dialog.getByText(/greater than or equal to 1/).waitFor(); // back on the form, on the field
+  await clickRefused(page, dialog.getByRole("button", { name: "Submit job" }));
+  await dialog.getByRole("textbox", { name: "Parameter epochs" }).waitFor(); // back on the form...
+  await dialog.getByText(/greater than or equal to 1/).first().waitFor(); // ...on the field
   problems.length = 0; // the refused requests' 422s are expected
 
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("2");

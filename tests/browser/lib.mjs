@@ -169,6 +169,16 @@ export async function assertCleanText(page, where, secrets = []) {
   return text;
 }
 
+/** Click what sends a mutation the API refuses, and wait for that refusal itself (a 4xx answer to a request that
+ * is not a plan): the form's plan may show the same reason earlier, so waiting for the text alone would let a test
+ * clear its expected problems before the refused request's answer arrives. */
+export async function clickRefused(page, locator) {
+  const refused = page.waitForResponse((r) => r.status() >= 400 && r.status() < 500 && r.request().method() !== "GET"
+    && new URL(r.url()).searchParams.get("dry_run") !== "true");
+  await locator.click();
+  return refused;
+}
+
 /** Sign in to the sandbox's UI with a token in the URL fragment (the admin's unless told) and wait for the
  * Clusters page. */
 export async function signIn(page, sb, token = sb.token) {

@@ -4,7 +4,7 @@
 // every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, clickRefused, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-nodes";
@@ -70,8 +70,8 @@ test("see a faulty node, get the ladder's 409 on replace, reboot it back to Sche
   await replace.getByRole("checkbox", { name: /Force/ }).click();
   await replace.getByRole("textbox", { name: "Reason" }).fill("XID 79");
   await replace.locator("form input").last().fill("replace");
-  await replace.getByRole("button", { name: "Replace", exact: true }).click();
-  await replace.getByText(/reboot first/).waitFor();
+  await clickRefused(page, replace.getByRole("button", { name: "Replace", exact: true }));
+  await replace.getByText(/reboot first/).first().waitFor();
   problems.length = 0; // the refused request's 409 is expected
   await replace.getByRole("button", { name: "Cancel" }).click();
 

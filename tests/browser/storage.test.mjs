@@ -7,7 +7,7 @@
 // Every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, clickRefused, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-storage";
@@ -54,8 +54,8 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
   await page.getByRole("button", { name: "Add storage" }).click();
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("textbox", { name: "Bucket" }).fill("no-such-bucket");
-  await dialog.getByRole("button", { name: "Add storage" }).click();
-  await dialog.getByText(/no bucket 'no-such-bucket'/).waitFor();
+  await clickRefused(page, dialog.getByRole("button", { name: "Add storage" }));
+  await dialog.getByText(/no bucket 'no-such-bucket'/).first().waitFor();
   problems.length = 0; // the refused request's 422 is expected
 
   await dialog.getByRole("textbox", { name: "Bucket" }).fill(BUCKET);
@@ -140,7 +140,7 @@ print(" ".join(sorted(boto3.client("eks", region_name="${REGION}").list_addons(c
   // Turning cert-manager off while observability needs it: explained before, refused (409) on Apply, nothing changes.
   await page.getByLabel("Enable cert-manager").click();
   await panel.getByTestId("deps-cert_manager").getByText(/Needed by HyperPod observability: turn that off too/).waitFor();
-  await apply.click();
+  await clickRefused(page, apply);
   await page.getByText(/cert_manager is needed by observability/).first().waitFor();
   assert.equal(problems.filter((p) => !p.startsWith("http 409") && !p.includes("409")).length, 0, problems.join("\n"));
   problems.length = 0; // the refused request's 409 is expected
