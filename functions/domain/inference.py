@@ -376,8 +376,19 @@ class PoolAssign(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     endpoint: EndpointName
-    model: ModelSource
+    model: ModelSource = Field(description="s3 (a path under /data/models/) or a public huggingface model_id")
     workers: int = Field(ge=1, le=64)
+
+    @field_validator("model")
+    @classmethod
+    def _what_a_worker_loads(cls, m: ModelSource) -> ModelSource:
+        # a pool worker's engine loads a path under /data or a Hub id; it has no per-assignment Secret to read
+        if m.source not in ("s3", "huggingface"):
+            raise ValueError(f"pool workers load s3 (/data/models/...) or huggingface models, not {m.source}")
+        if m.token_secret:
+            raise ValueError("pool workers cannot read a token Secret per assignment: download the model into "
+                             "the bucket first (download_model), then assign its /data/models/ path")
+        return m
 
 
 class PoolRelease(BaseModel):

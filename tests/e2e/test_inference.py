@@ -237,6 +237,11 @@ def test_pool_workers_move_to_an_endpoint_by_label_and_back(api: Any, sandbox: A
     seen = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
     assert (seen["status"], seen["replicas"]) == ("NO_WORKERS", 0) and pool in seen["message"], seen
 
+    # what a worker cannot load is refused, naming the model, and moves nothing
+    for bad in ({"source": "huggingface", "model_id": "meta/gated", "token_secret": "hf-token"},
+                {"source": "jumpstart", "model_id": "huggingface-llm-qwen"}):
+        r = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json={"endpoint": ep, "model": bad, "workers": 1})
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"][:2] == ["body", "model"], r.text
     model = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B"}
     assign = {"endpoint": ep, "model": model, "workers": 1}
     dry = api.post(f"/v1/clusters/{cluster}/pools/{pool}/assign", json=assign, params={"dry_run": "true"})

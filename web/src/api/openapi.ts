@@ -2839,6 +2839,7 @@ export interface components {
              * @description Endpoint name (a DNS label, at most 32 characters)
              */
             endpoint: string;
+            /** @description s3 (a path under /data/models/) or a public huggingface model_id */
             model: components["schemas"]["ModelSource"];
             /** Workers */
             workers: number;
