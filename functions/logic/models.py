@@ -158,10 +158,10 @@ def decode_token(token: str) -> str:
 
 
 def list_models(deps: Deps, cluster: str, region: str | None, limit: int, token: str | None) -> ModelList:
-    """Models under data/models/ of the shared bucket, in key order, `limit` (model, revision) per page. A page
-    reads at most MAX_CALLS x PAGE_KEYS keys; past that its last model may continue on the next page. The download
-    script's markers are not files: `_COMPLETE` makes a model complete; a model without it shows the progress of
-    its manifest (at most MAX_MANIFESTS reads a page)."""
+    """Models under models/ of the shared bucket (pods see /data/models/), in key order, `limit` (model,
+    revision) per page. A page reads at most MAX_CALLS x PAGE_KEYS keys; past that its last model may continue
+    on the next page. The download script's markers are not files: `_COMPLETE` makes a model complete; a model
+    without it shows the progress of its manifest (at most MAX_MANIFESTS reads a page)."""
     rec = find_record(deps, cluster, region)
     bucket = live_reads.bucket(deps)
     root = MODELS_KEY_PREFIX

@@ -633,7 +633,7 @@ function ModelsPanel({ cluster, region, models, bucket, loading, error }: { clus
     <>
       <Table<ModelItem>
         header={
-          <Header variant="h2" counter={`(${models.length})`} description={`Read from the shared bucket${bucket ? ` (${bucket})` : ""} under data/models/; deploy one with source "Shared bucket"`}
+          <Header variant="h2" counter={`(${models.length})`} description={`Read from the shared bucket${bucket ? ` (${bucket})` : ""} under models/ (pods see /data/models/); deploy one with source "Shared bucket"`}
             actions={<Button onClick={() => setOpen(true)}>Download model</Button>}>
             Models
           </Header>
