@@ -4,7 +4,7 @@
 // mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, clickRefused, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, clickRefused, createCluster, launch, mutations, newPage, openEndpointsPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-infer";
@@ -28,10 +28,7 @@ after(async () => {
 test("deploy a vLLM endpoint from the Endpoints page, see it ready, chat with it, delete it", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
-  await page.getByRole("link", { name: "Endpoints" }).click();
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await openEndpointsPage(page, sb, REGION, CLUSTER);
   const endpoints = page.getByRole("table", { name: "Inference endpoints" });
   await endpoints.getByText("No endpoints yet").waitFor();
 

@@ -186,6 +186,14 @@ export async function signIn(page, sb, token = sb.token) {
   await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
 }
 
+/** Sign in, open a cluster's page, and follow its Endpoints link to the Endpoints page. */
+export async function openEndpointsPage(page, sb, region, cluster) {
+  await signIn(page, sb);
+  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${region}/${cluster}`);
+  await page.getByRole("link", { name: "Endpoints" }).click();
+  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+}
+
 export async function shot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });

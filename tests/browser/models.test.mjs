@@ -3,7 +3,7 @@
 // the files and bytes to the end, the model then shows in the list, and the deploy form offers its path.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-models";
@@ -31,10 +31,7 @@ after(async () => {
 test("download a model from the Endpoints page: plan, progress to the end, then it is listed and deployable", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
-  await page.getByRole("link", { name: "Endpoints" }).click();
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await openEndpointsPage(page, sb, REGION, CLUSTER);
   const models = page.getByRole("table", { name: "Models" });
   await models.getByText("No models in the bucket yet").waitFor();
 

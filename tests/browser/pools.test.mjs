@@ -5,7 +5,7 @@
 // answers), then released (all unassigned again); every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, signIn, startSandbox } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-pools";
@@ -66,10 +66,7 @@ async function openEndpoints(page) {
 test("create a model pool, deploy an endpoint on it, assign workers, chat, release them", async () => {
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
-  await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
-  await page.getByRole("link", { name: "Endpoints" }).click();
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await openEndpointsPage(page, sb, REGION, CLUSTER);
   const pools = page.getByRole("table", { name: "Model pools" });
   await pools.getByText("None").waitFor();
 

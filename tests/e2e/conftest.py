@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,15 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def eventually(check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """Poll `check` until it returns something truthy (returned), failing the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not (value := check()):
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+    return value
 
 
 class Api:

@@ -4,25 +4,15 @@ API, not deleted), removes the group from HyperPod and its nodes from Kubernetes
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import kube_client
+from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 GROUP = "sagemaker.amazonaws.com/instance-group-name"
-
-
-def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.1)
-    return value
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ refuses, and change nothing: no AWS write, no Kubernetes object, no operation, a
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from typing import Any
 
 import pytest
 
+from tests.e2e.conftest import eventually
 from tests.e2e.plan_calls import aws_writes, request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
 
@@ -23,21 +23,8 @@ HP = ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob")
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
-    cname = f"jobs-{uuid.uuid4().hex[:6]}"
-    body = {"name": cname, "region": "us-west-2",
-            "instance_groups": [{"name": "cpu", "instance_type": "ml.c5.large", "instance_count": 2,
-                                 "availability_zone": "us-west-2a"}]}
-    op = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex).json()
-    assert api.wait_terminal(op["id"], timeout=180)["status"] == "SUCCEEDED"
-    return cname
-
-
-def _until(check: Any, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (out := check()):
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.1)
-    return out
+    return api.make_cluster("jobs", [{"name": "cpu", "instance_type": "ml.c5.large", "instance_count": 2,
+                                       "availability_zone": "us-west-2a"}])
 
 
 def _job(name: str, **over: Any) -> dict[str, Any]:
@@ -177,17 +164,17 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
 
     # Logs, bounded: the newest lines of a pod, steps and throughput.
     pod = job["pods"][0]["name"]
-    logs = _until(lambda: (x := api.get(f"{base}/jobs/train/logs", params={"tail": 2}).json())["lines"] and x)
+    logs = eventually(lambda: (x := api.get(f"{base}/jobs/train/logs", params={"tail": 2}).json())["lines"] and x)
     assert logs["pod"] == pod and len(logs["lines"]) <= 2 and "samples/s" in logs["lines"][-1]
     r = api.get(f"{base}/jobs/train/logs", params={"pod": "someone-else"})
     assert r.status_code == 422 and "pod" in r.text
 
     # A killed pod is a restart counted against the budget; the next one exhausts it and the job fails.
     kube.delete("v1", "Pod", pod, "default")
-    _until(lambda: api.get(f"{base}/jobs/train").json()["budget"]["used"] == 1)
-    _until(lambda: [p["phase"] for p in api.get(f"{base}/jobs/train").json()["pods"]] == ["Running", "Running"])
+    eventually(lambda: api.get(f"{base}/jobs/train").json()["budget"]["used"] == 1)
+    eventually(lambda: [p["phase"] for p in api.get(f"{base}/jobs/train").json()["pods"]] == ["Running", "Running"])
     kube.delete("v1", "Pod", pod, "default")
-    failed = _until(lambda: (x := api.get(f"{base}/jobs/train").json())["status"] == "Failed" and x)
+    failed = eventually(lambda: (x := api.get(f"{base}/jobs/train").json())["status"] == "Failed" and x)
     assert failed["budget"] == {"used": 1, "max": 1, "exhausted": True}
     assert any(c["type"] == "Failed" and "recovery budget" in (c["message"] or "") for c in failed["conditions"])
 

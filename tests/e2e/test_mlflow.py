@@ -7,7 +7,6 @@ removes what the job alone made."""
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
-from tests.e2e.conftest import kube_client
+from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
 
@@ -30,26 +29,13 @@ REF = Path("/work/shared/reference/crds")
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
-    cname = f"mlf-{uuid.uuid4().hex[:6]}"
-    body = {"name": cname, "region": "us-west-2",
-            "instance_groups": [{"name": "cpu", "instance_type": "ml.c5.large", "instance_count": 2,
-                                 "availability_zone": "us-west-2a"}]}
-    op = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex).json()
-    assert api.wait_terminal(op["id"], timeout=180)["status"] == "SUCCEEDED"
-    return cname
+    return api.make_cluster("mlf", [{"name": "cpu", "instance_type": "ml.c5.large", "instance_count": 2,
+                                       "availability_zone": "us-west-2a"}])
 
 
 @pytest.fixture(scope="module")
 def kube(sandbox: Any, cluster: str) -> Any:
     return kube_client(sandbox, cluster)
-
-
-def _until(check: Any, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (out := check()):
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.2)
-    return out
 
 
 def _job(name: str, **over: Any) -> dict[str, Any]:
@@ -175,7 +161,8 @@ def test_submit_with_mlflow_runs_scoped_and_links_the_ui(api: Any, viewer: Any, 
     assert url and "/sandbox/mlflow/us-west-2/podstart-demo/" in url, job["mlflow"]
     seen = viewer.get(f"{base}/jobs/sft", params={"mlflow_link": "true"}).json()["mlflow"]
     assert seen["url"] is None and "operators" in seen["url_note"]
-    page = _until(lambda: (p := httpx.get(url)).status_code == 200 and "train_samples_per_second" in p.text and p)
+    page = eventually(lambda: (p := httpx.get(url)).status_code == 200 and "train_samples_per_second" in p.text and p,
+                      timeout=60.0)
     assert "Experiment: llama-sft" in page.text and "Run: sft" in page.text and "loss" in page.text
     assert httpx.get(url.split("?")[0] + "?authToken=forged").status_code == 403
 

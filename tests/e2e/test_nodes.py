@@ -7,26 +7,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import kube_client
+from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.plan_calls import request_writes
 
 HEALTH = "sagemaker.amazonaws.com/node-health-status"
 GROUP = "sagemaker.amazonaws.com/instance-group-name"
-
-
-def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ writes nothing) and a PATCH equal to the live state starts nothing."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -15,6 +14,7 @@ import jsonschema
 import pytest
 
 from functions.domain import kuberay
+from tests.e2e.conftest import eventually
 from tests.e2e.plan_calls import aws_writes, request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
 
@@ -27,21 +27,8 @@ CRD = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
 
 @pytest.fixture(scope="module")
 def cluster(api: Any) -> str:
-    cname = f"ray-{uuid.uuid4().hex[:6]}"
-    body = {"name": cname, "region": "us-west-2",
-            "instance_groups": [{"name": "gpu", "instance_type": "ml.g5.8xlarge", "instance_count": 2,
-                                 "availability_zone": "us-west-2a"}]}
-    op = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex).json()
-    assert api.wait_terminal(op["id"], timeout=180)["status"] == "SUCCEEDED", op
-    return cname
-
-
-def _until(check: Any, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (out := check()):
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.1)
-    return out
+    return api.make_cluster("ray", [{"name": "gpu", "instance_type": "ml.g5.8xlarge", "instance_count": 2,
+                                       "availability_zone": "us-west-2a"}])
 
 
 def _verl(name: str, **over: Any) -> dict[str, Any]:
@@ -113,7 +100,7 @@ def test_verl_rayjob_enables_kuberay_runs_on_gpu_nodes_logs_and_deletes(api: Any
     assert [j["name"] for j in api.get(f"{base}/jobs", params={"status": "Running"}).json()["items"]] == ["grpo"]
 
     # Logs: the head pod prints the driver's lines (steps, throughput), through REST and MCP.
-    logs = _until(lambda: (x := api.get(f"{base}/jobs/grpo/logs", params={"tail": 5}).json())
+    logs = eventually(lambda: (x := api.get(f"{base}/jobs/grpo/logs", params={"tail": 5}).json())
                   and any("samples/s" in line for line in x["lines"]) and x)
     assert logs["pod"] == heads[0]["name"] and len(logs["lines"]) <= 5
 

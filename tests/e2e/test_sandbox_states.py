@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+from tests.e2e.conftest import eventually
 
 GROUP = {"InstanceGroupName": "accel", "InstanceType": "ml.c5.large", "InstanceCount": 1,
          "ExecutionRole": "arn:aws:iam::123456789012:role/hp",
@@ -18,14 +19,6 @@ ROLE = "arn:aws:iam::123456789012:role/eks"
 
 def name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:6]}"
-
-
-def eventually(check: Callable[[], Any], timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := check()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.1)
-    return result
 
 
 def states(api: Any, **body: Any) -> Any:
