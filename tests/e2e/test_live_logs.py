@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from websockets.sync.client import connect
 
-from tests.e2e.test_jobs import _job, _until
+from tests.e2e.conftest import eventually
+from tests.e2e.test_jobs import _job
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +93,9 @@ def test_a_user_holds_at_most_four_follows_and_a_closed_socket_releases_them(san
         for i in range(5):
             ws.send(json.dumps({"action": "follow_logs", "id": f"f{i}", "cluster": cluster, "job": job, "tail": 1}))
         assert _next(ws, "error", "f4")["status"] == 429
-        _until(lambda: sandbox.sockets.follows_of(user) == 4)
+        eventually(lambda: sandbox.sockets.follows_of(user) == 4)
     # the tab closed: every follow of that socket stops, and the user may follow again
-    _until(lambda: sandbox.sockets.follows_of(user) == 0, timeout=15)
+    eventually(lambda: sandbox.sockets.follows_of(user) == 0, timeout=15)
     with _socket(sandbox, sandbox.tokens.operator) as ws:
         ws.send(json.dumps({"action": "follow_logs", "id": "g", "cluster": cluster, "job": job, "tail": 1}))
         assert _next(ws, "log", "g")["lines"]
