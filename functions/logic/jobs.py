@@ -3,6 +3,7 @@ list, inspect, delete, bounded logs, and write-only secrets."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from functions.domain import kuberay, recipes, training
@@ -269,7 +270,9 @@ def write_secret(deps: Deps, cluster: str, region: str | None, body: training.Se
     manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                 "metadata": {"name": body.name, "namespace": body.namespace,
                              "labels": {"app.kubernetes.io/managed-by": "podstart"}},
-                "stringData": dict(body.data)}
+                # base64 `data`, as the API server stores it (a server that does not merge stringData, like an
+                # older one or a double, still gives readers the values under `data`)
+                "data": {k: base64.b64encode(v.encode()).decode() for k, v in body.data.items()}}
     kube = _kube(deps, rec)
     if dry_run:
         return Plan(kind="secret.write", target={"cluster": rec.name, "region": rec.region,
