@@ -4745,6 +4745,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -4936,6 +4945,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5360,6 +5378,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -5433,6 +5460,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5745,6 +5781,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6181,6 +6226,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -6376,6 +6430,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6584,6 +6647,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -6661,6 +6733,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6857,6 +6938,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7175,6 +7265,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -7250,6 +7349,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7678,6 +7786,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8222,6 +8339,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -8524,6 +8650,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8835,6 +8970,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
