@@ -85,6 +85,9 @@ def watch(deps: Deps, leases: Leases | None, limits: Limits, principal: Principa
     Retry-After seconds to answer with when a limit was reached and the current state is answered at once)."""
     if wait <= 0 or leases is None:
         return deps.operations.watch(op_id, wait, version), None
+    current = deps.operations.get(op_id)  # 404 first; an ended operation answers at once, holding nothing
+    if current.status.terminal:
+        return current, None
     held = leases.hold("long-poll", principal.sub, limits.long_polls_per_user, limits.long_polls_total, wait + 10)
     if isinstance(held, str):
         return deps.operations.get(op_id), limits.retry_after_s
