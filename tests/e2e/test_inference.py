@@ -77,7 +77,10 @@ def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, view
 
     r = chat(api, cluster, ep, "what are you?")
     assert r.status_code == 200, r.text
-    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" in r.json()["content"]
+    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" not in r.json()[
+        "content"]  # a model's answer, not the prompt echoed
+    usage = r.json()["response"]["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     assert chat(viewer, cluster, ep).status_code == 403
 
     same = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 2})
