@@ -37,6 +37,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
     "nodes.health_check": ("start", "results"),
+    "training_plan.purchase": ("purchase", "ready"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -46,6 +47,7 @@ REQUIRED_ROLE: dict[str, Role] = {
     "cluster.import": Role.admin,
     "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
     "instance_group.delete": Role.admin,  # terminates every instance of the group (as nodes.delete does)
+    "training_plan.purchase": Role.admin,  # pays an upfront fee, not refundable
 }
 
 H = 3600.0
@@ -84,6 +86,8 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
+    # CreateTrainingPlan answers at once; the plan is Pending for minutes until Scheduled (or Active)
+    "training_plan.purchase": {"purchase": 0.25 * H, "ready": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

@@ -21,6 +21,7 @@ from functions.workflows import (
     nodes,
     software_update,
     storage,
+    training_plans,
 )
 from functions.workflows.context import Workflow
 
@@ -59,4 +60,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    training_plans.PURCHASE,
 )
