@@ -321,7 +321,8 @@ def _on_demand(ctx: _Ctx, f: RegionFacts, w: Want, zones: list[str], quota: Quot
     zone = zones[0]
     groups = [GroupPlacement(availability_zone=zone, availability_zone_id=_zone_id(f, zone), instance_count=w.nodes)]
     _add(ctx, f, w, cap, "on-demand", groups, zones[1:], quota,
-         PriceView(hourly_usd=hourly, total_usd=_total(hourly, ctx.req.hours), source=source),
+         PriceView(hourly_usd=hourly, total_usd=_total(unit * w.nodes if unit is not None else None, ctx.req.hours),
+                   source=source),
          ctx.start, None, None, [], [] if unit is not None else ["no on-demand price was found: unknown cost"])
 
 
