@@ -119,6 +119,11 @@ class FactCache:
         with self._lock:
             self._entries.clear()
 
+    def drop(self, match: Callable[[tuple[Any, ...]], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self._entries if match(k)]:
+                del self._entries[key]
+
 
 _client_lock = threading.Lock()
 
@@ -237,3 +242,6 @@ class AwsCapacityFacts:
             return str(self.client("sts", None).get_caller_identity()["Account"])
 
         return self._read("account", (), load)
+
+    def forget(self, region: str, *facts: str) -> None:
+        self.cache.drop(lambda key: key[0] in facts and len(key) > 1 and key[1] == region)

@@ -170,6 +170,9 @@ def purchase_plan(deps: Deps, body: purchase.TrainingPlanPurchase, actor: Actor,
         def unclaim(self, op: Operation) -> None:
             """Nothing was reserved."""
 
-    return start_or_plan(deps, dry_run=dry_run, kind=purchase.KIND, target=target,
-                         request=body.model_dump(mode="json"), principal=actor, idempotency_key=key,
-                         admission=_Admission())
+    result = start_or_plan(deps, dry_run=dry_run, kind=purchase.KIND, target=target,
+                           request=body.model_dump(mode="json"), principal=actor, idempotency_key=key,
+                           admission=_Admission())
+    if not dry_run:  # the next advice reads the plans and the offerings again (the purchase changes both)
+        reader.forget(body.region, "training_plans", "plan_offerings")
+    return result

@@ -154,6 +154,9 @@ class CapacityFacts(Protocol):
     def account(self) -> Fact[str]:
         """The AWS account id (STS GetCallerIdentity): the ARN a training plan bought here will have."""
 
+    def forget(self, region: str, *facts: str) -> None:
+        """Drop what is cached of these facts in the region (a purchase changes the plans and the offerings)."""
+
 
 # --- shaping what the AWS APIs answer (pure) ------------------------------------------------------------------------
 
