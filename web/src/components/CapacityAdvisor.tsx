@@ -154,7 +154,7 @@ export function CapacityAdvisor({ region, cluster, onUse, useLabel = "Use this o
         </FormField>
         <FormField label="GPU model" errorText={errors.gpu_model}>
           <Select selectedOption={{ value: model, label: model }} onChange={({ detail }) => setModel(detail.selectedOption.value ?? "any")}
-            options={MODELS.map((m) => ({ value: m, label: m }))} ariaLabel="GPU model" />
+            options={MODELS.map((m) => ({ value: m, label: m }))} ariaLabel="GPU model" data-testid="gpu-model-select" />
         </FormField>
         <FormField label="Hours" description="Optional: prices the whole run, sizes training plans" errorText={errors.hours}>
           <Input type="number" value={hours} onChange={({ detail }) => setHours(detail.value)} ariaLabel="Hours" placeholder="e.g. 72" />
@@ -189,16 +189,25 @@ export function CapacityAdvisor({ region, cluster, onUse, useLabel = "Use this o
             items={options}
             trackBy="rank"
             variant="embedded"
+            wrapLines
             ariaLabels={{ tableLabel: "Capacity options" }}
             empty={<Box textAlign="center">Nothing fits: see why below.</Box>}
             columnDefinitions={[
               { id: "rank", header: "#", cell: (o) => o.rank },
-              { id: "where", header: "Where", cell: (o) => `${o.region}: ${o.groups.map((g) => `${g.availability_zone} (${g.availability_zone_id})`).join(", ")}` },
+              { id: "where", header: "Where", cell: (o) => `${o.groups.map((g) => `${g.availability_zone} (${g.availability_zone_id})`).join(", ")}` },
               { id: "what", header: "Instances", cell: (o) => <span>{o.instance_count} × {o.instance_type}<Box variant="small" display="block">{o.accelerators ?? ""}{o.efa ? ", EFA" : ""}{o.nvlink ? ", NVLink" : ""}</Box></span> },
-              { id: "cap", header: "Capacity", cell: (o) => `${o.capacity_type}${o.spot_score ? ` (spot score ${o.spot_score}/10)` : ""}` },
+              {
+                id: "cap",
+                header: "Capacity",
+                cell: (o) => (
+                  <span>
+                    {o.capacity_type}{o.spot_score ? ` (spot score ${o.spot_score}/10)` : ""}
+                    <Box variant="small" display="block">{o.quota ? `quota left after: ${o.quota.headroom_after} of ${o.quota.limit}` : "no quota used"}</Box>
+                  </span>
+                ),
+              },
               { id: "start", header: "Starts", cell: when },
               { id: "cost", header: "Cost", cell: cost },
-              { id: "quota", header: "Quota left after", cell: (o) => (o.quota ? `${o.quota.headroom_after} of ${o.quota.limit}` : "Not used") },
               {
                 id: "act",
                 header: "Action",
