@@ -30,7 +30,7 @@ from functions.logic.deps import Deps
 from functions.logic.plans import Started, start_or_plan
 
 T = TypeVar("T")
-WORKERS = 8  # AWS reads in flight at once for one advice (three regions: their first facts all at once)
+WORKERS = 16  # AWS reads in flight at once for one advice (three regions: their first facts all at once)
 COUNTED = (ClusterStatus.CREATING, ClusterStatus.ACTIVE, ClusterStatus.DELETING, ClusterStatus.DELETE_FAILED,
            ClusterStatus.IMPORTING)
 
@@ -83,6 +83,8 @@ def advise(deps: Deps, req: AdviceRequest, now: datetime | None = None) -> Advic
     regions = regions or [_default_region(deps)]
     types = tuple(sorted(set(accelerators.ACCELERATORS) | ({req.instance_type} if req.instance_type else set())))
     with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="capacity") as pool:
+        plans_wanted = CapacityType.training_plan in req.wanted_capacity and req.plan_hours is not None
+        account = _in_context(pool, reader.account) if plans_wanted else None  # a bought plan's ARN names it
         firsts = [(r, _in_context(pool, reader.zones, r), _in_context(pool, reader.offerings, r, types),
                    _in_context(pool, reader.quotas, r), _in_context(pool, reader.training_plans, r)) for r in regions]
         base = [RegionFacts(region=r, zones=z.result(), offerings=o.result(), quotas=q.result(),
@@ -97,9 +99,8 @@ def advise(deps: Deps, req: AdviceRequest, now: datetime | None = None) -> Advic
                 if CapacityType.spot in wanted:
                     later.append(("spot", f.region, w.instance_type,
                                   _in_context(pool, reader.spot_scores, f.region, w.instance_type, w.nodes)))
-            for s in rules.plan_searches(req, f.region, rules.offered_types(f), now):
+            for s in rules.plan_searches(req, f, now):
                 later.append(("plan", f.region, s.instance_type, _in_context(pool, reader.plan_offerings, s)))
-        account = _in_context(pool, reader.account) if any(k == "plan" for k, *_ in later) else None
         done: dict[tuple[str, str], dict[str, Fact[Any]]] = {}
         for kind, region, itype, fut in later:
             done.setdefault((kind, region), {})[itype] = fut.result()

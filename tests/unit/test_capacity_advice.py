@@ -200,7 +200,9 @@ def test_fits_only_with_a_training_plan_that_starts_later() -> None:
     offer = offering(B200, 2, "us-west-2a", start, 72, "22248.00")
     f = region({"us-west-2a": {B200}}, {B200: 0}, offerings={B200: [offer]})
     req = ask(gpus=16, gpu_model="b200", hours=72)
-    assert [s.instance_type for s in plan_searches(req, "us-west-2", {B200}, NOW)] == [B200]
+    assert [s.instance_type for s in plan_searches(req, f, NOW)] == [B200]
+    owned = region({"us-west-2a": {B200}}, {B200: 0}, plans=[plan("mine", B200, "us-west-2a", 2)])
+    assert plan_searches(req, owned, NOW) == []  # capacity already bought: no offering to search
     advice = advise(req, [f], now=NOW, account="123456789012")
     [option] = advice.options
     assert option.capacity_type.value == "training-plan" and not option.starts_now

@@ -97,15 +97,30 @@ def wants(req: AdviceRequest) -> list[Want]:
     return out
 
 
-def plan_searches(req: AdviceRequest, region: str, offered: set[str], now: datetime) -> list[PlanSearch]:
-    """The SearchTrainingPlanOfferings to make in a region (reservable types the region offers)."""
+def plan_searches(req: AdviceRequest, f: RegionFacts, now: datetime) -> list[PlanSearch]:
+    """The SearchTrainingPlanOfferings to make in a region: reservable types the region offers, EFA as asked, that
+    the account's own plans do not already cover (capacity already bought comes first: no offering is shown)."""
     if CapacityType.training_plan not in req.wanted_capacity or req.plan_hours is None:
         return []
     start = _start(req, now)
-    return [PlanSearch(region=region, instance_type=w.instance_type, instance_count=w.nodes,
+    offered = offered_types(f)
+    return [PlanSearch(region=f.region, instance_type=w.instance_type, instance_count=w.nodes,
                        duration_hours=req.plan_hours, start_after=_hour(start))
             for w in wants(req) if w.instance_type in RESERVABLE and w.instance_type in offered
-            and (not req.efa_required or (w.accel is not None and w.accel.efa))]
+            and (not req.efa_required or (w.accel is not None and w.accel.efa))
+            and not _owned_cover(req, f, w, start)]
+
+
+def _owned_cover(req: AdviceRequest, f: RegionFacts, w: Want, start: datetime) -> bool:
+    plans = [p for p in (f.training_plans.value or []) if p.instance_type == w.instance_type
+             and p.status in ("Active", "Scheduled") and p.available_instance_count > 0
+             and (req.hours is None or (_at(p.end_time) or start) >= start + timedelta(hours=req.hours))]
+    if not req.same_zone:
+        return sum(p.available_instance_count for p in plans) >= w.nodes
+    zones: dict[str | None, int] = {}
+    for p in plans:
+        zones[p.availability_zone] = zones.get(p.availability_zone, 0) + p.available_instance_count
+    return any(n >= w.nodes for n in zones.values())
 
 
 def _hour(t: datetime) -> datetime:
