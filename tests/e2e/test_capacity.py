@@ -256,6 +256,11 @@ def gpu_cluster(api: Any) -> str:
                                           "availability_zone": "us-west-2b"}]))
 
 
+ENDPOINT = {"name": "chat", "mode": "self-managed", "engine": "vllm", "image": "vllm/vllm-openai:v0.6.3", "gpus": 1,
+            "replicas": 2, "model": {"source": "huggingface", "model_id": "org/model"},
+            "instance_type": "ml.g5.8xlarge"}
+
+
 def _job(name: str, nodes: int) -> dict[str, Any]:
     return {"name": name, "recipe": "pytorch", "image": IMAGE, "instance_type": "ml.g5.8xlarge", "nodes": nodes,
             "gpus_per_node": 1, "max_retries": 0, "parameters": {"script": "train.py", "epochs": 1}}
@@ -267,17 +272,22 @@ def test_gpus_per_group_and_where_a_job_would_run(api: Any, viewer: Any, gpu_clu
     [group] = gpus["groups"]
     assert (group["group"], group["gpus_total"], group["gpus_free"]) == ("a10g", 2, 2)
 
-    # A dry run says where a 2-node job would run now
+    # A dry run says where a 2-node job would run now, and where an endpoint's 2 replicas would
     plan = api.post(f"{base}/jobs", json=_job("first", 2), params={"dry_run": "true"}).json()
     assert plan["placement"]["fits_now"] and len(plan["placement"]["nodes"]) == 2
     assert plan["placement"]["groups"] == ["a10g"]
+    served = api.post(f"{base}/endpoints", json=ENDPOINT, params={"dry_run": "true"})
+    assert served.status_code == 200, served.text
+    assert served.json()["placement"]["fits_now"] and served.json()["placement"]["pods"] == 2
 
     # When a job holds both GPUs
     op = api.post(f"{base}/jobs", json=_job("first", 2), key=uuid.uuid4().hex).json()
     assert api.wait_terminal(op["id"], 180)["status"] == "SUCCEEDED"
     eventually(lambda: api.get(f"{base}/gpus").json()["groups"][0]["gpus_used"] == 2, 60)
 
-    # Then another job's dry run says it would wait, and for what
+    # Then another job's dry run says it would wait, and for what; so does the endpoint's
     later = api.post(f"{base}/jobs", json=_job("second", 1), params={"dry_run": "true"}).json()
     assert not later["placement"]["fits_now"]
     assert "2 of 2 in use" in later["placement"]["waits_for"]
+    waits = api.post(f"{base}/endpoints", json=ENDPOINT, params={"dry_run": "true"}).json()["placement"]
+    assert not waits["fits_now"] and "2 of 2 in use" in waits["waits_for"]
