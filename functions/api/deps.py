@@ -18,6 +18,7 @@ from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
 from functions.domain.kinds import KINDS
+from functions.domain.limits import Leases
 from functions.domain.ports import AuditLog
 from functions.domain.service import OperationService
 from functions.logic.deps import Deps
@@ -30,6 +31,7 @@ class Services(Deps):
     settings: ApiSettings | None = None
     guard: PowertoolsIdempotencyGuard | None = None
     audit: AuditLog | None = None
+    leases: Leases | None = None  # fair share of long polls (functions.domain.limits)
 
 
 @lru_cache(maxsize=1)
@@ -47,7 +49,8 @@ def services() -> Services:
     from functions.adapters.kube_http import connect
 
     prices = AwsPriceList()
-    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+    state = DynamoStateStore(s.state_table)
+    return Services(operations=ops, state=state, reader=AwsClusterReader(), leases=Leases(state),
                     nodes=AwsNodeReader(), objects=AwsObjectLister(), mlflow=AwsMlflowServers(),
                     features=AwsFeatureReader(s.data_bucket), kube=connect, prices=prices, settings=s,
                     guard=guard, capacity=AwsCapacityFacts(prices),

@@ -395,6 +395,12 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "purchase_training_plan": [{"name": "budget", "dry_run": True, "offering": {
             "region": "us-west-2", "offering_id": "tpo-none", "instance_type": "ml.p5.48xlarge", "instance_count": 1,
             "duration_hours": 24}}],
+        "list_buckets": [{}],
+        "list_namespaces": [{"cluster": cluster, "region": "us-west-2"}],
+        "create_namespace": [{"cluster": cluster, "region": "us-west-2", "name": "budget", "dry_run": True},
+                             {"cluster": cluster, "region": "us-west-2", "name": "kube-budget"}],
+        "delete_namespace": [{"cluster": cluster, "region": "us-west-2", "namespace": "no-such-ns",
+                              "confirm": "no-such-ns"}],
         "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
                             {"cluster": cluster, "region": "us-west-2",
                              "autoscaling": {"enabled": True, "instance_groups": ["no-such-group"]}}],
