@@ -123,7 +123,10 @@ def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[s
     if (req.get("autoscaling") or {}).get("keda"):
         facts["keda_served"] = live_reads.serves(kube, im.KEDA_API, "ScaledObject")
     if req.get("service") != "model_pool" and req.get("instance_type"):
-        facts["live"] = live_reads.live_gpus(kube, req["instance_type"])
+        keda = (req.get("autoscaling") or {}).get("keda")
+        replicas = int(keda.get("min", req.get("replicas", 1)) if keda else req.get("replicas", 1))
+        facts.update(live_reads.gpu_facts(kube, req["instance_type"], replicas, int(req.get("gpus") or 0),
+                                          one_per_node=False))
     return facts
 
 

@@ -22,6 +22,7 @@ from functions.workflows import (
     nodes,
     software_update,
     storage,
+    training_plans,
 )
 from functions.workflows.context import Workflow
 
@@ -60,6 +61,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    training_plans.PURCHASE,
     namespaces.CREATE,
     namespaces.DELETE,
 )

@@ -1,5 +1,9 @@
 import type { Problem } from "../lib/problems";
 import type {
+  Advice,
+  AdviceRequest,
+  ClusterGpus,
+  TrainingPlanPurchase,
   AuditPage,
   AvailabilityZone,
   ClusterCreate,
@@ -147,6 +151,15 @@ export const api = {
     get<TrackingServerPage>(`/v1/catalog/mlflow-tracking-servers${qs({ region, limit: "100" })}`),
   trainingPlans: (region: string) => get<Page<TrainingPlan>>(`/v1/catalog/training-plans${qs({ region })}`),
   quotas: (region: string) => get<Page<Quota>>(`/v1/catalog/quotas${qs({ region })}`),
+  /** The capacity advice: a POST that only reads (the key is ignored: nothing is changed). */
+  advise: async (body: AdviceRequest, signal?: AbortSignal) =>
+    (await request<Advice>("/v1/capacity/advice", { method: "POST", body, idempotencyKey: newIdempotencyKey(), signal })).body,
+  clusterGpus: (cluster: string, region: string, signal?: AbortSignal) =>
+    get<ClusterGpus>(`${clusterPath(cluster)}/gpus${qs({ region })}`, signal),
+  purchaseTrainingPlan: (body: TrainingPlanPurchase, key: string) =>
+    request<Operation>("/v1/capacity/training-plans", { method: "POST", body, idempotencyKey: key }),
+  planPurchaseTrainingPlan: async (body: TrainingPlanPurchase, signal?: AbortSignal) =>
+    (await request<Plan>("/v1/capacity/training-plans?dry_run=true", { method: "POST", body, idempotencyKey: newIdempotencyKey(), signal })).body,
 
   me: () => get<Me>("/v1/me"),
   preferences: () => get<Preferences>("/v1/preferences"),

@@ -65,6 +65,13 @@ export type ModelDownload = Schemas["ModelDownload"];
 export type ModelItem = Schemas["ModelObject"];
 export type ModelList = Schemas["ModelList"];
 export type SecretNames = Schemas["SecretNames"];
+export type AdviceRequest = Schemas["AdviceRequest"];
+export type Advice = Schemas["Advice"];
+export type AdviceOption = Schemas["Option"];
+export type NearMiss = Schemas["NearMiss"];
+export type ClusterGpus = Schemas["ClusterGpus"];
+export type GroupGpus = Schemas["GroupGpus"];
+export type TrainingPlanPurchase = Schemas["TrainingPlanPurchase"];
 
 export interface Page<T> {
   items: T[];
