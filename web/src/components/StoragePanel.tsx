@@ -52,7 +52,7 @@ export function bucketOptions(items: BucketRegistration[], admin: boolean) {
     value: b.bucket,
     label: b.bucket,
     tags: [b.owned ? "PodStart's" : "registered — admin"],
-    description: b.owned ? "PodStart's data bucket" : registrationScope(b),
+    description: b.owned ? "PodStart's data bucket: any operator may mount it" : registrationScope(b),
     disabled: !b.owned && !admin,
     disabledReason: !b.owned && !admin ? "A registered bucket PodStart does not own: only an admin can mount it (operators mount PodStart's data bucket)." : undefined,
   }));
