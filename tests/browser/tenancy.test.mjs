@@ -7,7 +7,7 @@
 //    Add storage (PodStart's own bucket, yes: mounted into the new namespace).
 // 3. The deploy form refuses an internet-facing endpoint without source ranges at the field, as the user types; with
 //    ranges and an API key Secret, the plan says who can reach it (the EXPOSURE warning), and the endpoint's page then
-//    says a key is required. Only an admin is offered "Public".
+//    says a key is required (Try it still answers: PodStart sends the key). Only an admin is offered "Public".
 // 4. An admin deletes the namespace: its plan first says the volume mounted there must go first (removed from the
 //    Storage panel), then what goes with it; the name is typed to confirm, the progress shows on the cluster page, and
 //    the namespace is gone.
@@ -250,10 +250,15 @@ test("the deploy form refuses an internet-facing endpoint without source ranges,
   await go(page, `${detail}/endpoints/${EP}`);
   await page.getByTestId("endpoint-reach").filter({ hasText: "Internet-facing, from 203.0.113.0/24" }).waitFor();
   assert.match(await page.getByTestId("endpoint-api-key").innerText(), /^Required: callers send Authorization: Bearer <key> or X-Api-Key/);
+  // Try it goes through PodStart, which sends the key to the endpoint's gate: the user never handles it.
+  await page.locator('[data-testid="endpoint-status"][data-status="READY"]').waitFor({ timeout: 60_000 });
+  await page.getByRole("textbox", { name: "Message" }).fill("who may ask?");
+  await page.getByRole("button", { name: "Send" }).click();
+  assert.match(await page.getByTestId("answer").innerText(), new RegExp(`^${EP} answered[\\s\\S]*Hello from \\S+`));
   await assertCleanText(page, "endpoint page", [KEY_VALUE]);
   await shot(page, "tenancy-endpoint-keyed");
   const mine = mutations.slice(since);
-  assert.deepEqual(mine.map((m) => `${m.method} ${m.path}`), [`POST /v1/clusters/${CLUSTER}/endpoints`]);
+  assert.deepEqual(mine.map((m) => `${m.method} ${m.path}`), [`POST /v1/clusters/${CLUSTER}/endpoints`, `POST /v1/clusters/${CLUSTER}/endpoints/${EP}/invoke`]);
   assert.deepEqual(problems, []);
 
   // An admin is offered "Public": then the source ranges are optional, and the plan says anyone can reach it.

@@ -1,7 +1,7 @@
 // PodStart's namespaces on a cluster: default and the ones an admin created (jobs, endpoints, Secrets and volumes live
 // only there). Create (admin): the name, the plan, then the operation's progress here, on the cluster page. Delete
 // (admin): the plan (what goes with it) and the typed name, then its progress here too.
-import { useRef, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Badge from "@cloudscape-design/components/badge";
 import Box from "@cloudscape-design/components/box";
@@ -16,6 +16,7 @@ import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
 import type { NamespaceCreate, NamespaceView, Operation } from "../api/types";
+import { useLiveEvents } from "../lib/events";
 import { useFlash } from "../lib/flash";
 import { fmtTime } from "../lib/format";
 import { adminOnly, useMe } from "../lib/me";
@@ -154,6 +155,16 @@ function Present({ on, yes, no }: { on: boolean; yes: string; no: string }) {
 export function NamespacesPanel({ cluster, region }: { cluster: string; region: string }) {
   const list = useNamespaces(cluster, region);
   const { me } = useMe();
+  // A namespace operation followed elsewhere (or closed here while running) still updates the list when it moves.
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useLiveEvents((ev) => {
+    const t = ev.data?.target;
+    if (t?.cluster === cluster && String(t.resource ?? "").startsWith("namespaces/")) {
+      clearTimeout(timer.current);
+      timer.current = setTimeout(list.reload, 300);
+    }
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
   const notAdmin = (action: string) => adminOnly(me, action);
   const [modal, setModal] = useState<null | "create" | { del: string }>(null);
   const items = list.data ?? [];
