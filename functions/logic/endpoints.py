@@ -194,6 +194,8 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         service=req.get("service", "internal"), pool=req.get("pool"), status=rec.status.value,
         message=rec.message, service_name=rec.service_name, routing_strategy=req.get("routing_strategy"),
         tiered_kv_cache=req.get("tiered_kv_cache"), router=req.get("router"),
+        internet_facing=bool(req.get("internet_facing")), public=bool(req.get("public")),
+        source_ranges=list(req.get("source_ranges") or []), api_key_required=bool(req.get("api_key_secret")),
         objects=[ObjectRef(**o) for o in rec.objects], operation_id=rec.operation_id,
         created_by=rec.created_by, created_at=rec.created_at)
     if live is None:

@@ -20,6 +20,9 @@ import type {
   ModelDownload,
   ModelList,
   SecretNames,
+  BucketList,
+  NamespaceCreate,
+  NamespaceList,
   PoolAssign,
   PoolCreate,
   PoolList,
@@ -367,8 +370,30 @@ export const api = {
     }),
   /** The models in the shared bucket (keys under models/, pods see /data/models/), read from the bucket: one page of 100. */
   models: (cluster: string, region: string) => get<ModelList>(`${clusterPath(cluster)}/models${qs({ region, limit: 100 })}`),
-  /** Secret names in the default namespace (values are never read): a token Secret is chosen from these. */
-  secretNames: (cluster: string, region: string) => get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region })}`),
+  /** Names of the Secrets PodStart wrote in a namespace (default unless told; values are never read). */
+  secretNames: (cluster: string, region: string, namespace?: string) =>
+    get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region, namespace })}`),
+  /** PodStart's namespaces on a cluster: default and the ones an admin created (nothing else may be named). */
+  namespaces: (cluster: string, region: string) => get<NamespaceList>(`${clusterPath(cluster)}/namespaces${qs({ region })}`),
+  /** Create a PodStart namespace (`namespace.create`, admin): the Namespace, its Secrets Role, its data volume. */
+  createNamespace: (cluster: string, region: string, body: NamespaceCreate, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/namespaces${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  planCreateNamespace: async (cluster: string, region: string, body: NamespaceCreate, signal?: AbortSignal) =>
+    (await request<Plan>(`${clusterPath(cluster)}/namespaces${qs({ region, dry_run: "true" })}`, {
+      method: "POST", body, idempotencyKey: newIdempotencyKey(), signal,
+    })).body,
+  /** Delete a namespace and everything in it (`namespace.delete`, admin); confirm repeats its name. */
+  deleteNamespace: (cluster: string, region: string, namespace: string, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/namespaces/${encodeURIComponent(namespace)}${qs({ region, confirm: namespace })}`, {
+      method: "DELETE", idempotencyKey: key,
+    }),
+  /** The plan of a namespace delete: the jobs, Secrets and claims that go with it (the bucket stays). */
+  planDeleteNamespace: async (cluster: string, region: string, namespace: string, signal?: AbortSignal) =>
+    (await request<Plan>(`${clusterPath(cluster)}/namespaces/${encodeURIComponent(namespace)}${qs({ region, confirm: namespace, dry_run: "true" })}`, {
+      method: "DELETE", idempotencyKey: newIdempotencyKey(), signal,
+    })).body,
+  /** Buckets PodStart may mount: its data bucket (operators) and the registered ones (admins). */
+  buckets: () => get<BucketList>("/v1/buckets"),
   downloadModel: (cluster: string, region: string, body: Partial<ModelDownload>, key: string) =>
     request<Operation>(`${clusterPath(cluster)}/models${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
   /** The plan of a download (`?dry_run=true`): the Job (or none when the files are all there) and the S3 prefix. */

@@ -1727,6 +1727,12 @@ export interface components {
          * @description An inference endpoint: what was asked, and its live state from the cluster.
          */
         EndpointView: {
+            /**
+             * Api Key Required
+             * @description Callers must send the API key (Authorization: Bearer or X-Api-Key); the Secret's name is not shown
+             * @default false
+             */
+            api_key_required: boolean;
             /** Autoscaling */
             autoscaling?: {
                 [key: string]: unknown;
@@ -1743,6 +1749,12 @@ export interface components {
             gpus?: number | null;
             /** Instance Type */
             instance_type: string;
+            /**
+             * Internet Facing
+             * @description service external: an internet-facing NLB
+             * @default false
+             */
+            internet_facing: boolean;
             /**
              * Live
              * @description True when status was read from the cluster just now
@@ -1769,6 +1781,12 @@ export interface components {
             /** Pool */
             pool?: string | null;
             /**
+             * Public
+             * @description internet-facing with no source range limit (an admin's choice)
+             * @default false
+             */
+            public: boolean;
+            /**
              * Ready Replicas
              * @description Live: replicas ready now (None: not read)
              */
@@ -1793,6 +1811,11 @@ export interface components {
             service: string;
             /** Service Name */
             service_name: string;
+            /**
+             * Source Ranges
+             * @description CIDRs allowed to reach the NLB
+             */
+            source_ranges?: string[];
             /**
              * State
              * @description Managed: the operator's status.state

@@ -34,6 +34,7 @@ import { NodesPanel } from "../components/NodesPanel";
 import { JobsPanel } from "../components/JobsPanel";
 import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
+import { NamespacesPanel } from "../components/NamespacesPanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
 import { DASH, asOf, countsLong, targetOf, text } from "../lib/format";
@@ -483,6 +484,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               <NodesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
             </Container>
           )}
+          {c.status === "ACTIVE" && <NamespacesPanel cluster={name} region={region} />}
           <StoragePanel cluster={name} region={region} />
           {c.status === "ACTIVE" && (
             <JobsPanel cluster={name} region={region} instanceTypes={[...new Set((c.instance_groups ?? []).map((g) => g.instance_type).filter((t): t is string => !!t))]} />
