@@ -126,7 +126,10 @@ def next_action(op: dict[str, Any]) -> str:
     if status == "CANCELLED":
         return f'none; retry_operation(operation_id="{op_id}") would resume it'
     call = result_call(op)
-    return f"done; {call} shows the result" if call else "done"
+    url = next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
+                if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
+    where = f"; it answers at {url}" if url else ""
+    return f"done; {call} shows the result{where}" if call else "done"
 
 
 def _call(tool: str, **args: Any) -> str:
@@ -374,6 +377,8 @@ def endpoint(e: dict[str, Any]) -> dict[str, Any]:
         "service_name": e.get("service_name"), "pool": e.get("pool"), "autoscaling": e.get("autoscaling") or None,
         "routing_strategy": e.get("routing_strategy"), "tiered_kv_cache": e.get("tiered_kv_cache") or None,
         "router": e.get("router") or None, "live": e.get("live"), "operation_id": e.get("operation_id"),
+        "url": e.get("url"), "ready": e.get("ready"), "how_to_call": e.get("how_to_call"),
+        "api_key_required": e.get("api_key_required") or None,
         "objects": [f"{o.get('kind')}/{o.get('name')}" for o in e.get("objects") or [] if isinstance(o, dict)] or None,
     })
     if e.get("status") == "READY":

@@ -185,6 +185,12 @@ def _ready(p: dict[str, Any]) -> bool:
 
 
 def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
+    """The endpoint as every face shows it: what was asked, its live state, and where and how to call it."""
+    v = _state(rec, live)
+    return v.model_copy(update=_address(v, rec, live))
+
+
+def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
     req = rec.request
     auto = req.get("autoscaling")
     base = EndpointView(
@@ -250,6 +256,27 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         else:
             upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready"}
     return base.model_copy(update=upd)
+
+
+def _address(v: EndpointView, rec: EndpointRecord, live: Live | None) -> dict[str, Any]:
+    """Where and how to call an endpoint: the NLB's DNS name once the controller wrote it (external), else the
+    Service's in-cluster name; a managed endpoint through PodStart's invoke (its SageMaker endpoint is the
+    operator's)."""
+    ready = v.status == EndpointStatus.READY.value
+    if v.mode == "managed":
+        return {"ready": ready, "how_to_call": f"invoke_endpoint (POST .../endpoints/{v.name}/invoke), or the "
+                                              f"SageMaker endpoint {v.name} (sagemaker-runtime InvokeEndpoint)"}
+    port = "" if rec.service_port == 80 else f":{rec.service_port}"
+    url: str | None = f"http://{rec.service_name}.{rec.namespace}.svc.cluster.local{port}"
+    if v.service == "external":
+        svc = (live.services.get(rec.service_name) if live else None) or {}
+        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        host = next((i.get("hostname") or i.get("ip") for i in ingress if i.get("hostname") or i.get("ip")), None)
+        url = f"http://{host}{port}" if host else None
+    key = " with Authorization: Bearer <the key in its Secret>" if v.api_key_required else ""
+    call = (f'POST {url or "<its address, once the load balancer exists>"}/v1/chat/completions{key}, '
+            f'model "{v.model}" (OpenAI-compatible); or invoke_endpoint through PodStart')
+    return {"url": url, "ready": ready, "how_to_call": call}
 
 
 def _live(deps: Deps, rec: ClusterRecord) -> Live | None:
