@@ -25,6 +25,7 @@ from functions.api.routes import (
     operations,
     preferences,
     recipes,
+    specs,
     storage,
 )
 from functions.domain.errors import Problem
@@ -53,6 +54,7 @@ app.include_router(storage.router)
 app.include_router(inference.router)
 app.include_router(audit.router)
 app.include_router(nodes.router)
+app.include_router(specs.router)
 
 
 @lru_cache(maxsize=1)

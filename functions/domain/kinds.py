@@ -37,6 +37,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
     "nodes.health_check": ("start", "results"),
+    # A spec's phases (functions.domain.specs.PHASES); each step starts and watches that phase's child
+    # operations; an apply lists only the phases it needs.
+    "spec.apply": ("cluster", "instance_groups", "storage", "features", "jobs", "endpoints", "prune"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -84,6 +87,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
+    # each phase watches its children one after the other: their budgets, with room for several
+    "spec.apply": {"cluster": 8 * H, "instance_groups": 8 * H, "storage": 3 * H, "features": 4 * H, "jobs": 4 * H,
+                   "endpoints": 4 * H, "prune": 6 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

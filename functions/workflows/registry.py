@@ -20,6 +20,7 @@ from functions.workflows import (
     jobs,
     nodes,
     software_update,
+    specs,
     storage,
 )
 from functions.workflows.context import Workflow
@@ -59,4 +60,5 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    specs.WORKFLOW,
 )

@@ -14,6 +14,8 @@ MUTATING = ("post", "put", "patch", "delete")
 NO_PLAN_YET_ROUTES = {
     # Not a mutation of state: a chat sent through the endpoint's own Service; it changes nothing to plan.
     "POST /v1/clusters/{cluster}/endpoints/{endpoint}/invoke",
+    # Not a mutation: a plan itself (a diff and child plans), POST only because the documents are a body.
+    "POST /v1/specs/plan",
 }
 NO_PLAN_YET_KINDS: set[str] = set()
 
