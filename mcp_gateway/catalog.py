@@ -52,6 +52,7 @@ class Known:
     some_body: tuple[str, ...] = ()  # expose just these body fields (each optional, as in the REST API)
     small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
     paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
+    read_only: bool | None = None  # None: GET reads, the rest write; True: a POST that only reads (a plan)
 
 
 # (method, path) -> tool. Descriptions say what the tool does and when to use it.
@@ -203,6 +204,18 @@ KNOWN: dict[tuple[str, str], Known] = {
         idempotent=True,
         some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability",
                    "kuberay_operator")),
+    ("get", "/v1/specs/schema"): Known(
+        "get_spec_schema", "JSON Schema of spec documents (Cluster, TrainingJob, Endpoint): each spec is its create "
+        "route's body, the name in metadata.", small=True),
+    ("get", "/v1/clusters/{cluster}/spec"): Known(
+        "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
+        "no changes.", small=True),
+    ("post", "/v1/specs/plan"): Known(
+        "plan_spec", "Diff spec documents of one cluster with the live state: per document create, update (old -> "
+        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", small=True, read_only=True),
+    ("post", "/v1/specs/apply"): Known(
+        "apply_spec", "Apply spec documents: one operation runs the child operations in order; changed=false if "
+        "nothing differs. plan_spec first and ask the user; prune deletes." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -315,7 +328,7 @@ def build_catalog(openapi: dict[str, Any]) -> list[ToolSpec]:
 
 def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any], op: dict[str, Any],
           name: str, known: Known | None) -> ToolSpec:
-    read_only = method not in MUTATING_METHODS
+    read_only = known.read_only if known and known.read_only is not None else method not in MUTATING_METHODS
     properties: dict[str, Any] = {}
     required: list[str] = []
     args: list[Arg] = []

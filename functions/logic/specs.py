@@ -914,7 +914,7 @@ def run_phase(deps: Deps, op: Operation, phase: str, record: Callable[..., None]
             try:
                 result = run_child(deps, cluster, region, a, actor, child_key(op.id, phase, n), dry_run=False)
             except Conflict as exc:
-                if exc.extra.get("running_operation"):
+                if exc.extra.get("running_operation") or exc.extra.get("idempotency_key_in_progress"):
                     return Wait(message=f"{label}: waiting: {exc.detail}", outputs={out_key: children})
                 raise PermanentStepError("Conflict", f"{label}: {exc.detail}") from None
             except Problem as exc:
