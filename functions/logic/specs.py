@@ -803,8 +803,9 @@ def _child_plans(deps: Deps, p: _Plan, actor: Actor) -> Cost:
                     child.note = f"checked again when applied, after the earlier phases: {exc.detail}"
                 continue
             if exc.errors:
-                raise type(exc)(exc.detail, errors=_child_locs(exc.errors, a, p.base_locs.get(n, [])),
-                                **exc.extra) from None
+                mapped = _child_locs(exc.errors, a, p.base_locs.get(n, []))
+                detail = "; ".join(f"{'.'.join(str(x) for x in e['loc'][1:])}: {e['msg']}" for e in mapped)
+                raise type(exc)(f"{a.kind} {a.resource}: {detail}", errors=mapped, **exc.extra) from None
             raise
         if isinstance(result, Plan):
             if child is not None:
