@@ -88,8 +88,9 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
     # each phase watches its children one after the other: their budgets, with room for several
-    "spec.apply": {"cluster": 8 * H, "instance_groups": 8 * H, "storage": 3 * H, "features": 4 * H, "jobs": 4 * H,
-                   "endpoints": 4 * H, "prune": 6 * H},
+    # (a step stops watching after 4 h: a retry of the apply watches the same child again)
+    "spec.apply": {"cluster": 4 * H, "instance_groups": 4 * H, "storage": 2 * H, "features": 2 * H, "jobs": 2 * H,
+                   "endpoints": 2 * H, "prune": 2 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 
