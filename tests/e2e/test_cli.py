@@ -134,6 +134,15 @@ def made(cli: Cli, api: Any) -> dict[str, Any]:
     return {"name": name, "spec": spec, "bucket": bucket, "apply": r, "seconds": time.monotonic() - started}
 
 
+def _export(cli: Cli, name: str, file: str) -> tuple[Any, list[dict[str, Any]]]:
+    """The cluster as it is now, written to `file` (each test starts from the live state: test files may be split
+    between pytest workers, each with its own cluster)."""
+    out = cli.home / file
+    r = cli("export", name, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return out, list(yaml.safe_load_all(out.read_text()))
+
+
 def _ops(api: Any, cluster: str) -> list[dict[str, Any]]:
     return list(api.get("/v1/operations", params={"cluster": cluster, "limit": 100}).json()["items"])
 
@@ -187,10 +196,8 @@ def test_apply_of_a_new_cluster_runs_create_storage_and_features_as_child_operat
 
 
 def test_export_then_plan_reports_no_changes(made: dict[str, Any], cli: Cli) -> None:
-    out = cli.home / "export.yaml"
-    r = cli("export", made["name"], "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    doc = yaml.safe_load(out.read_text())
+    out, docs = _export(cli, made["name"], "export.yaml")
+    doc = docs[0]
     # server-chosen defaults are explicit: the zone by name, the health checks the group got, the VPC
     gpu = next(g for g in doc["spec"]["instance_groups"] if g["name"] == "gpu")
     assert gpu["deep_health_checks"] == ["InstanceStress", "InstanceConnectivity"] and gpu["volume_size_gb"] == 500
@@ -207,9 +214,12 @@ def test_export_then_plan_reports_no_changes(made: dict[str, Any], cli: Cli) -> 
 def test_editing_a_count_and_a_feature_plans_exactly_those_two_changes_and_apply_makes_them(
         made: dict[str, Any], cli: Cli, api: Any) -> None:
     name = made["name"]
-    docs = list(yaml.safe_load_all((cli.home / "export.yaml").read_text()))
-    next(g for g in docs[0]["spec"]["instance_groups"] if g["name"] == "cpu")["instance_count"] = 2
-    docs[0]["spec"]["features"]["kuberay_operator"]["enabled"] = True
+    _, docs = _export(cli, name, "before-edit.yaml")
+    cpu = next(g for g in docs[0]["spec"]["instance_groups"] if g["name"] == "cpu")
+    count = cpu["instance_count"]
+    cpu["instance_count"] = count + 1
+    ray = docs[0]["spec"]["features"]["kuberay_operator"]["enabled"]
+    docs[0]["spec"]["features"]["kuberay_operator"]["enabled"] = not ray
     edit = cli.home / "edit.yaml"
     edit.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     # When the user plans the edit (as JSON, for a script)
@@ -218,16 +228,15 @@ def test_editing_a_count_and_a_feature_plans_exactly_those_two_changes_and_apply
     assert r.returncode == 2, r.stderr
     plan = json.loads(r.stdout)
     diffs = {(d["path"], d["old"], d["new"], d["change"]) for d in plan["documents"][0]["diffs"]}
-    assert diffs == {("spec.instance_groups[cpu].instance_count", 1, 2, "update"),
-                     ("spec.features.kuberay_operator.enabled", False, True, "update")}
+    assert diffs == {("spec.instance_groups[cpu].instance_count", count, count + 1, "update"),
+                     ("spec.features.kuberay_operator.enabled", ray, not ray, "update")}
     assert [o["kind"] for o in plan["documents"][0]["operations"]] == ["instance_group.scale", "features.update"]
     scale = plan["documents"][0]["operations"][0]["plan"]
     assert scale["cost"]["hourly"] > 0  # one more ml.c5.large
     # and the table names the lines of the edited fields
     table = cli("plan", "-f", str(edit))
     lines = edit.read_text().splitlines()
-    count_line = next(i for i, line in enumerate(lines, 1)
-                      if "instance_count: 2" in line)
+    count_line = next(i for i, line in enumerate(lines, 1) if f"instance_count: {count + 1}" in line)
     assert f"edit.yaml:{count_line})" in table.stdout
     # When it is applied
     before = len(_ops(api, name))
@@ -236,8 +245,8 @@ def test_editing_a_count_and_a_feature_plans_exactly_those_two_changes_and_apply
     # Then the cluster changed, through one parent and two children
     assert len(_ops(api, name)) == before + 3
     groups = {g["name"]: g["target_count"] for g in api.get(f"/v1/clusters/{name}").json()["instance_groups"]}
-    assert groups == {"gpu": 1, "cpu": 2}
-    assert api.get(f"/v1/clusters/{name}/features").json()["kuberay_operator"]["enabled"] is True
+    assert groups["cpu"] == count + 1
+    assert api.get(f"/v1/clusters/{name}/features").json()["kuberay_operator"]["enabled"] is (not ray)
     # and the same file now plans as no change, and applies as a no-op (nothing started)
     again = cli("apply", "-f", str(edit), "--yes")
     assert again.returncode == 0 and "No changes." in again.stdout
@@ -266,7 +275,8 @@ def test_an_invalid_field_fails_naming_the_file_line_and_field_and_changes_nothi
 
 def test_a_field_no_operation_can_change_is_replace_needed_and_apply_refuses_it(made: dict[str, Any],
                                                                                cli: Cli, api: Any) -> None:
-    text = (cli.home / "edit.yaml").read_text().replace("instance_type: ml.c5.large", "instance_type: ml.c5.xlarge")
+    current, _ = _export(cli, made["name"], "before-replace.yaml")
+    text = current.read_text().replace("instance_type: ml.c5.large", "instance_type: ml.c5.xlarge")
     repl = cli.home / "replace.yaml"
     repl.write_text(text)
     r = cli("plan", "-f", str(repl), "-o", "json")
@@ -284,10 +294,10 @@ def test_a_field_no_operation_can_change_is_replace_needed_and_apply_refuses_it(
 
 def test_the_weakest_roles_that_should_fail(made: dict[str, Any], cli: Cli, sandbox: Any, api: Any) -> None:
     name = made["name"]
-    docs = list(yaml.safe_load_all((cli.home / "edit.yaml").read_text()))
+    _, docs = _export(cli, name, "before-roles.yaml")
     before = len(_ops(api, name))
     # a viewer may plan, not apply
-    docs[0]["spec"]["instance_groups"][0]["instance_count"] = 2
+    docs[0]["spec"]["instance_groups"][0]["instance_count"] += 1
     more = cli.home / "more.yaml"
     more.write_text(yaml.safe_dump_all(docs, sort_keys=False))
     assert cli("plan", "-f", str(more), token=sandbox.tokens.viewer).returncode == 2
