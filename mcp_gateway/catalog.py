@@ -209,10 +209,10 @@ KNOWN: dict[tuple[str, str], Known] = {
         "route's body, the name in metadata.", small=True),
     ("get", "/v1/clusters/{cluster}/spec"): Known(
         "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
-        "no changes.", small=True),
+        "no changes. detail=\"full\" for documents to edit and apply.", paged=False),
     ("post", "/v1/specs/plan"): Known(
         "plan_spec", "Diff spec documents of one cluster with the live state: per document create, update (old -> "
-        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", small=True, read_only=True),
+        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", paged=False, read_only=True),
     ("post", "/v1/specs/apply"): Known(
         "apply_spec", "Apply spec documents: one operation runs the child operations in order; changed=false if "
         "nothing differs. plan_spec first and ask the user; prune deletes." + TRACK, destructive=True),

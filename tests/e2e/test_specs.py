@@ -176,3 +176,27 @@ def test_documents_for_two_clusters_or_a_missing_one_are_refused_naming_the_fiel
     assert r.status_code == 422 and "no cluster named 'elsewhere'" in r.text
     r = api.post("/v1/specs/plan", json={"documents": [{**shapes["doc"], "kind": "Nodepool"}]})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "documents", 0, "kind"]
+
+
+def test_an_agent_exports_and_plans_over_mcp_and_a_read_only_gateway_plans_but_never_applies(
+        sandbox: Any, shapes: dict[str, Any]) -> None:
+    from tests.e2e.test_mcp_sandbox import Client, over_http, over_stdio, text
+
+    async def export_and_plan(client: Client) -> tuple[Any, Any]:
+        exported = await client.call_tool("export_spec", {"cluster": NAME, "region": "us-west-2", "detail": "full"})
+        assert not exported.is_error, text(exported)
+        docs = exported.structured_content["documents"]
+        return exported, await client.call_tool("plan_spec", {"documents": docs})
+
+    exported, plan = over_http(sandbox, export_and_plan)
+    assert not plan.is_error, text(plan)
+    assert plan.structured_content["changed"] is False and "nothing differs" in plan.structured_content["next"]
+
+    async def read_only(client: Client) -> tuple[Any, Any]:
+        docs = exported.structured_content["documents"]
+        return (await client.call_tool("plan_spec", {"documents": docs}),
+                await client.call_tool("apply_spec", {"documents": docs}))
+
+    planned, applied = over_stdio(sandbox, read_only, read_only=True)
+    assert not planned.is_error and planned.structured_content["changed"] is False
+    assert applied.is_error and "read-only" in text(applied).lower()

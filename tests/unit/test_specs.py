@@ -151,3 +151,24 @@ def test_the_sample_spec_in_examples_is_valid() -> None:
     docs, errors = parse_documents([s.data for s in sources])
     assert errors == [] and [d.kind for d in docs] == ["Cluster", "TrainingJob", "Endpoint"]
     assert {s.data["metadata"].get("cluster") or s.data["metadata"]["name"] for s in sources} == {"demo"}
+
+
+def test_the_mcp_view_of_a_spec_plan_keeps_each_diff_and_child_within_the_budget() -> None:
+    from mcp_gateway.views import BUDGET, compact, result_bytes
+
+    child = {"phase": "instance_groups", "kind": "instance_group.scale", "resource": "cpu",
+             "plan": {"dry_run": True, "kind": "instance_group.scale", "changes": [{"action": "update"}] * 200,
+                      "cost": {"hourly": 0.12, "monthly_estimate": 87.6}}}
+    plan = {"changed": True, "cluster": "demo", "region": "us-west-2", "prune": False,
+            "summary": {"create": 0, "update": 1, "unchanged": 0, "replace-needed": 0, "delete": 0},
+            "cost": {"hourly": 0.12, "monthly_estimate": 87.6}, "warnings": [],
+            "documents": [{"index": 0, "kind": "Cluster", "name": "demo", "action": "update", "warnings": [],
+                           "diffs": [{"path": "spec.instance_groups[cpu].instance_count", "old": 1, "new": 2,
+                                      "change": "update"}], "operations": [child]}]}
+    view = compact("plan_spec", plan)
+    assert result_bytes(view) <= BUDGET
+    doc = view["documents"][0]
+    assert doc["diffs"] == ["update spec.instance_groups[cpu].instance_count: 1 -> 2"]
+    assert doc["operations"] == [{"op": "instance_group.scale cpu", "phase": "instance_groups", "hourly_usd": 0.12}]
+    assert compact("apply_spec", {"changed": False, "plan": {**plan, "changed": False}})["plan"]["next"].startswith(
+        "nothing differs")
