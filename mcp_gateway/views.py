@@ -123,11 +123,41 @@ def next_action(op: dict[str, Any]) -> str:
                 f'{tool}(operation_id="{op_id}", detail="full") shows step outputs')
     if status == "CANCELLED":
         return f'none; retry_operation(operation_id="{op_id}") would resume it'
+    call = result_call(op)
+    return f"done; {call} shows the result" if call else "done"
+
+
+def _call(tool: str, **args: Any) -> str:
+    return f"{tool}(" + ", ".join(f'{k}="{v}"' for k, v in args.items() if v is not None) + ")"
+
+
+def result_call(op: dict[str, Any]) -> str | None:
+    """The status tool of what a finished operation acted on, with its arguments (not get_cluster for all)."""
     target = _obj(op.get("target"))
-    kind = str(op.get("kind") or "")
-    if target.get("cluster") and kind != "cluster.delete":
-        return f'done; get_cluster(cluster="{target["cluster"]}", region="{target.get("region")}") shows the result'
-    return "done"
+    kind, resource = str(op.get("kind") or ""), str(target.get("resource") or "")
+    where = {"cluster": target.get("cluster"), "region": target.get("region")}
+    if not where["cluster"]:
+        return None
+    request = _obj(op.get("request"))
+    family, _, verb = kind.partition(".")
+    if kind == "cluster.delete":
+        return _call("list_clusters")
+    if family == "job":
+        _, namespace, name = [*resource.split("/", 2), "", ""][:3]
+        if verb == "delete":
+            return _call("list_jobs", **where)
+        return _call("get_job", **where, job=name, **({"namespace": namespace} if namespace != "default" else {}))
+    if family == "endpoint":
+        return _call("list_endpoints", **where) if verb == "delete" else _call("get_endpoint", **where,
+                                                                                 endpoint=resource)
+    if family == "nodes":
+        ids = [str(i) for i in (request.get("node_ids") or [])]
+        if verb != "delete" and len(ids) == 1:
+            return _call("get_node", **where, node_id=ids[0])
+        return _call("list_nodes", **where)
+    tool = {"model": "list_models", "features": "get_features", "pool": "list_pools", "storage": "list_storage",
+            "instance_group": "list_instance_groups", "namespace": "list_namespaces"}.get(family, "get_cluster")
+    return _call(tool, **where)
 
 
 def is_operation(data: Any) -> bool:

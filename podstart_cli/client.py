@@ -102,8 +102,8 @@ class Client:
                     continue  # a read, or a write with its key: safe to send again
                 raise ApiError(0, {"title": "Cannot reach PodStart", "status": 0,
                                    "detail": f"{self.endpoint}: {exc}"}) from None
-            if r.status_code in (502, 503, 504) and attempt < 2 and (route.method == "GET" or idempotency_key):
-                time.sleep(0.5 * (attempt + 1))
+            if r.status_code in (429, 502, 503, 504) and attempt < 2 and (route.method == "GET" or idempotency_key):
+                time.sleep(_retry_after(r.headers, 0.5 * (attempt + 1)))  # a shared limit says when to come back
                 continue
             return _answer(r)
         raise AssertionError("unreachable")
@@ -127,8 +127,11 @@ class Client:
                 return
 
     def operation(self, op_id: str, wait: int = 0, version: int | None = None) -> dict[str, Any]:
-        return dict(self.call("get_operation", {"operation_id": op_id},
-                              {"wait": wait or None, "version": version}).body)
+        answer = self.call("get_operation", {"operation_id": op_id}, {"wait": wait or None, "version": version})
+        if wait and "retry-after" in {k.lower() for k in answer.headers}:
+            # the long poll was not granted (the caller's share of them is taken): it answered at once
+            time.sleep(_retry_after(answer.headers, 2.0))
+        return dict(answer.body)
 
     def wait_operation(self, op_id: str, timeout: float | None = None,
                        on_change: Any = None) -> dict[str, Any]:
@@ -155,6 +158,14 @@ class Client:
         return self.call("apply_spec", query={"dry_run": True if dry_run else None},
                          body={"documents": documents, "prune": prune},
                          idempotency_key=None if dry_run else (key or str(uuid.uuid4())))
+
+
+def _retry_after(headers: Any, default: float) -> float:
+    raw = next((v for k, v in dict(headers).items() if k.lower() == "retry-after"), None)
+    try:
+        return min(max(float(raw), 0.1), 30.0) if raw is not None else default
+    except ValueError:
+        return default
 
 
 def _param(v: Any) -> str:

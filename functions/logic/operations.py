@@ -7,9 +7,10 @@ from __future__ import annotations
 from functions.domain import operations as ops
 from functions.domain.errors import Conflict
 from functions.domain.kinds import required_role
+from functions.domain.limits import Leases, Limits
 from functions.domain.operations import Actor, Operation
 from functions.domain.plans import Change, Plan
-from functions.domain.principal import Principal, Role
+from functions.domain.principal import Principal
 from functions.logic import plans
 from functions.logic.deps import Deps
 from functions.logic.plans import Started
@@ -26,15 +27,6 @@ def _latest_on_target(deps: Deps, op: Operation) -> Operation | None:
     # a spec.apply's own child operations (keys derived from its id) come after it: they do not count
     return next((o for o in items if o.target.region == op.target.region
                  and not (o.idempotency_key or "").startswith(op.id + "/")), None)
-
-
-def role_needed(op: Operation) -> Role:
-    """What its kind needs, or more when the request says so (a spec.apply that prunes a group: admin)."""
-    need = required_role(op.kind)
-    named = op.request.get("required_role")
-    if isinstance(named, str) and named in Role.__members__:
-        need = max(need, Role[named])
-    return need
 
 
 def check_resumable(deps: Deps, op: Operation) -> None:
@@ -55,7 +47,7 @@ def check_resumable(deps: Deps, op: Operation) -> None:
 
 def retry(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
-    principal.require(role_needed(op))
+    principal.require(required_role(op.kind, op.request))
     check_resumable(deps, op)
     if not dry_run:
         return Started(deps.operations.retry(op_id, actor_of(principal)))
@@ -75,7 +67,7 @@ def retry(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -
 
 def cancel(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
-    principal.require(role_needed(op))
+    principal.require(required_role(op.kind, op.request))
     if not dry_run:
         return Started(deps.operations.cancel(op_id, actor_of(principal)))
     ops.cancel(op)  # the same 409 when it already ended
@@ -87,3 +79,21 @@ def cancel(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) 
     return Plan(kind="operation.cancel", target=op.target.model_dump(exclude_none=True), changes=changes,
                 warnings=["what the finished steps made stays: retry the operation to resume it, or delete the "
                           "cluster to remove it"])
+
+
+def watch(deps: Deps, leases: Leases | None, limits: Limits, principal: Principal, op_id: str, wait: int,
+          version: int | None) -> tuple[Operation, int | None]:
+    """Read an operation, as a long poll when `wait` > 0 and the caller's share allows it: (the operation, the
+    Retry-After seconds to answer with when a limit was reached and the current state is answered at once)."""
+    if wait <= 0 or leases is None:
+        return deps.operations.watch(op_id, wait, version), None
+    current = deps.operations.get(op_id)  # 404 first; an ended operation answers at once, holding nothing
+    if current.status.terminal:
+        return current, None
+    held = leases.hold("long-poll", principal.sub, limits.long_polls_per_user, limits.long_polls_total, wait + 10)
+    if isinstance(held, str):
+        return deps.operations.get(op_id), limits.retry_after_s
+    try:
+        return deps.operations.watch(op_id, wait, version), None
+    finally:
+        leases.release(held)

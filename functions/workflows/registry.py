@@ -18,6 +18,7 @@ from functions.workflows import (
     inference,
     instance_groups,
     jobs,
+    namespaces,
     nodes,
     software_update,
     specs,
@@ -61,4 +62,6 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
     specs.WORKFLOW,
+    namespaces.CREATE,
+    namespaces.DELETE,
 )

@@ -4,11 +4,14 @@ naming the model, so invoke works end to end in the sandbox. 503 when no Ready p
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
 
+from functions.assets import podstart_gate as gate
 from functions.assets import podstart_pool_worker as pool_worker
+from functions.domain.inference_manifests import GATE
 from sandbox.kube.errors import ApiError
 from sandbox.kube.store import ClusterStore, Obj
 
@@ -50,8 +53,45 @@ def model_of(pod: Obj) -> str:
     return (pod["metadata"].get("labels") or {}).get("podstart.dev/model", "unknown-model")
 
 
+def gate_key(store: ClusterStore, pod: Obj) -> str | None:
+    """The API key a pod's gate checks (its PODSTART_API_KEY from the endpoint's Secret), or None: no gate."""
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        if c.get("name") != GATE:
+            continue
+        ref = next(((e.get("valueFrom") or {}).get("secretKeyRef") or {} for e in c.get("env") or []
+                    if e.get("name") == gate.KEY_ENV), {})
+        secret = store.get("v1", "Secret", ref.get("name", ""), pod["metadata"].get("namespace")) or {}
+        raw = (secret.get("data") or {}).get(ref.get("key", ""))
+        return base64.b64decode(raw).decode() if raw else ""
+    return None
+
+
+_SENTENCES = (
+    "I am a language model served on this endpoint, and I can help with questions, summaries and code.",
+    "The short answer is yes, with the usual caveats about context and data quality.",
+    "Here is a concise plan: state the goal, gather the inputs, check the constraints, then act.",
+    "That depends on the workload; batch size and sequence length matter most for throughput.",
+    "In short: measure first, change one thing at a time, and keep what helps.",
+    "A good first step is to reproduce the issue on a small example before scaling up.",
+)
+
+
+def tokens(text: str) -> int:
+    """A tokenizer's count, roughly (about four characters a token)."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def reply(model: str, messages: list[Any], digest: str, max_tokens: int) -> str:
+    """What the sandbox's engine answers: model-like sentences chosen by the conversation (deterministic), never
+    the prompt echoed back, cut at max_tokens like an engine."""
+    n = int(digest[8:16], 16)
+    picked = [_SENTENCES[(n + i * 7) % len(_SENTENCES)] for i in range(1 + n % 3)]
+    text = f"Hello from {model}. " + " ".join(picked)
+    return text[: max(4, max_tokens * 4)]
+
+
 def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, path: str,
-          body: bytes) -> tuple[int, bytes]:
+          body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     service = service_ref.split(":", 1)[0]
     pods = backends(store, namespace, service)
     if not pods:
@@ -61,6 +101,11 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
     digest = hashlib.sha256(body).hexdigest()
     pod = pods[int(digest[:8], 16) % len(pods)]
     model = model_of(pod)
+    key = gate_key(store, pod)
+    if key is not None and not gate.authorized(path, headers or {}, key):  # the gate answers before the engine
+        return 401, json.dumps({"error": {"message": "Unauthorized: send the endpoint's API key (Authorization: "
+                                                     "Bearer <key>)", "type": "invalid_request_error",
+                                          "code": 401}}).encode()
     if path in ("/health", "/healthz") and method == "GET":
         return 200, b"ok"
     if path == "/v1/models" and method == "GET":
@@ -76,13 +121,14 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
         return 404, json.dumps({"error": {"message": f"The model `{req.get('model')}` does not exist.",
                                           "type": "NotFoundError", "code": 404}}).encode()
     messages = req.get("messages") or []
-    last = next((m.get("content", "") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
-                "")
-    text = f"Hello from {model}. You said: {str(last)[:200]}"
+    text = reply(model, messages, digest, int(req.get("max_tokens") or 256))
+    prompt_tokens = sum(tokens(str(m.get("content", ""))) for m in messages if isinstance(m, dict)) + 3 * len(messages)
+    completion_tokens = tokens(text)
     return 200, json.dumps({
         "id": "chatcmpl-" + digest[:24], "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": len(str(last).split()), "completion_tokens": len(text.split()),
-                  "total_tokens": len(str(last).split()) + len(text.split())},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "length" if completion_tokens >= int(req.get("max_tokens") or 256) else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
         "system_fingerprint": f"sandbox/{pod['metadata']['name']}",
     }).encode()

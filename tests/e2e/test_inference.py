@@ -27,6 +27,9 @@ def cluster(api: Any) -> str:
     op = api.post("/v1/clusters", json={"name": cname, "region": "us-west-2", "instance_groups": [
         {"name": "gpu", "instance_type": GPU_TYPE, "instance_count": 2, "availability_zone": "us-west-2a"}]}).json()
     assert api.wait_terminal(op["id"], 180)["status"] == "SUCCEEDED"
+    # the token Secret endpoints name: one PodStart wrote (a Secret it did not write is refused)
+    r = api.post(f"/v1/clusters/{cname}/secrets", json={"name": "hf-token", "data": {"token": "hf_" + "x" * 30}})
+    assert r.status_code == 201, r.text
     return cname
 
 
@@ -74,7 +77,10 @@ def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, view
 
     r = chat(api, cluster, ep, "what are you?")
     assert r.status_code == 200, r.text
-    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" in r.json()["content"]
+    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" not in r.json()[
+        "content"]  # a model's answer, not the prompt echoed
+    usage = r.json()["response"]["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     assert chat(viewer, cluster, ep).status_code == 403
 
     same = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 2})

@@ -33,7 +33,7 @@ def _cluster_doc(bucket: str) -> dict[str, Any]:
                 "storage": {"s3": True, "fsx_lustre": {"storage_capacity_gib": 2400, "throughput_mb_per_tib": 500}},
                 "volumes": [{"kind": "s3", "name": "raw", "bucket": bucket, "prefix": "raw/"},
                             {"kind": "fsx_lustre", "name": "scratch", "storage_capacity_gib": 1200,
-                             "namespace": "team-a"}],
+                             "namespace": "default"}],
                 "features": {
                     "training_operator": {"enabled": True},
                     "tiered_checkpointing": {"enabled": True, "memory_percent": 30},
@@ -80,7 +80,7 @@ def test_every_cluster_shape_exports_and_plans_back_as_no_change(api: Any, shape
     assert groups["cpu"]["availability_zone"] == "us-west-2b" and groups["cpu"]["capacity_type"] == "spot"
     assert spec["node_recovery"] == "none" and spec["kubernetes_version"] == "1.32"
     assert spec["storage"]["fsx_lustre"] == {"storage_capacity_gib": 2400, "throughput_mb_per_tib": 500}
-    assert {v["name"]: v["namespace"] for v in spec["volumes"]} == {"raw": "default", "scratch": "team-a"}
+    assert {v["name"]: v["namespace"] for v in spec["volumes"]} == {"raw": "default", "scratch": "default"}
     assert spec["features"]["autoscaling"] == {"enabled": True, "instance_groups": ["cpu"], "cpu_limit": 100,
                                                "consolidate_after": "5m", "disruption_budget": "20%"}
     assert spec["features"]["tiered_checkpointing"] == {"enabled": True, "memory_percent": 30}
