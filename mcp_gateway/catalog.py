@@ -217,7 +217,7 @@ KNOWN: dict[tuple[str, str], Known] = {
                    "kuberay_operator")),
     ("get", "/v1/specs/schema"): Known(
         "get_spec_schema", "JSON Schema of spec documents (Cluster, TrainingJob, Endpoint): each spec is its create "
-        "route's body, the name in metadata.", small=True),
+        "route's body, the name in metadata. detail=\"full\" for all of it.", paged=False),
     ("get", "/v1/clusters/{cluster}/spec"): Known(
         "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
         "no changes. detail=\"full\" for documents to edit and apply.", paged=False),
