@@ -69,6 +69,8 @@ _CATALOG_ACTIONS = [
     "ec2:DescribeSubnets",  # admission: the cluster's VPC (free addresses, PodStart's compute subnets)
     "ec2:DescribeNatGateways",  # admission: a VPC without a NAT gateway cannot hold a new group
     "ec2:DescribeSpotPriceHistory",  # offerings: spot offered per zone
+    "ec2:GetSpotPlacementScores",  # capacity advice: how likely spot capacity is per zone
+    "sagemaker:SearchTrainingPlanOfferings",  # capacity advice and a purchase's admission: plans for sale
     "sagemaker:ListClusters",
     "sagemaker:ListTrainingPlans",
     "sagemaker:ListMlflowTrackingServers",  # the job form's tracking servers (no resource-level permissions)

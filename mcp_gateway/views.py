@@ -12,6 +12,8 @@ passes `detail="full"`:
   storage, and its latest operation (`cluster`);
 - a features document keeps, per feature, on/off, status (and why, when DEGRADED), version, what it needs and
   what needs it, its settings, and of tiered checkpointing's identity chain only the broken links (`features`);
+- a capacity advice keeps every option's where, when, cost and the tool calls that act on it, and one line per near
+  miss (`advice`);
 - a list keeps the fields an agent decides on (`ROWS`) and as many rows as fit, then says how many
   more there are and how to get them: a narrowing filter, `next_token`, or `detail="full"` (`page`).
 
@@ -554,6 +556,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(invoke(data), budget)
     if tool == "get_features" and isinstance(data, dict):
         return fit(features(data), budget)
+    if tool == "advise_capacity" and isinstance(data, dict) and isinstance(data.get("options"), list):
+        return advice(data, budget)
     if tool == "update_features" and isinstance(data, dict) and isinstance(data.get("features"), dict):
         return fit({**data, "features": features(data["features"])}, budget)  # changed=false: the live state
     if isinstance(data, dict):
@@ -565,6 +569,71 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing
             return fit({**data, "endpoint": endpoint(data["endpoint"])}, budget)
     return fit(data, budget)
+
+
+def _option(o: dict[str, Any]) -> dict[str, Any]:
+    """One advice option: where, what, when, what it costs, and the tool call that acts on it."""
+    price = _obj(o.get("price"))
+    quota = _obj(o.get("quota"))
+    zones = [f"{g.get('availability_zone')} x{g.get('instance_count')}" for g in o.get("groups") or []
+             if isinstance(g, dict)]
+    view: dict[str, Any] = {
+        "rank": o.get("rank"), "region": o.get("region"), "zones": zones, "instance_type": o.get("instance_type"),
+        "count": o.get("instance_count"), "gpus": o.get("gpus"), "capacity": o.get("capacity_type"),
+        "start": "now" if o.get("starts_now") else o.get("earliest_start"),
+        "usd_per_hour": price.get("hourly_usd"), "usd_total": price.get("total_usd"),
+        "paid": "already" if price.get("already_paid") else None,
+        "quota_left_after": quota.get("headroom_after") if quota else None,
+        "spot_score": o.get("spot_score")}
+    needs = [r for r in o.get("requires") or [] if isinstance(r, dict)]
+    if needs:
+        view["first"] = [{"tool": "purchase_training_plan", "args": r.get("body"),
+                          "upfront": f"{r.get('upfront_fee')} {r.get('currency')}"} for r in needs]
+    create = _obj(o.get("create_cluster"))
+    adds = [a for a in o.get("add_instance_groups") or [] if isinstance(a, dict)]
+    if create:
+        view["then"] = {"tool": "create_cluster", "args": create.get("body")}
+    elif adds:
+        view["then"] = [{"tool": "add_instance_group", "args": {
+            "cluster": str(a.get("path", "")).split("/")[3] if str(a.get("path", "")).count("/") >= 3 else None,
+            "region": o.get("region"), **_obj(a.get("body"))}} for a in adds]
+    return _drop_none(view)
+
+
+def _miss(m: dict[str, Any]) -> str:
+    caps = "/".join(m.get("capacity_types") or []) or "any capacity"
+    where = " ".join(str(x) for x in (m.get("region"), m.get("instance_type"), caps) if x)
+    fix = f" (fits with: {m['would_fit_with']})" if m.get("would_fit_with") else ""
+    return line(f"{where}: {m.get('reason')}: {m.get('detail')}{fix}", 200) or ""
+
+
+def advice(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:
+    """The capacity advice: every option with the calls that act on it (never cut inside a call's arguments), the
+    near misses one line each; rows go from the tail (counted) until the answer fits."""
+    options = [_option(o) for o in data.get("options") or [] if isinstance(o, dict)]
+    misses = [_miss(m) for m in data.get("near_misses") or [] if isinstance(m, dict)]
+    more_options = int(data.get("options_more") or 0)
+    more_misses = int(data.get("near_misses_more") or 0)
+
+    def build() -> dict[str, Any]:
+        return _drop_none({
+            "summary": data.get("summary"), "ranking": "earliest start, then cheapest, then fewer instances",
+            "options": options, "options_more": more_options or None,
+            "near_misses": misses, "near_misses_more": more_misses or None,
+            "unavailable": data.get("unavailable") or None,
+            "next": ("show the user the options; for the one chosen, call `first` (if any: admin, dry_run shows the "
+                     "fee) then `then`" if options else "nothing fits: the near misses say what would")})
+
+    view = build()
+    while result_bytes(view) > budget and (len(misses) > 3 or len(options) > 1):
+        if len(misses) > 3:
+            misses.pop()
+            more_misses += 1
+        else:
+            options.pop()
+            more_options += 1
+        view = build()
+    return view if result_bytes(view) <= budget else fit(view, budget)
 
 
 def plan(data: dict[str, Any]) -> dict[str, Any]:
@@ -588,7 +657,9 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
                      "lines": [f"{line.get('item')} x{line.get('count'):g}: "
                                + ("paid" if line.get("paid") else f"{line.get('hourly')} USD/h"
                                   if line.get("hourly") is not None else "no price")
-                               for line in lines], "sources": sources},
+                               for line in lines], "sources": sources,
+                     **({"upfront_usd": cost["upfront"]} if cost.get("upfront") is not None else {})},
+            **({"placement": _obj(data.get("placement")).get("summary")} if data.get("placement") else {}),
             "warnings": data.get("warnings", []),
             "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
 

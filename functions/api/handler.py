@@ -17,6 +17,7 @@ from functions.api import edge, openapi, problems
 from functions.api.context import json_response
 from functions.api.routes import (
     audit,
+    capacity,
     catalog,
     clusters,
     features,
@@ -57,6 +58,7 @@ app.include_router(inference.router)
 app.include_router(audit.router)
 app.include_router(nodes.router)
 app.include_router(specs.router)
+app.include_router(capacity.router)
 app.include_router(namespaces.router)
 
 

@@ -40,6 +40,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
     "nodes.health_check": ("start", "results"),
+    "training_plan.purchase": ("purchase", "ready"),
     "namespace.create": ("namespace", "data_volume"),
     "namespace.delete": ("namespace", "gone"),
     # A spec's phases (functions.domain.specs.PHASES); each step starts and watches that phase's child
@@ -55,6 +56,7 @@ REQUIRED_ROLE: dict[str, Role] = {
     "cluster.import": Role.admin,
     "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
     "instance_group.delete": Role.admin,  # terminates every instance of the group (as nodes.delete does)
+    "training_plan.purchase": Role.admin,  # pays an upfront fee, not refundable
     "namespace.create": Role.admin,  # a new place where operators may act (and a Role for PodStart's API there)
     "namespace.delete": Role.admin,  # everything in it goes: jobs, Secrets, claims
 }
@@ -109,6 +111,8 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
+    # CreateTrainingPlan answers at once; the plan is Pending for minutes until Scheduled (or Active)
+    "training_plan.purchase": {"purchase": 0.25 * H, "ready": 1 * H},
     "namespace.create": {"namespace": 0.25 * H, "data_volume": 0.25 * H},
     # a namespace goes once every object in it has (pods stop gracefully, finalizers run)
     "namespace.delete": {"namespace": 0.25 * H, "gone": 1 * H},

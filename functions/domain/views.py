@@ -185,6 +185,11 @@ class EndpointView(BaseModel):
     routing_strategy: str | None = None
     tiered_kv_cache: dict[str, Any] | None = None
     router: dict[str, Any] | None = None
+    internet_facing: bool = Field(default=False, description="service external: an internet-facing NLB")
+    public: bool = Field(default=False, description="internet-facing with no source range limit (an admin's choice)")
+    source_ranges: list[str] = Field(default_factory=list, description="CIDRs allowed to reach the NLB")
+    api_key_required: bool = Field(default=False, description="Callers must send the API key (Authorization: Bearer "
+                                                              "or X-Api-Key); the Secret's name is not shown")
     objects: list[ObjectRef] = Field(default_factory=list)
     live: bool = Field(default=False, description="True when status was read from the cluster just now")
     operation_id: str | None = None

@@ -123,7 +123,10 @@ def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[s
     if (req.get("autoscaling") or {}).get("keda"):
         facts["keda_served"] = live_reads.serves(kube, im.KEDA_API, "ScaledObject")
     if req.get("service") != "model_pool" and req.get("instance_type"):
-        facts["live"] = live_reads.live_gpus(kube, req["instance_type"])
+        keda = (req.get("autoscaling") or {}).get("keda")
+        replicas = int(keda.get("min", req.get("replicas", 1)) if keda else req.get("replicas", 1))
+        facts.update(live_reads.gpu_facts(kube, req["instance_type"], replicas, int(req.get("gpus") or 0),
+                                          one_per_node=False))
     return facts
 
 
@@ -191,6 +194,8 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         service=req.get("service", "internal"), pool=req.get("pool"), status=rec.status.value,
         message=rec.message, service_name=rec.service_name, routing_strategy=req.get("routing_strategy"),
         tiered_kv_cache=req.get("tiered_kv_cache"), router=req.get("router"),
+        internet_facing=bool(req.get("internet_facing")), public=bool(req.get("public")),
+        source_ranges=list(req.get("source_ranges") or []), api_key_required=bool(req.get("api_key_secret")),
         objects=[ObjectRef(**o) for o in rec.objects], operation_id=rec.operation_id,
         created_by=rec.created_by, created_at=rec.created_at)
     if live is None:

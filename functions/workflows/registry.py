@@ -23,6 +23,7 @@ from functions.workflows import (
     software_update,
     specs,
     storage,
+    training_plans,
 )
 from functions.workflows.context import Workflow
 
@@ -62,6 +63,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
     specs.WORKFLOW,
+    training_plans.PURCHASE,
     namespaces.CREATE,
     namespaces.DELETE,
 )

@@ -142,12 +142,14 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
                 body = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
                 fields = {"instance_count"} if name == "scale_instance_group" else set(body["properties"])
                 # update_features: the managed features (base add-ons come along as prerequisites);
-                # start_health_check: group and node_ids (both checks run; the tools/list budget)
-                if name in ("update_features", "start_health_check"):
+                # start_health_check: group and node_ids (both checks run; the tools/list budget);
+                # advise_capacity: all but name and max_options (the tools/list budget)
+                if name in ("update_features", "start_health_check", "advise_capacity"):
                     fields = set(KNOWN[(method, path)].some_body)
                 expected |= fields
                 required |= fields if name == "scale_instance_group" else set(body.get("required", [])) & fields
-            if specs[name].mutating:  # a write (plan_spec is a POST that only reads)
+            reads = method == "get" or bool(op.get("x-podstart-read-only"))  # a POST that only reads (advice)
+            if not reads:
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
@@ -155,7 +157,7 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
             expected -= HIDDEN.get(name, frozenset())  # left out for the tools/list budget, on purpose
             assert set(listed[name].input_schema["properties"]) == expected, name
             assert set(listed[name].input_schema.get("required", [])) == required, name
-            assert listed[name].annotations.read_only_hint is (method == "get" or name == "plan_spec"), name
+            assert listed[name].annotations.read_only_hint is reads, name
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
@@ -393,6 +395,13 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                     {"cluster": cluster, "region": "us-west-2", "rolling": {"batch_percent": 25},
                                      "dry_run": True}],
         "get_features": [{"cluster": cluster, "region": "us-west-2"}],
+        "get_cluster_gpus": [{"cluster": cluster, "region": "us-west-2"}],
+        "advise_capacity": [{"gpus": 8, "regions": list(SEEDED_REGIONS)},
+                            {"gpus": 16, "gpu_model": "h100", "hours": 72, "regions": list(SEEDED_REGIONS)},
+                            {"gpus": 64, "gpu_model": "b200", "hours": 72}, {"gpus": 8, "cluster": cluster}],
+        "purchase_training_plan": [{"name": "budget", "dry_run": True, "offering": {
+            "region": "us-west-2", "offering_id": "tpo-none", "instance_type": "ml.p5.48xlarge", "instance_count": 1,
+            "duration_hours": 24}}],
         "list_buckets": [{}],
         "list_namespaces": [{"cluster": cluster, "region": "us-west-2"}],
         "create_namespace": [{"cluster": cluster, "region": "us-west-2", "name": "budget", "dry_run": True},

@@ -46,7 +46,8 @@ IGNORED_FOR: dict[str, set[str]] = {
             "head_bucket", "list_objects_v2",
             # the inference use cases (functions/logic/endpoints.py) of those names
             "list_endpoints", "update_endpoint", "delete_endpoint",
-            "list_models"},  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
+            "list_models",  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
+            "get_caller_identity"},  # sts:GetCallerIdentity needs no permission (the advice's account id)
     "follow": {"scan"},  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
     "steps": {"head_object",  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
               "list_objects_v2",  # authorized as s3:ListBucket (granted on the data bucket, models/*)

@@ -20,6 +20,7 @@ from functions.api.context import (
     respond,
     services,
 )
+from functions.api.edge import READ_ONLY_EXTENSION
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain import specs as sdom
@@ -54,10 +55,11 @@ def export_spec(
     return model_response(specs.export(services(), cluster, region, set((include or "").split(",")) - {""}))
 
 
+# a plan: POST only because the documents are a body; not audited, no dry run, a read tool over MCP
 @router.post("/v1/specs/plan",
              summary="Diff spec documents against the live cluster: per document create, update (old -> new), "
                      "unchanged or replace-needed, with each child operation's dry-run plan and cost; changes nothing",
-             tags=["specs"], responses=_ok(sdom.SpecPlan))
+             tags=["specs"], responses=_ok(sdom.SpecPlan), openapi_extensions={READ_ONLY_EXTENSION: True})
 def plan_spec(body: sdom.SpecRequest) -> Response[str]:
     p = principal(router)
     result, _ = specs.plan(services(), body, actor(p))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from functions.domain.planners.base import PlanInput
+from functions.domain.planners.capacity import plan_training_plan_purchase
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
 from functions.domain.planners.features import plan_features_update
 from functions.domain.planners.inference import (
@@ -78,6 +79,7 @@ PLANNERS: dict[str, Planner] = {
     "pool.release": plan_pool_release,
     "model.download": plan_model_download,
     "spec.apply": plan_spec_apply,
+    "training_plan.purchase": plan_training_plan_purchase,
     "namespace.create": plan_namespace_create,
     "namespace.delete": plan_namespace_delete,
 }
