@@ -226,6 +226,18 @@ KNOWN: dict[tuple[str, str], Known] = {
         idempotent=True,
         some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability",
                    "kuberay_operator")),
+    ("get", "/v1/specs/schema"): Known(
+        "get_spec_schema", "JSON Schema of spec documents (Cluster, TrainingJob, Endpoint): each spec is its create "
+        "route's body, the name in metadata. detail=\"full\" for all of it.", paged=False),
+    ("get", "/v1/clusters/{cluster}/spec"): Known(
+        "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
+        "no changes. detail=\"full\" for documents to edit and apply.", paged=False),
+    ("post", "/v1/specs/plan"): Known(
+        "plan_spec", "Diff spec documents of one cluster with the live state: per document create, update (old -> "
+        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", paged=False),
+    ("post", "/v1/specs/apply"): Known(
+        "apply_spec", "Apply spec documents: one operation runs the child operations in order; changed=false if "
+        "nothing differs. plan_spec first and ask the user; prune deletes." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.

@@ -543,6 +543,10 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(operation(data), budget)
     if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
         return fit(plan(data), budget)
+    if isinstance(data, dict) and isinstance(data.get("plan"), dict) and data.get("changed") is False:
+        return fit({"changed": False, "plan": spec_plan(data["plan"])}, budget)  # apply_spec: nothing differs
+    if isinstance(data, dict) and isinstance(data.get("documents"), list) and "summary" in data:
+        return fit(spec_plan(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
     if tool == "get_node" and isinstance(data, dict):
@@ -663,6 +667,33 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
             **({"placement": _obj(data.get("placement")).get("summary")} if data.get("placement") else {}),
             "warnings": data.get("warnings", []),
             "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
+
+
+def spec_plan(data: dict[str, Any]) -> dict[str, Any]:
+    """A spec plan: per document its action, each field old -> new, the child operations with their hourly cost
+    (or why they have no plan yet); the summary, the total cost, the warnings. detail="full": every child plan."""
+    docs = []
+    for d in data.get("documents") or []:
+        if not isinstance(d, dict):
+            continue
+        ops = [_drop_none({"op": f"{o.get('kind')} {o.get('resource')}", "phase": o.get("phase"),
+                           "hourly_usd": ((o.get("plan") or {}).get("cost") or {}).get("hourly"),
+                           "note": line(o.get("note"))})
+               for o in d.get("operations") or [] if isinstance(o, dict)]
+        docs.append(_drop_none({
+            "document": d.get("index"), "kind": d.get("kind"), "name": d.get("name"), "action": d.get("action"),
+            "diffs": [f"{f.get('change')} {f.get('path')}: {dumps(f.get('old'))} -> {dumps(f.get('new'))}"
+                      + (f" ({f.get('note')})" if f.get("note") else "")
+                      for f in d.get("diffs") or [] if isinstance(f, dict)] or None,
+            "operations": ops or None, "warnings": d.get("warnings") or None}))
+    cost = data.get("cost") or {}
+    changed = bool(data.get("changed"))
+    return {"changed": changed, "cluster": data.get("cluster"), "region": data.get("region"),
+            "summary": data.get("summary"), "documents": docs,
+            "cost": {"hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate")},
+            "warnings": data.get("warnings") or [],
+            "next": ("show the user the diffs and the cost; ask once, then apply_spec with the same documents"
+                     if changed else "nothing differs: nothing to apply")}
 
 
 def log_tail(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from functions.api.routes import (
     operations,
     preferences,
     recipes,
+    specs,
     storage,
 )
 from functions.domain.errors import Problem
@@ -56,6 +57,7 @@ app.include_router(storage.router)
 app.include_router(inference.router)
 app.include_router(audit.router)
 app.include_router(nodes.router)
+app.include_router(specs.router)
 app.include_router(capacity.router)
 app.include_router(namespaces.router)
 

@@ -43,6 +43,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "training_plan.purchase": ("purchase", "ready"),
     "namespace.create": ("namespace", "data_volume"),
     "namespace.delete": ("namespace", "gone"),
+    # A spec's phases (functions.domain.specs.PHASES); each step starts and watches that phase's child
+    # operations; an apply lists only the phases it needs.
+    "spec.apply": ("cluster", "instance_groups", "storage", "features", "jobs", "endpoints", "prune"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -65,6 +68,8 @@ def _admin_for(kind: str, request: dict[str, Any]) -> str | None:
         return "it deletes an FSx file system and every file on it"
     if kind == "storage.add" and request.get("kind") == "s3" and request.get("registered"):
         return f"it mounts {request.get('bucket')}, a registered bucket PodStart does not own"
+    if kind == "spec.apply" and request.get("required_role") == "admin":  # functions.logic.specs.action_role
+        return "a child operation it starts needs an admin (a group or an FSx file system it prunes, ...)"
     endpoint = request.get("endpoint") if kind == "endpoint.deploy" else None
     if isinstance(endpoint, dict) and endpoint.get("public"):
         return "it puts an endpoint on the internet with no source range (public: true)"
@@ -111,6 +116,10 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "namespace.create": {"namespace": 0.25 * H, "data_volume": 0.25 * H},
     # a namespace goes once every object in it has (pods stop gracefully, finalizers run)
     "namespace.delete": {"namespace": 0.25 * H, "gone": 1 * H},
+    # each phase watches its children one after the other: their budgets, with room for several
+    # (a step stops watching after 4 h: a retry of the apply watches the same child again)
+    "spec.apply": {"cluster": 4 * H, "instance_groups": 4 * H, "storage": 2 * H, "features": 2 * H, "jobs": 2 * H,
+                   "endpoints": 2 * H, "prune": 2 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

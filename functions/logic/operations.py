@@ -24,17 +24,19 @@ def _latest_on_target(deps: Deps, op: Operation) -> Operation | None:
     if not op.target.cluster:
         return None
     items, _ = deps.operations.list(cluster=op.target.cluster, status=None, limit=25, token=None)
-    return next((o for o in items if o.target.region == op.target.region), None)
+    # a spec.apply's own child operations (keys derived from its id) come after it: they do not count
+    return next((o for o in items if o.target.region == op.target.region
+                 and not (o.idempotency_key or "").startswith(op.id + "/")), None)
 
 
 def check_resumable(deps: Deps, op: Operation) -> None:
     if not op.target.cluster or not op.target.region:
         return
     rec = deps.records.load(op.target.region, op.target.cluster)
-    if rec is None:
+    if rec is None and op.kind != "spec.apply":  # an apply may create its cluster (its child checks it)
         raise Conflict(f"cluster {op.target.cluster} no longer exists in {op.target.region}: operation {op.id} "
                        f"cannot be resumed; start a new request", operation_id=op.id)
-    if op.kind in ("cluster.create", "cluster.import") and rec.operation_id not in (None, op.id):
+    if rec is not None and op.kind in ("cluster.create", "cluster.import") and rec.operation_id not in (None, op.id):
         raise Conflict(f"cluster {op.target.cluster} is now tracked by operation {rec.operation_id}; "
                        f"{op.id} cannot be resumed", operation_id=op.id, latest_operation=rec.operation_id)
     latest = _latest_on_target(deps, op)

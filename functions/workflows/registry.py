@@ -21,6 +21,7 @@ from functions.workflows import (
     namespaces,
     nodes,
     software_update,
+    specs,
     storage,
     training_plans,
 )
@@ -61,6 +62,7 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    specs.WORKFLOW,
     training_plans.PURCHASE,
     namespaces.CREATE,
     namespaces.DELETE,

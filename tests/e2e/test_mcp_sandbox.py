@@ -309,7 +309,14 @@ def test_scale_2_then_1_then_2_without_keys_ends_at_2(sandbox: Any, api: Any, aw
 def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[str, list[dict[str, Any]]]:
     """Realistic arguments for every tool: the seeded data of every region, a live cluster and operations."""
     node_id = api.get(f"/v1/clusters/{cluster}/nodes", params={"region": "us-west-2"}).json()["items"][0]["node_id"]
+    docs = api.get(f"/v1/clusters/{cluster}/spec", params={"region": "us-west-2"}).json()["documents"]
+    edited = [{**docs[0], "spec": {**docs[0]["spec"], "instance_groups": [
+        {**g, "instance_count": g["instance_count"] + 1} for g in docs[0]["spec"]["instance_groups"]]}}]
     calls: dict[str, list[dict[str, Any]]] = {
+        "get_spec_schema": [{}],
+        "export_spec": [{"cluster": cluster, "region": "us-west-2"}],
+        "plan_spec": [{"documents": docs}, {"documents": edited}, {"documents": [{"kind": "Nodepool"}]}],
+        "apply_spec": [{"documents": docs}, {"documents": edited, "dry_run": True}],
         "list_regions": [{}], "get_identity": [{}], "get_preferences": [{}],
         "list_clusters": [{}], "list_operations": [{}, {"status": "SUCCEEDED"}, {"cluster": cluster}],
         "get_operation": [{"operation_id": op_id}, {"operation_id": failed_id}],

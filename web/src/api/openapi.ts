@@ -678,6 +678,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/spec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Export a live cluster as spec documents (defaults explicit, nothing secret); include=jobs,endpoints adds its jobs and endpoints */
+        get: operations["export_spec_v1_clusters__cluster__spec_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/storage": {
         parameters: {
             query?: never;
@@ -859,6 +876,57 @@ export interface paths {
         };
         /** Training recipes: versioned templates with typed parameters on one data contract */
         get: operations["list_recipes_v1_recipes_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/specs/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Apply spec documents: one spec.apply operation runs the child operations in order (cluster, groups, storage, features, jobs, endpoints, prune); 200 changed=false when nothing differs */
+        post: operations["apply_spec_v1_specs_apply_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/specs/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Diff spec documents against the live cluster: per document create, update (old -> new), unchanged or replace-needed, with each child operation's dry-run plan and cost; changes nothing */
+        post: operations["plan_spec_v1_specs_plan_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/specs/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** JSON Schema of a spec document (Cluster, TrainingJob, Endpoint): the REST request models, for editors to validate and complete spec files */
+        get: operations["get_spec_schema_v1_specs_schema_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1241,6 +1309,24 @@ export interface components {
             step?: string | null;
         };
         /**
+         * ChildOperation
+         * @description An operation an apply would start, with its dry-run plan when the live state allows one now.
+         */
+        ChildOperation: {
+            /** Kind */
+            kind: string;
+            /**
+             * Note
+             * @description Why there is no plan yet, or what the plan assumed
+             */
+            note?: string | null;
+            /** Phase */
+            phase: string;
+            plan?: components["schemas"]["Plan"] | null;
+            /** Resource */
+            resource: string;
+        };
+        /**
          * ClusterCreate
          * @description POST /v1/clusters.
          */
@@ -1571,6 +1657,31 @@ export interface components {
             /** Type */
             type: string;
         };
+        /** DocumentPlan */
+        DocumentPlan: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "create" | "update" | "unchanged" | "replace-needed" | "delete";
+            /** Diffs */
+            diffs?: components["schemas"]["FieldDiff"][];
+            /**
+             * Index
+             * @description The document's position in the request (null: not in the documents)
+             */
+            index: number | null;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace?: string | null;
+            /** Operations */
+            operations?: components["schemas"]["ChildOperation"][];
+            /** Warnings */
+            warnings?: string[];
+        };
         /** EksView */
         EksView: {
             /** Arn */
@@ -1851,7 +1962,7 @@ export interface components {
          * Face
          * @enum {string}
          */
-        Face: "ui" | "rest" | "mcp";
+        Face: "ui" | "rest" | "mcp" | "cli";
         /** FactLine */
         FactLine: {
             /** Age Seconds */
@@ -1970,6 +2081,39 @@ export interface components {
             title: string;
             /** Version */
             version?: string | null;
+        };
+        /**
+         * FieldDiff
+         * @description One field of a document: what the live state has and what the document says.
+         */
+        FieldDiff: {
+            /**
+             * Change
+             * @enum {string}
+             */
+            change: "create" | "update" | "delete" | "replace-needed";
+            /**
+             * Loc
+             * @description Where in the document (indices), when it is there: [spec, instance_groups, 0, ...]
+             */
+            loc?: (string | number)[] | null;
+            /**
+             * New
+             * @description The document's value (null: none)
+             */
+            new?: unknown;
+            /** Note */
+            note?: string | null;
+            /**
+             * Old
+             * @description Live value (null: none)
+             */
+            old?: unknown;
+            /**
+             * Path
+             * @description The field, with list items named: spec.instance_groups[gpu].instance_count
+             */
+            path: string;
         };
         /** FieldError */
         FieldError: {
@@ -3888,6 +4032,78 @@ export interface components {
              * @description Pause between batches
              */
             wait_seconds?: number | null;
+        };
+        /**
+         * SpecExport
+         * @description GET /v1/clusters/{cluster}/spec: the live cluster as spec documents (defaults explicit, nothing secret).
+         */
+        SpecExport: {
+            /** Documents */
+            documents: {
+                [key: string]: unknown;
+            }[];
+        };
+        /**
+         * SpecPlan
+         * @description POST /v1/specs/plan: the documents diffed against the live state; nothing is changed.
+         */
+        SpecPlan: {
+            /**
+             * Changed
+             * @description false: the live state already is what the documents say
+             */
+            changed: boolean;
+            /** Cluster */
+            cluster: string;
+            /** @description The hourly cost delta of the child operations that have a plan now */
+            cost: components["schemas"]["Cost"];
+            /** Documents */
+            documents: components["schemas"]["DocumentPlan"][];
+            /** Prune */
+            prune: boolean;
+            /** Region */
+            region: string;
+            /**
+             * Summary
+             * @description Documents (and pruned resources) per action
+             */
+            summary: {
+                [key: string]: number;
+            };
+            /** Warnings */
+            warnings?: string[];
+        };
+        /**
+         * SpecRequest
+         * @description POST /v1/specs/plan and /v1/specs/apply.
+         */
+        SpecRequest: {
+            /**
+             * Documents
+             * @description Spec documents for ONE cluster: {apiVersion: podstart/v1, kind: Cluster|TrainingJob|Endpoint, metadata, spec}; schema: GET /v1/specs/schema
+             */
+            documents: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Prune
+             * @description Also delete what the cluster has and the documents no longer name: instance groups and volumes of the Cluster document, and jobs or endpoints when the documents include that kind. Each deletion needs its own role (a group: admin)
+             * @default false
+             */
+            prune: boolean;
+        };
+        /**
+         * SpecUnchanged
+         * @description POST /v1/specs/apply when nothing differs: no operation starts.
+         */
+        SpecUnchanged: {
+            /**
+             * Changed
+             * @default false
+             * @constant
+             */
+            changed: false;
+            plan: components["schemas"]["SpecPlan"];
         };
         /** StepOut */
         StepOut: {
@@ -9488,6 +9704,97 @@ export interface operations {
             };
         };
     };
+    export_spec_v1_clusters__cluster__spec_get: {
+        parameters: {
+            query?: {
+                /** @description Also export: jobs, endpoints or jobs,endpoints */
+                include?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecExport"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_storage_v1_clusters__cluster__storage_get: {
         parameters: {
             query?: {
@@ -10632,6 +10939,289 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    apply_spec_v1_specs_apply_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpecRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecUnchanged"] | components["schemas"]["SpecPlan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    plan_spec_v1_specs_plan_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpecRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecPlan"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_spec_schema_v1_specs_schema_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
