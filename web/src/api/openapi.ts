@@ -1858,6 +1858,11 @@ export interface components {
             engine?: string | null;
             /** Gpus */
             gpus?: number | null;
+            /**
+             * How To Call
+             * @description The OpenAI-compatible call, with its model name
+             */
+            how_to_call?: string | null;
             /** Instance Type */
             instance_type: string;
             /**
@@ -1897,6 +1902,12 @@ export interface components {
              * @default false
              */
             public: boolean;
+            /**
+             * Ready
+             * @description It answers now (status READY)
+             * @default false
+             */
+            ready: boolean;
             /**
              * Ready Replicas
              * @description Live: replicas ready now (None: not read)
@@ -1941,6 +1952,11 @@ export interface components {
             tiered_kv_cache?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Url
+             * @description Where to call it: the load balancer's address (external), or the Service's in-cluster DNS name; None until the NLB exists
+             */
+            url?: string | null;
         };
         /** ErrorInfo */
         ErrorInfo: {
