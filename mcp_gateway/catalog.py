@@ -169,8 +169,14 @@ KNOWN: dict[tuple[str, str], Known] = {
         "submit_job", "Submit a training job from a recipe; ends when it runs." + TRACK),
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
         "list_jobs", "Training jobs: status, budget used."),
+    ("get", "/v1/jobs"): Known(
+        "list_jobs_everywhere", "Jobs on every cluster (or cluster=), newest first; unread clusters named."),
+    ("get", "/v1/endpoints"): Known(
+        "list_endpoints_everywhere", "Endpoints on every cluster (or cluster=), live; unread clusters named."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
         "get_job", "One job: status, pods, budget used, detections, MLflow link."),
+    ("get", "/v1/clusters/{cluster}/jobs/{job}/metrics"): Known(
+        "get_job_metrics", "A job's loss/throughput by step (MLflow run, else its log).", paged=False),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
@@ -203,7 +209,7 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
         "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
-        "invoke_endpoint", "Chat with a READY endpoint (test it after deploy).",
+        "invoke_endpoint", "Chat (messages) or complete (prompt) with a READY endpoint (test it after deploy).",
         idempotent=False),
     ("get", "/v1/clusters/{cluster}/pools"): Known(
         "list_pools", "Model pools: warm workers per model label.", paged=False),

@@ -434,11 +434,25 @@ def _mlflow_server(s: dict[str, Any]) -> dict[str, Any]:
                        "usable": s.get("usable"), "size": s.get("size"), "mlflow_version": s.get("mlflow_version")})
 
 
+def job_metrics(m: dict[str, Any]) -> dict[str, Any]:
+    """Each series in a line: how many steps, the first and last (step, value), the lowest; not every point."""
+    def one(s: dict[str, Any]) -> dict[str, Any]:
+        pts = [p for p in s.get("points") or [] if isinstance(p, dict)]
+        if not pts:
+            return {"name": s.get("name"), "steps": 0}
+        values = [p.get("value") for p in pts if isinstance(p.get("value"), (int, float))]
+        return {"name": s.get("name"), "steps": len(pts), "first": [pts[0].get("step"), pts[0].get("value")],
+                "last": [pts[-1].get("step"), pts[-1].get("value")], "min": min(values) if values else None}
+    return _drop_none({"source": m.get("source"), "run": m.get("run"), "pod": m.get("pod"), "note": m.get("note"),
+                       "series": [one(s) for s in m.get("series") or [] if isinstance(s, dict)]})
+
+
 def invoke(r: dict[str, Any]) -> dict[str, Any]:
     """An answer: who answered, the message and token usage; not the engine's raw JSON (the message again)."""
     usage = _obj(_obj(r.get("response")).get("usage"))
     return _drop_none({"endpoint": r.get("endpoint"), "status": r.get("status"), "model": r.get("model"),
-                       "content": r.get("content"), "usage": usage or None, "truncated": r.get("truncated") or None})
+                       "content": r.get("content"), "usage": usage or None, "latency_ms": r.get("latency_ms"),
+                       "truncated": r.get("truncated") or None})
 
 
 ROWS: dict[str, Row] = {
@@ -447,6 +461,7 @@ ROWS: dict[str, Row] = {
     "list_recipes": _recipe_row,
     "list_storage": _storage_row,
     "list_endpoints": _endpoint_row,
+    "list_endpoints_everywhere": lambda e: {"cluster": e.get("cluster"), "region": e.get("region"), **_endpoint_row(e)},
     "list_pools": _pool_row,
     "get_quotas": _quota,
     "list_instance_types": _instance_type,
@@ -559,6 +574,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(job(data), budget)
     if tool == "invoke_endpoint" and isinstance(data, dict):
         return fit(invoke(data), budget)
+    if tool == "get_job_metrics" and isinstance(data, dict) and isinstance(data.get("series"), list):
+        return fit(job_metrics(data), budget)
     if tool == "get_features" and isinstance(data, dict):
         return fit(features(data), budget)
     if tool == "advise_capacity" and isinstance(data, dict) and isinstance(data.get("options"), list):

@@ -35,6 +35,11 @@ def _session() -> Any:
     return boto3.session.Session()
 
 
+def credentials() -> Any:
+    """The function's credentials (its role), for requests signed by hand (SigV4 to an MLflow tracking server)."""
+    return _session().get_credentials()
+
+
 @lru_cache(maxsize=64)
 def client(service: str, region: str | None = None, endpoint_url: str | None = None) -> Any:
     from botocore.config import Config

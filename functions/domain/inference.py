@@ -390,16 +390,31 @@ class InvokeMessage(BaseModel):
 
 
 class InvokeRequest(BaseModel):
-    """POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible chat body (the target is the endpoint's own)."""
+    """POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible body, a chat (`messages`, sent to
+    /v1/chat/completions) or a completion (`prompt`, sent to /v1/completions); the target is the endpoint's own."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     podstart_free_text: ClassVar[bool] = True  # the chat is the user's text: not scanned for credentials (still
     # redacted in the audit record)
 
-    messages: list[InvokeMessage] = Field(min_length=1, max_length=64)
+    messages: list[InvokeMessage] | None = Field(default=None, min_length=1, max_length=64,
+                                                 description="A chat (/v1/chat/completions); or send prompt")
+    prompt: str | None = Field(default=None, min_length=1, max_length=32768,
+                               description="A completion's prompt (/v1/completions), instead of messages")
     max_tokens: int = Field(default=256, ge=1, le=4096)
     temperature: float = Field(default=0.7, ge=0, le=2)
     stream: bool = Field(default=False, description="Ask the engine to stream (the answer is relayed whole)")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> InvokeRequest:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("send messages (a chat) or prompt (a completion), not both")
+        return self
+
+    @property
+    def path(self) -> str:
+        """The engine's OpenAI-compatible path for this body."""
+        return "/v1/chat/completions" if self.messages is not None else "/v1/completions"
 
 
 class PoolCreate(BaseModel):

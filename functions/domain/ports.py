@@ -288,3 +288,10 @@ class MlflowServers(Protocol):
     def presigned_url(self, region: str, name: str) -> str:
         """CreatePresignedMlflowTrackingServerUrl: a short-lived link to the MLflow UI (never stored)."""
         ...
+
+    def metric_history(self, region: str, name: str, experiment: str,
+                       run_name: str) -> tuple[str, dict[str, builtins.list[tuple[int, float]]]] | None:
+        """A run's metrics step by step, from the tracking server's MLflow REST API (read-only): the run named
+        `run_name` in `experiment`, else its newest run; (run name, {metric: [(step, value)]}), None when the
+        experiment has no run yet."""
+        ...

@@ -498,6 +498,74 @@ class JobList(BaseModel):
     next_token: str | None = None
 
 
+class MetricPoint(BaseModel):
+    step: int
+    value: float
+
+
+class MetricSeries(BaseModel):
+    name: str = Field(description="loss, throughput (samples/s), ...")
+    points: list[MetricPoint]
+
+
+class JobMetrics(BaseModel):
+    """What a job reports, step by step: from its MLflow run when it reports to MLflow, else parsed from the log of
+    its first pod (lines with `step N` and `loss X`, `throughput Y`). No series when neither has any yet."""
+
+    source: Literal["mlflow", "logs", "none"]
+    series: list[MetricSeries] = Field(default_factory=list)
+    pod: str | None = Field(default=None, description="The pod whose log was parsed (source logs)")
+    run: str | None = Field(default=None, description="The MLflow run read (source mlflow)")
+    note: str | None = None
+
+
+MAX_METRIC_POINTS = 500  # per series: the newest steps
+_STEP = re.compile(r"\bstep[\s:=]+(\d+)", re.IGNORECASE)
+_METRICS = {  # a series name -> the pattern of its value in a log line that also says the step
+    "loss": re.compile(r"(?:\bloss|/pg_loss)[\s:=]+(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"),
+    "throughput (samples/s)": re.compile(r"(?:\bthroughput[\s:=]+|\()(\d+(?:\.\d+)?) samples/s"),
+    "learning rate": re.compile(r"\b(?:lr|learning_rate)[\s:=]+(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"),
+}
+
+
+def metrics_from_logs(lines: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """Step-by-step values from training log lines ("step 12 loss 1.83 throughput 41.5 samples/s", "step:3 - actor/
+    pg_loss:0.41 ... (24.5 samples/s)"): one point per step and series (the last value a step printed wins: a
+    multi-rank log prints each step once per rank), the newest MAX_METRIC_POINTS steps."""
+    out: dict[str, dict[int, float]] = {}
+    for line in lines:
+        m = _STEP.search(line)
+        if not m:
+            continue
+        step = int(m.group(1))
+        for name, pat in _METRICS.items():
+            v = pat.search(line)
+            if v:
+                out.setdefault(name, {})[step] = float(v.group(1))
+    return {name: sorted(points.items())[-MAX_METRIC_POINTS:] for name, points in out.items() if points}
+
+
+class ClusterJob(JobSummary):
+    """A job in a list across clusters: where it runs."""
+
+    cluster: str
+    region: str
+
+
+class Unreachable(BaseModel):
+    """A cluster a list across clusters could not read (its jobs or endpoints are missing from the page)."""
+
+    cluster: str
+    region: str
+    reason: str
+
+
+class ClusterJobList(BaseModel):
+    items: list[ClusterJob]
+    next_token: str | None = None
+    unreachable: list[Unreachable] = Field(default_factory=list, description="Clusters not read, and why")
+
+
 class Condition(BaseModel):
     type: str
     status: str

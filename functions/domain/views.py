@@ -8,6 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from functions.domain.operations import Actor, Attempt, ErrorInfo, OperationStatus, StepStatus, Target
+from functions.domain.plans import CostLine
+from functions.domain.training import Unreachable
 
 
 class StepOut(BaseModel):
@@ -135,6 +137,18 @@ class StorageView(BaseModel):
     pvc: PvcView | None = None
 
 
+class RunningCost(BaseModel):
+    """What a cluster costs per hour now, from the AWS Price List: its instances running (current counts), the EKS
+    control plane, the NAT gateway and the FSx file system PodStart made for it. Unknown prices stay unknown."""
+
+    currency: Literal["USD"] = "USD"
+    hourly: float | None = Field(description="USD per hour now; null when a line's price (or count) is unknown")
+    known_hourly: float = Field(description="The sum of the lines whose price is known")
+    lines: list[CostLine] = Field(default_factory=list)
+    as_of: str = Field(description="When the counts and prices were read")
+    note: str | None = None
+
+
 class ClusterDetail(ClusterSummary):
     node_recovery: str | None = None
     eks: EksView | None = None
@@ -144,6 +158,7 @@ class ClusterDetail(ClusterSummary):
     dependencies: list[DependencyView] = Field(default_factory=list)
     storage: list[StorageView] = Field(default_factory=list)
     operations: list[OperationOut] = Field(default_factory=list)
+    cost: RunningCost | None = Field(default=None, description="What it costs per hour now (null: not read)")
 
 
 class GroupList(BaseModel):
@@ -208,6 +223,14 @@ class EndpointList(BaseModel):
     next_token: str | None = None
 
 
+class ClusterEndpointList(BaseModel):
+    """Endpoints across clusters (each names its cluster and region)."""
+
+    items: list[EndpointView]
+    next_token: str | None = None
+    unreachable: list[Unreachable] = Field(default_factory=list, description="Clusters not read, and why")
+
+
 class PoolWorker(BaseModel):
     pod: str
     model: str = Field(description="The endpoint it serves, or unassigned")
@@ -263,9 +286,14 @@ class InvokeResult(BaseModel):
     endpoint: str
     status: int
     model: str | None = None
-    content: str | None = Field(default=None, description="The first choice's message content")
+    content: str | None = Field(default=None, description="The first choice's message content (a completion's text)")
     response: dict[str, Any] = Field(default_factory=dict, description="The engine's JSON answer as is")
     truncated: bool = False
+    path: str = Field(default="/v1/chat/completions", description="The engine path PodStart called")
+    latency_ms: int | None = Field(default=None, description="How long the engine took to answer, through the "
+                                                             "cluster's API server (milliseconds)")
+    prompt_tokens: int | None = Field(default=None, description="Tokens in, as the engine counted them (usage)")
+    completion_tokens: int | None = Field(default=None, description="Tokens out, as the engine counted them")
 
 
 class NoChange(BaseModel):

@@ -22,9 +22,13 @@ from functions.domain.views import (
     HyperPodView,
     OperationOut,
     PvcView,
+    RunningCost,
     StorageView,
 )
+from functions.domain.planners.clusters import group_capacity
+from functions.domain.plans import Capacity
 from functions.logic.deps import Deps
+from functions.logic.plans import price_lines
 
 EXTERNAL_STATUSES_HIDDEN = ("Deleting",)
 LIST_CACHE_S = 20.0  # the list scans every region for clusters PodStart does not track: reuse a fresh scan
@@ -162,7 +166,43 @@ def cluster_detail(deps: Deps, name: str, region: str | None, sub: str) -> Clust
                                          "group_subnets", "security_group_id", "nat_gateway_id") if k in outputs},
         dependencies=deps_view, storage=_storage(deps, rec, create_op),
         operations=[OperationOut.model_validate(o.public()) for o in ops],
+        cost=running_cost(deps, rec, eks is not None, create_op, seen),
     )
+
+
+def running_cost(deps: Deps, rec: ClusterRecord, eks_exists: bool, create_op: Operation | None,
+                 seen: str) -> RunningCost | None:
+    """What the cluster costs per hour now: each group's running instances (its current count; the target when no
+    count was observed, said so), the EKS control plane, and what PodStart made for it (the NAT gateway, FSx)."""
+    if deps.prices is None:
+        return None
+    capacity: list[Capacity] = []
+    unobserved: list[str] = []
+    for g in rec.instance_groups:
+        n = g.current_count
+        if n is None:
+            unobserved.append(g.name)
+            n = g.instance_count
+        capacity.append(group_capacity({"instance_type": g.instance_type, "capacity_type": g.capacity_type,
+                                        "instance_count": n}))
+    if eks_exists:
+        capacity.append(Capacity(item="EKS control plane", price=("eks", "cluster"), count=1))
+    outputs = create_op.outputs() if create_op else {}
+    if outputs.get("nat_gateway_id"):
+        capacity.append(Capacity(item="NAT gateway", price=("nat", "gateway"), count=1))
+    fsx = (rec.storage or {}).get("fsx_lustre") or {}
+    if outputs.get("fsx_file_system_id") and fsx.get("storage_capacity_gib"):
+        capacity.append(Capacity(item=f"FSx for Lustre {fsx['storage_capacity_gib']} GiB",
+                                 price=("fsx", f"PERSISTENT_2/{fsx.get('throughput_mb_per_tib', 250)}"),
+                                 count=fsx["storage_capacity_gib"]))
+    lines, total, missing = price_lines(deps, rec.region, capacity)
+    notes = []
+    if unobserved:
+        notes.append(f"counts of {', '.join(unobserved)} not observed yet: their target counts are used")
+    if missing:
+        notes.append(f"no price found for {', '.join(missing)}")
+    return RunningCost(hourly=None if missing else round(total, 2), known_hourly=round(total, 2), lines=lines,
+                       as_of=seen, note="; ".join(notes) or None)
 
 
 def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str, save: bool = True) -> ClusterRecord:

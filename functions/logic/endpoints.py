@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -393,7 +394,8 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
     ep = load_endpoint(deps, rec, name)
     if ep.status in (EndpointStatus.DEPLOYING, EndpointStatus.DELETING):
         raise Conflict(f"endpoint {name} is {ep.status.value}; invoke it once it is READY")
-    payload = json.dumps({"model": ep.model, **body.model_dump(mode="json")}).encode()
+    sent = body.model_dump(mode="json", exclude_none=True)
+    payload = json.dumps({"model": ep.model, **sent}).encode()
     if len(payload) > MAX_REQUEST_BYTES:
         raise PayloadTooLarge(f"the chat is {len(payload)} bytes; at most {MAX_REQUEST_BYTES} (64 KiB)",
                               errors=[{"loc": ["body", "messages"], "msg": "at most 64 KiB in all"}])
@@ -406,12 +408,14 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
             served = next((a for p in bound if (a := (p["metadata"].get("annotations") or {}).get(
                 im.MODEL_NAME_ANNOTATION))), None)
             if served:
-                payload = json.dumps({"model": served, **body.model_dump(mode="json")}).encode()
+                payload = json.dumps({"model": served, **sent}).encode()
         headers = api_key_header(kube, ep.namespace, ep.request.get("api_key_secret"))
+        started = time.monotonic()
         status, data, truncated = kube.proxy_post(ep.namespace, ep.service_name, ep.service_port,
-                                                  "/v1/chat/completions", payload,
+                                                  body.path, payload,
                                                   max_response=MAX_RESPONSE_BYTES, timeout=INVOKE_TIMEOUT_S,
                                                   headers=headers)
+        latency_ms = round((time.monotonic() - started) * 1000)
     except Exception as err:  # unreachable cluster or endpoint
         raise EndpointUnavailable(f"endpoint {name} did not answer: {err}") from None
     try:
@@ -423,7 +427,8 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
     content = None
     choices = doc.get("choices") or []
     if choices and isinstance(choices[0], dict):
-        content = (choices[0].get("message") or {}).get("content")
+        content = (choices[0].get("message") or {}).get("content") if body.messages is not None \
+            else choices[0].get("text")
     if status >= 400:  # the engine's or the API server's own error (e.g. no Ready worker behind the Service)
         said_err = doc.get("error")
         said = doc.get("message") or (said_err.get("message") if isinstance(said_err, dict) else said_err)
@@ -431,5 +436,7 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
                 if ep.request.get("service") == "model_pool" else "")
         raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: "
                                   f"{str(said) if said else data[:300].decode(errors='replace')}{hint}")
+    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+    tokens = {k: v for k in ("prompt_tokens", "completion_tokens") if isinstance(v := usage.get(k), int)}
     return InvokeResult(endpoint=name, status=status, model=doc.get("model"), content=content,
-                        response=doc, truncated=truncated)
+                        response=doc, truncated=truncated, path=body.path, latency_ms=latency_ms, **tokens)

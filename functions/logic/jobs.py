@@ -222,6 +222,43 @@ def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: 
     return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url": url, "url_note": note})})
 
 
+def job_metrics(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> training.JobMetrics:
+    """A job's metrics step by step: its MLflow run when it reports to MLflow (what it logged there), else the
+    steps, loss and throughput its first pod's log prints (the newest lines within the log bound)."""
+    rec = find_record(deps, cluster, region)
+    kind, obj = _find(deps, rec, name, namespace)
+    pods = pods_of(deps, rec, name, namespace)
+    job = training.detail(kind, obj, pods)
+    note: str | None = None
+    if job.mlflow is not None:
+        server_region, _, server = mlf.parts(job.mlflow.tracking_server_arn)
+        if deps.mlflow is None:
+            note = "MLflow tracking servers cannot be read here: the chart shows what the log prints"
+        else:
+            try:
+                got = deps.mlflow.metric_history(server_region, server, job.mlflow.experiment, name)
+            except Exception as err:  # the server stopped, a network error: the log still tells the steps
+                got, note = None, f"MLflow could not be read ({err}): the chart shows what the log prints"
+            if got and any(got[1].values()):
+                run, series = got
+                return training.JobMetrics(source="mlflow", run=run, series=[
+                    training.MetricSeries(name=k, points=[training.MetricPoint(step=st, value=v)
+                                                          for st, v in pts[-training.MAX_METRIC_POINTS:]])
+                    for k, pts in sorted(series.items()) if pts])
+            note = note or f"experiment {job.mlflow.experiment} has no metrics yet: the chart shows what the log prints"
+    if not pods:
+        return training.JobMetrics(source="none", note=note or "the job has no pods yet")
+    pod = str(pods[0]["metadata"]["name"])
+    text, _ = _kube(deps, rec).logs(namespace, pod, None, training.MAX_TAIL, None, training.MAX_LOG_BYTES)
+    parsed = training.metrics_from_logs(text.splitlines())
+    if not parsed:
+        return training.JobMetrics(source="none", pod=pod,
+                                   note=note or f"{pod}'s log prints no step with a loss or throughput yet")
+    return training.JobMetrics(source="logs", pod=pod, note=note, series=[
+        training.MetricSeries(name=k, points=[training.MetricPoint(step=st, value=v) for st, v in pts])
+        for k, pts in parsed.items()])
+
+
 def remove_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, actor: Actor,
                key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)

@@ -41,7 +41,7 @@ from functions.domain.errors import NotFound
 from functions.domain.kinds import check_role
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.planners import PLANNERS, PlanInput
-from functions.domain.plans import HOURS_PER_MONTH, Cost, CostLine, Draft, Plan, QuotaLine
+from functions.domain.plans import HOURS_PER_MONTH, Capacity, Cost, CostLine, Draft, Plan, QuotaLine
 from functions.domain.service import Admission
 from functions.logic.deps import Deps
 
@@ -114,6 +114,28 @@ def plan(deps: Deps, kind: str, target: Target, request: dict[str, Any], facts: 
     return finish(deps, kind, target, draft, facts, warnings)
 
 
+def price_lines(deps: Deps, region: str, capacity: list[Capacity]) -> tuple[list[CostLine], float, list[str]]:
+    """Each capacity line priced from the Price List: (lines, the known hourly total, the items with no price)."""
+    cost_lines: list[CostLine] = []
+    total = 0.0
+    missing: list[str] = []
+    for c in capacity:
+        price = deps.prices.hourly(region, c.price) if deps.prices is not None else None
+        if c.paid:
+            cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0] if price else None,
+                                       hourly=0.0, paid=True,
+                                       source=c.source or "training plan: reserved capacity, already paid"))
+            continue
+        if price is None:
+            missing.append(c.item)
+            cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=None, hourly=None, source="unknown"))
+            continue
+        hourly = round(price[0] * c.count, 4)
+        total += hourly
+        cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0], hourly=hourly, source=price[1]))
+    return cost_lines, total, missing
+
+
 def finish(deps: Deps, kind: str, target: Target, draft: Draft, facts: dict[str, Any],
            warnings: list[str] | None = None) -> Plan:
     region = target.region or ""
@@ -125,22 +147,8 @@ def finish(deps: Deps, kind: str, target: Target, draft: Draft, facts: dict[str,
             lines.append(QuotaLine(instance_type=itype, requested=n, in_use=q.in_use, limit=q.limit,
                                    ok=n <= q.available))
     notes = [*draft.warnings, *(warnings or [])]
-    cost_lines: list[CostLine] = []
-    total = 0.0
-    for c in draft.capacity:
-        price = deps.prices.hourly(region, c.price) if deps.prices is not None else None
-        if c.paid:
-            cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0] if price else None,
-                                       hourly=0.0, paid=True,
-                                       source=c.source or "training plan: reserved capacity, already paid"))
-            continue
-        if price is None:
-            notes.append(f"no price found for {c.item}: the cost leaves it out")
-            cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=None, hourly=None, source="unknown"))
-            continue
-        hourly = round(price[0] * c.count, 4)
-        total += hourly
-        cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0], hourly=hourly, source=price[1]))
+    cost_lines, total, missing = price_lines(deps, region, draft.capacity)
+    notes += [f"no price found for {item}: the cost leaves it out" for item in missing]
     notes += [f"quota: {q.requested} more {q.instance_type} exceed the {q.limit} allowed ({q.in_use} in use)"
               for q in lines if not q.ok]
     placed = facts.get("placement")

@@ -110,7 +110,7 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
         return 200, b"ok"
     if path == "/v1/models" and method == "GET":
         return 200, json.dumps({"object": "list", "data": [{"id": model, "object": "model"}]}).encode()
-    if path != "/v1/chat/completions" or method != "POST":
+    if path not in ("/v1/chat/completions", "/v1/completions") or method != "POST":
         return 404, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode()
     try:
         req: dict[str, Any] = json.loads(body or b"{}")
@@ -120,8 +120,21 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
         # as vLLM answers a model name it does not serve (the supervisor starts it with --served-model-name)
         return 404, json.dumps({"error": {"message": f"The model `{req.get('model')}` does not exist.",
                                           "type": "NotFoundError", "code": 404}}).encode()
+    max_tokens = int(req.get("max_tokens") or 256)
+    if path == "/v1/completions":  # a completion: the prompt continued, as vLLM's and SGLang's completions API
+        prompt = str(req.get("prompt") or "")
+        text = reply(model, [prompt], digest, max_tokens)
+        prompt_tokens, completion_tokens = tokens(prompt), tokens(text)
+        return 200, json.dumps({
+            "id": "cmpl-" + digest[:24], "object": "text_completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "text": text, "logprobs": None,
+                         "finish_reason": "length" if completion_tokens >= max_tokens else "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+            "system_fingerprint": f"sandbox/{pod['metadata']['name']}",
+        }).encode()
     messages = req.get("messages") or []
-    text = reply(model, messages, digest, int(req.get("max_tokens") or 256))
+    text = reply(model, messages, digest, max_tokens)
     prompt_tokens = sum(tokens(str(m.get("content", ""))) for m in messages if isinstance(m, dict)) + 3 * len(messages)
     completion_tokens = tokens(text)
     return 200, json.dumps({

@@ -307,6 +307,7 @@ class FakeMlflowServers:
     def __init__(self) -> None:
         self.servers: dict[tuple[str, str], dict[str, Any]] = {}
         self.presigned: list[tuple[str, str]] = []
+        self.runs: dict[tuple[str, str, str], dict[str, builtins.list[tuple[int, float]]]] = {}
 
     def add(self, region: str, name: str, status: str = "Created", active: bool = True) -> str:
         arn = f"arn:aws:sagemaker:{region}:123456789012:mlflow-tracking-server/{name}"
@@ -328,6 +329,11 @@ class FakeMlflowServers:
     def presigned_url(self, region: str, name: str) -> str:
         self.presigned.append((region, name))
         return f"https://t-{name}.{region}.experiments.sagemaker.aws/auth?authToken=fake"
+
+    def metric_history(self, region: str, name: str, experiment: str,
+                       run_name: str) -> tuple[str, dict[str, builtins.list[tuple[int, float]]]] | None:
+        run = self.runs.get((region, name, experiment))
+        return (run_name, run) if run is not None else None
 
 
 _mlflow: MlflowServers = FakeMlflowServers()

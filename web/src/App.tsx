@@ -1,37 +1,40 @@
-import { Suspense, lazy, useEffect, useState } from "react";
+import { Fragment, Suspense, lazy, useEffect, useState } from "react";
 import AppLayout from "@cloudscape-design/components/app-layout";
 import Box from "@cloudscape-design/components/box";
+import BreadcrumbGroup, { type BreadcrumbGroupProps } from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Flashbar from "@cloudscape-design/components/flashbar";
 import SideNavigation from "@cloudscape-design/components/side-navigation";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
-import StatusIndicator from "@cloudscape-design/components/status-indicator";
+import { Status } from "./components/Status";
 import { SIGNED_IN_EVENT, clearToken, cognitoSignOutUrl, type AuthConfig } from "./auth";
 import { LiveProvider, useLive } from "./lib/events";
 import { FlashProvider, useFlash } from "./lib/flash";
 import { hideToken } from "./lib/format";
 import { MeProvider, identity, useMe } from "./lib/me";
-import { href, navigate, useRoute, type Route } from "./lib/router";
+import { href, navigate, useRoute, type ClusterTab, type Route } from "./lib/router";
 import Clusters from "./pages/Clusters";
 
 // The home page ships in the first chunk; the rest load on first visit.
 const CreateCluster = lazy(() => import("./pages/CreateCluster"));
 const ImportCluster = lazy(() => import("./pages/ImportCluster"));
 const ClusterDetail = lazy(() => import("./pages/ClusterDetail"));
-const Endpoints = lazy(() => import("./pages/Endpoints"));
 const Operations = lazy(() => import("./pages/Operations"));
 const OperationDetail = lazy(() => import("./pages/OperationDetail"));
 const Audit = lazy(() => import("./pages/Audit"));
 const JobDetail = lazy(() => import("./pages/JobDetail"));
 const EndpointDetail = lazy(() => import("./pages/EndpointDetail"));
+const AllJobs = lazy(() => import("./pages/AllJobs"));
+const AllEndpoints = lazy(() => import("./pages/AllEndpoints"));
+const Settings = lazy(() => import("./pages/Settings"));
 
 function LiveBadge() {
   const { state } = useLive();
   return (
-    <StatusIndicator type={state === "live" ? "success" : state === "connecting" ? "loading" : "warning"}>
+    <Status type={state === "live" ? "success" : state === "connecting" ? "loading" : "warning"}>
       {state === "live" ? "Live updates on" : state === "connecting" ? "Connecting live updates" : "Live updates off (polling)"}
-    </StatusIndicator>
+    </Status>
   );
 }
 
@@ -44,52 +47,94 @@ function Page({ route }: { route: Route }) {
     case "import":
       return <ImportCluster key={`${route.region ?? ""}/${route.eks_cluster_name ?? ""}`} region={route.region} eksClusterName={route.eks_cluster_name} />;
     case "cluster":
-      return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
+      return <ClusterDetail key={`${route.region}/${route.name}`} region={route.region} name={route.name} tab={route.tab} />;
     case "job":
       return <JobDetail key={`${route.region}/${route.name}/${route.namespace}/${route.job}`} region={route.region} name={route.name} job={route.job} namespace={route.namespace} />;
-    case "endpoints":
-      return <Endpoints key={`${route.region}/${route.name}`} region={route.region} name={route.name} />;
     case "endpoint":
       return <EndpointDetail key={`${route.region}/${route.name}/${route.endpoint}`} region={route.region} name={route.name} endpoint={route.endpoint} />;
+    case "jobs":
+      return <AllJobs cluster={route.cluster} region={route.region} />;
+    case "endpoints":
+      return <AllEndpoints cluster={route.cluster} region={route.region} />;
     case "operations":
       return <Operations cluster={route.cluster} status={route.status} />;
     case "operation":
       return <OperationDetail key={route.id} id={route.id} />;
     case "audit":
       return <Audit actor={route.actor} cluster={route.cluster} action={route.action} face={route.face} />;
+    case "settings":
+      return <Settings />;
     default:
       return (
-        <Box variant="h1">
-          Not found: <code>{hideToken(route.path)}</code>
-        </Box>
+        <SpaceBetween size="s">
+          <Box variant="h1">Not found</Box>
+          <Box>
+            No page at <code>{hideToken(route.path)}</code>. <a href={href.clusters()}>Go to Clusters</a>.
+          </Box>
+        </SpaceBetween>
       );
   }
 }
 
-function titleOf(route: Route): string {
+const TAB_TITLE: Record<ClusterTab, string> = {
+  details: "Details", groups: "Instance groups", nodes: "Nodes", storage: "Storage", jobs: "Jobs", endpoints: "Endpoints",
+  namespaces: "Namespaces", features: "Add-ons", events: "Events", operations: "Operations",
+};
+
+export function titleOf(route: Route): string {
   switch (route.page) {
-    case "clusters":
-      return "Clusters";
-    case "create":
-      return "Create cluster";
-    case "import":
-      return "Import cluster";
+    case "clusters": return "Clusters";
+    case "create": return "Create cluster";
+    case "import": return "Import cluster";
+    case "cluster": return route.tab === "details" ? route.name : `${TAB_TITLE[route.tab]} · ${route.name}`;
+    case "job": return `Job ${route.job}`;
+    case "endpoint": return `Endpoint ${route.endpoint}`;
+    case "jobs": return "Jobs";
+    case "endpoints": return "Endpoints";
+    case "operations": return "Operations";
+    case "operation": return `Operation ${route.id}`;
+    case "audit": return "Audit";
+    case "settings": return "Settings";
+    default: return "Not found";
+  }
+}
+
+/** Breadcrumbs for every page, from its route: where it sits, each level a link. */
+export function breadcrumbs(route: Route): BreadcrumbGroupProps.Item[] {
+  const clusters = { text: "Clusters", href: href.clusters() };
+  const cluster = (region: string, name: string) => ({ text: name, href: href.cluster(region, name) });
+  switch (route.page) {
+    case "clusters": return [clusters];
+    case "create": return [clusters, { text: "Create cluster", href: href.create() }];
+    case "import": return [clusters, { text: "Import cluster", href: href.import() }];
     case "cluster":
-      return route.name;
+      return route.tab === "details"
+        ? [clusters, cluster(route.region, route.name)]
+        : [clusters, cluster(route.region, route.name), { text: TAB_TITLE[route.tab], href: href.cluster(route.region, route.name, route.tab) }];
     case "job":
-      return `Job ${route.job}`;
-    case "endpoints":
-      return `Endpoints · ${route.name}`;
+      return [clusters, cluster(route.region, route.name), { text: "Jobs", href: href.cluster(route.region, route.name, "jobs") },
+        { text: route.job, href: href.job(route.region, route.name, route.job, route.namespace) }];
     case "endpoint":
-      return `Endpoint ${route.endpoint}`;
-    case "operations":
-      return "Operations";
-    case "operation":
-      return `Operation ${route.id}`;
-    case "audit":
-      return "Audit";
-    default:
-      return "Not found";
+      return [clusters, cluster(route.region, route.name), { text: "Endpoints", href: href.endpoints(route.region, route.name) },
+        { text: route.endpoint, href: href.endpoint(route.region, route.name, route.endpoint) }];
+    case "jobs": return [{ text: "Jobs", href: href.allJobs() }];
+    case "endpoints": return [{ text: "Endpoints", href: href.allEndpoints() }];
+    case "operations": return [{ text: "Operations", href: href.operations() }];
+    case "operation": return [{ text: "Operations", href: href.operations() }, { text: route.id, href: href.operation(route.id) }];
+    case "audit": return [{ text: "Audit", href: href.audit() }];
+    case "settings": return [{ text: "Settings", href: href.settings() }];
+    default: return [clusters];
+  }
+}
+
+function activeHref(route: Route): string {
+  switch (route.page) {
+    case "job": case "jobs": return href.allJobs();
+    case "endpoint": case "endpoints": return href.allEndpoints();
+    case "operations": case "operation": return href.operations();
+    case "audit": return href.audit();
+    case "settings": return href.settings();
+    default: return href.clusters();
   }
 }
 
@@ -98,7 +143,7 @@ function Identity() {
   if (!me) return null;
   return (
     <Box variant="span" color="text-body-secondary" data-testid="identity">
-      Signed in as {identity(me)}
+      Signed in as <a href={href.settings()}>{identity(me)}</a>
     </Box>
   );
 }
@@ -106,19 +151,16 @@ function Identity() {
 function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => void }) {
   const route = useRoute();
   const flash = useFlash();
+  const [navOpen, setNavOpen] = useState(() => window.innerWidth >= 1000);
   useEffect(() => {
     document.title = `${titleOf(route)} · PodStart`;
   }, [route]);
-  const active =
-    route.page === "operations" || route.page === "operation"
-      ? href.operations()
-      : route.page === "audit"
-        ? href.audit()
-      : route.page === "import"
-        ? href.import()
-        : route.page === "create"
-          ? href.create()
-          : href.clusters();
+  const follow = (e: CustomEvent<{ href: string; external?: boolean }>) => {
+    if (!e.detail.external) {
+      e.preventDefault();
+      navigate(e.detail.href);
+    }
+  };
   return (
     <>
       <a className="ps-skip" href="#main-content" onClick={(e) => { e.preventDefault(); document.getElementById("main-content")?.focus(); }}>
@@ -126,24 +168,25 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
       </a>
       <AppLayout
         toolsHide
-        ariaLabels={{ navigation: "Navigation", navigationClose: "Close navigation", navigationToggle: "Open navigation" }}
-        notifications={<Flashbar items={flash.items} />}
+        navigationOpen={navOpen}
+        onNavigationChange={({ detail }) => setNavOpen(detail.open)}
+        ariaLabels={{ navigation: "Navigation", navigationClose: "Close navigation", navigationToggle: "Open navigation", notifications: "Notifications" }}
+        notifications={<Flashbar items={flash.items} stackItems={flash.items.length > 2}
+          i18nStrings={{ ariaLabel: "Notifications", notificationBarText: "Notifications", notificationBarAriaLabel: "View all notifications",
+            errorIconAriaLabel: "Error", successIconAriaLabel: "Success", warningIconAriaLabel: "Warning", infoIconAriaLabel: "Info", inProgressIconAriaLabel: "In progress" }} />}
+        breadcrumbs={<BreadcrumbGroup items={breadcrumbs(route)} ariaLabel="Breadcrumbs" expandAriaLabel="Show path" onFollow={follow} />}
         navigation={
           <SideNavigation
             header={{ text: "PodStart", href: href.clusters() }}
-            activeHref={active}
-            onFollow={(e) => {
-              if (!e.detail.external) {
-                e.preventDefault();
-                navigate(e.detail.href);
-              }
-            }}
+            activeHref={activeHref(route)}
+            onFollow={follow}
             items={[
               { type: "link", text: "Clusters", href: href.clusters() },
-              { type: "link", text: "Create cluster", href: href.create() },
-              { type: "link", text: "Import cluster", href: href.import() },
+              { type: "link", text: "Jobs", href: href.allJobs() },
+              { type: "link", text: "Endpoints", href: href.allEndpoints() },
               { type: "link", text: "Operations", href: href.operations() },
               { type: "link", text: "Audit", href: href.audit() },
+              { type: "link", text: "Settings", href: href.settings() },
               { type: "divider" },
               { type: "link", text: "API (OpenAPI)", href: `${config.apiUrl}/v1/openapi.json`, external: true },
             ]}
@@ -176,7 +219,7 @@ export default function App({ config, initiallySignedIn, SignIn }: { config: Aut
   const [signedIn, setSignedIn] = useState(initiallySignedIn);
   const [reason, setReason] = useState<string | undefined>();
   // One session per sign-in: a sign-in link for another user starts everything over as that user
-  // (data, identity, the live feed's connection).
+  // (data, identity, the live feed's connection, the flashbar).
   const [session, setSession] = useState(0);
   useEffect(() => {
     const on = () => {
@@ -203,12 +246,14 @@ export default function App({ config, initiallySignedIn, SignIn }: { config: Aut
     else setSignedIn(false);
   };
   return (
-    <FlashProvider key={session}>
+    <Fragment key={session}>
       <MeProvider>
         <LiveProvider url={config.wsUrl}>
-          <Shell config={config} onSignOut={signOut} />
+          <FlashProvider>
+            <Shell config={config} onSignOut={signOut} />
+          </FlashProvider>
         </LiveProvider>
       </MeProvider>
-    </FlashProvider>
+    </Fragment>
   );
 }

@@ -22,8 +22,8 @@ from functions.domain.inference import (
 )
 from functions.domain.kinds import required_role
 from functions.domain.principal import Role
-from functions.domain.views import EndpointList, EndpointView, InvokeResult, ModelList, PoolList
-from functions.logic import endpoints, models, pools
+from functions.domain.views import ClusterEndpointList, EndpointList, EndpointView, InvokeResult, ModelList, PoolList
+from functions.logic import endpoints, everywhere, models, pools
 
 router = Router()
 
@@ -44,6 +44,20 @@ def list_endpoints(
 ) -> Response[str]:
     principal(router)
     return model_response(endpoints.list_endpoints(services(), cluster, region, limit, next_token))
+
+
+@router.get("/v1/endpoints", summary="Inference endpoints across clusters (or cluster=), status live; clusters not "
+                                   "read are listed with why", tags=["endpoints"],
+            responses=_ok(ClusterEndpointList))
+def list_all_endpoints(
+    cluster: Annotated[str | None, Query(description="Only this cluster", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
+    = None,
+    region: RegionOpt = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
+    next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
+) -> Response[str]:
+    principal(router)
+    return model_response(everywhere.all_endpoints(services(), cluster, region, limit, next_token))
 
 
 @router.post("/v1/clusters/<cluster>/endpoints",

@@ -16,7 +16,7 @@ from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.domain.principal import Role
 from functions.domain.tenancy import Namespace
-from functions.logic import jobs
+from functions.logic import everywhere, jobs
 
 router = Router()
 
@@ -51,6 +51,22 @@ def list_jobs(
 ) -> Response[str]:
     principal(router)
     return model_response(jobs.jobs_page(services(), cluster, region, status, limit, next_token))
+
+
+@router.get("/v1/jobs", summary="Training jobs across clusters (every ACTIVE cluster, or cluster=), newest first; "
+                              "clusters not read are listed with why", tags=["jobs"],
+            responses=_ok(training.ClusterJobList))
+def list_all_jobs(
+    cluster: Annotated[str | None, Query(description="Only this cluster", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
+    = None,
+    region: RegionOpt = None,
+    status: Annotated[Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed"] | None,
+                      Query(description="Only jobs in this status")] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
+    next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
+) -> Response[str]:
+    principal(router)
+    return model_response(everywhere.all_jobs(services(), cluster, region, status, limit, next_token))
 
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>",
@@ -96,6 +112,15 @@ def get_job_logs(
     principal(router)
     return model_response(jobs.job_logs(services(), cluster, region, job, namespace, pod, container, tail,
                                         since_seconds, limit_bytes))
+
+
+@router.get("/v1/clusters/<cluster>/jobs/<job>/metrics",
+            summary="A job's metrics step by step (loss, throughput): from its MLflow run when it reports to MLflow, "
+                    "else parsed from its first pod's log", tags=["jobs"], responses=_ok(training.JobMetrics))
+def get_job_metrics(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
+                    region: RegionOpt = None) -> Response[str]:
+    principal(router)
+    return model_response(jobs.job_metrics(services(), cluster, region, job, namespace))
 
 
 @router.get("/v1/clusters/<cluster>/secrets", summary="Secret names in a namespace (values are never read)",

@@ -53,6 +53,9 @@ def patch() -> None:
     for op in (*_OPERATIONS, *plan_offerings.OPERATIONS):
         setattr(SageMakerResponse, op.__name__, op)
     tags.patch()  # ListTags/AddTags/DeleteTags on HyperPod cluster ARNs
+    from functions.adapters import mlflow_aws
+
+    mlflow_aws.register_transport(mlflow.rest)  # a job's metrics, read from its tracking server's MLflow REST API
     plan_offerings.patch_tags()  # ListTags on the training plans CreateTrainingPlan bought
 
 

@@ -226,6 +226,45 @@ def log_metrics(tracking_uri: str, experiment: str, run: str, step: int, metrics
     return True
 
 
+def rest(method: str, url: str, body: dict[str, Any] | None) -> tuple[int, dict[str, Any]]:
+    """The tracking servers' MLflow REST API, as PodStart reads it (functions.adapters.mlflow_aws): experiments
+    search by name, runs search (newest first), metric history. The host names the server (TrackingServerUrl)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    u = urlsplit(url)
+    host = (u.hostname or "").split(".")
+    if len(host) < 3 or not u.path.startswith("/api/2.0/mlflow/"):
+        return 404, {"error_code": "ENDPOINT_NOT_FOUND", "message": f"no route {u.path}"}
+    url_id, region = host[0], host[1]
+    with RUNTIME.lock:
+        s = next((x for x in servers(region).values() if x.url_id == url_id), None)
+        if s is None or s.active() != "Active":
+            return 503, {"error_code": "TEMPORARILY_UNAVAILABLE", "message": "the tracking server is not active"}
+        what = u.path.removeprefix("/api/2.0/mlflow/")
+        if method == "POST" and what == "experiments/search":
+            wanted = str((body or {}).get("filter") or "").partition("=")[2].strip().strip("'")
+            found = [e for e in s.experiments if not wanted or e == wanted]
+            return 200, {"experiments": [{"experiment_id": e, "name": e} for e in found]}
+        if method == "POST" and what == "runs/search":
+            ids = (body or {}).get("experiment_ids") or []
+            rows = [(e, r) for e in ids for r in s.experiments.get(e, {}).values()]
+            rows.sort(key=lambda x: x[1].started, reverse=True)
+            return 200, {"runs": [{"info": {"run_id": f"{e}/{r.name}", "run_name": r.name, "experiment_id": e,
+                                            "start_time": int(r.started * 1000)},
+                                   "data": {"metrics": [{"key": k, "value": v[-1][1], "step": v[-1][0]}
+                                                        for k, v in r.metrics.items()]}} for e, r in rows]}
+        if method == "GET" and what == "metrics/get-history":
+            q = parse_qs(u.query)
+            exp, _, run_name = (q.get("run_id") or [""])[0].partition("/")
+            run = s.experiments.get(exp, {}).get(run_name)
+            key = (q.get("metric_key") or [""])[0]
+            if run is None:
+                return 404, {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "no such run"}
+            return 200, {"metrics": [{"key": key, "value": v, "step": st, "timestamp": int(t * 1000)}
+                                     for st, v, t in run.metrics.get(key, [])]}
+    return 404, {"error_code": "ENDPOINT_NOT_FOUND", "message": f"no route {method} {u.path}"}
+
+
 def runs(region: str, name: str) -> dict[str, dict[str, Run]]:
     with RUNTIME.lock:
         s = servers(region).get(name)

@@ -29,6 +29,9 @@ import type {
   PoolRelease,
   ClusterImport,
   ClusterDetail,
+  ClusterEndpointList,
+  ClusterJobList,
+  JobMetrics,
   ClusterSummary,
   FeaturesDocument,
   FeaturesUnchanged,
@@ -68,6 +71,11 @@ export class ApiError extends Error {
 
 let base = "";
 let onUnauthorized: () => void = () => {};
+
+/** The API's origin as a caller outside the UI would use it (copy-as-curl): the configured URL, else this page's. */
+export function apiBase(): string {
+  return base || window.location.origin;
+}
 
 export function configureApi(opts: { apiUrl: string; onUnauthorized?: () => void }): void {
   base = opts.apiUrl;
@@ -337,6 +345,12 @@ export const api = {
       method: "POST",
       idempotencyKey: key,
     }),
+  /** Jobs on every cluster (or one), newest first; clusters not read come back in `unreachable`. */
+  allJobs: (p: { cluster?: string; region?: string; limit?: number; next_token?: string | null } = {}) =>
+    get<ClusterJobList>(`/v1/jobs${qs(p)}`),
+  /** Endpoints on every cluster (or one), status live. */
+  allEndpoints: (p: { cluster?: string; region?: string; limit?: number; next_token?: string | null } = {}) =>
+    get<ClusterEndpointList>(`/v1/endpoints${qs(p)}`),
   endpoints: (cluster: string, region: string) =>
     get<EndpointList>(`${clusterPath(cluster)}/endpoints${qs({ region, limit: 100 })}`),
   endpoint: (cluster: string, region: string, name: string) =>
@@ -439,6 +453,9 @@ export const api = {
   /** A job; `mlflowLink` asks for a presigned MLflow UI link (operators; made only when asked). */
   job: (cluster: string, region: string, job: string, namespace: string, mlflowLink = false) =>
     get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace, mlflow_link: mlflowLink ? "true" : undefined })}`),
+  /** A job's metrics by step: its MLflow run, else parsed from its first pod's log. */
+  jobMetrics: (cluster: string, region: string, job: string, namespace = "default") =>
+    get<JobMetrics>(`${clusterPath(cluster)}/jobs/${encodeURIComponent(job)}/metrics${qs({ region, namespace })}`),
   jobLogs: (cluster: string, region: string, job: string, p: { namespace: string; pod?: string; tail?: number }) =>
     get<JobLogs>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}/logs${qs({ region, ...p })}`),
   submitJob: (cluster: string, region: string, body: Partial<JobSubmit>, key: string) =>

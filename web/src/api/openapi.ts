@@ -436,6 +436,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/jobs/{job}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A job's metrics step by step (loss, throughput): from its MLflow run when it reports to MLflow, else parsed from its first pod's log */
+        get: operations["get_job_metrics_v1_clusters__cluster__jobs__job__metrics_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/models": {
         parameters: {
             query?: never;
@@ -758,6 +775,40 @@ export interface paths {
         put?: never;
         /** Adopt an existing EKS cluster and its HyperPod cluster (admin: grants PodStart cluster-admin) */
         post: operations["import_cluster_v1_clusters_import_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Inference endpoints across clusters (or cluster=), status live; clusters not read are listed with why */
+        get: operations["list_all_endpoints_v1_endpoints_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Training jobs across clusters (every ACTIVE cluster, or cluster=), newest first; clusters not read are listed with why */
+        get: operations["list_all_jobs_v1_jobs_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1370,6 +1421,8 @@ export interface components {
              * @default false
              */
             active: boolean;
+            /** @description What it costs per hour now (null: not read) */
+            cost?: components["schemas"]["RunningCost"] | null;
             /** Created At */
             created_at?: string | null;
             /** Created By */
@@ -1425,6 +1478,21 @@ export interface components {
             /** Vpc Cidr */
             vpc_cidr?: string | null;
         };
+        /**
+         * ClusterEndpointList
+         * @description Endpoints across clusters (each names its cluster and region).
+         */
+        ClusterEndpointList: {
+            /** Items */
+            items: components["schemas"]["EndpointView"][];
+            /** Next Token */
+            next_token?: string | null;
+            /**
+             * Unreachable
+             * @description Clusters not read, and why
+             */
+            unreachable?: components["schemas"]["Unreachable"][];
+        };
         /** ClusterEventView */
         ClusterEventView: {
             /** Description */
@@ -1477,6 +1545,53 @@ export interface components {
              * @description AWS region, e.g. us-west-2
              */
             region: string;
+        };
+        /**
+         * ClusterJob
+         * @description A job in a list across clusters: where it runs.
+         */
+        ClusterJob: {
+            budget: components["schemas"]["Budget"];
+            /** Cluster */
+            cluster: string;
+            /** Created At */
+            created_at?: string | null;
+            /** Gpus Per Node */
+            gpus_per_node?: number | null;
+            /** Instance Type */
+            instance_type?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "pytorch" | "ray";
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace: string;
+            /** Nodes */
+            nodes?: number | null;
+            /** Recipe */
+            recipe?: string | null;
+            /** Region */
+            region: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+        };
+        /** ClusterJobList */
+        ClusterJobList: {
+            /** Items */
+            items: components["schemas"]["ClusterJob"][];
+            /** Next Token */
+            next_token?: string | null;
+            /**
+             * Unreachable
+             * @description Clusters not read, and why
+             */
+            unreachable?: components["schemas"]["Unreachable"][];
         };
         /** ClusterList */
         ClusterList: {
@@ -2488,7 +2603,8 @@ export interface components {
         };
         /**
          * InvokeRequest
-         * @description POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible chat body (the target is the endpoint's own).
+         * @description POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible body, a chat (`messages`, sent to
+         *     /v1/chat/completions) or a completion (`prompt`, sent to /v1/completions); the target is the endpoint's own.
          */
         InvokeRequest: {
             /**
@@ -2496,8 +2612,16 @@ export interface components {
              * @default 256
              */
             max_tokens: number;
-            /** Messages */
-            messages: components["schemas"]["InvokeMessage"][];
+            /**
+             * Messages
+             * @description A chat (/v1/chat/completions); or send prompt
+             */
+            messages?: components["schemas"]["InvokeMessage"][] | null;
+            /**
+             * Prompt
+             * @description A completion's prompt (/v1/completions), instead of messages
+             */
+            prompt?: string | null;
             /**
              * Stream
              * @description Ask the engine to stream (the answer is relayed whole)
@@ -2516,14 +2640,35 @@ export interface components {
          */
         InvokeResult: {
             /**
+             * Completion Tokens
+             * @description Tokens out, as the engine counted them
+             */
+            completion_tokens?: number | null;
+            /**
              * Content
-             * @description The first choice's message content
+             * @description The first choice's message content (a completion's text)
              */
             content?: string | null;
             /** Endpoint */
             endpoint: string;
+            /**
+             * Latency Ms
+             * @description How long the engine took to answer, through the cluster's API server (milliseconds)
+             */
+            latency_ms?: number | null;
             /** Model */
             model?: string | null;
+            /**
+             * Path
+             * @description The engine path PodStart called
+             * @default /v1/chat/completions
+             */
+            path: string;
+            /**
+             * Prompt Tokens
+             * @description Tokens in, as the engine counted them (usage)
+             */
+            prompt_tokens?: number | null;
             /**
              * Response
              * @description The engine's JSON answer as is
@@ -2602,6 +2747,32 @@ export interface components {
              * @description True when older lines or bytes were cut to stay within the bounds
              */
             truncated: boolean;
+        };
+        /**
+         * JobMetrics
+         * @description What a job reports, step by step: from its MLflow run when it reports to MLflow, else parsed from the log of
+         *     its first pod (lines with `step N` and `loss X`, `throughput Y`). No series when neither has any yet.
+         */
+        JobMetrics: {
+            /** Note */
+            note?: string | null;
+            /**
+             * Pod
+             * @description The pod whose log was parsed (source logs)
+             */
+            pod?: string | null;
+            /**
+             * Run
+             * @description The MLflow run read (source mlflow)
+             */
+            run?: string | null;
+            /** Series */
+            series?: components["schemas"]["MetricSeries"][];
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "mlflow" | "logs" | "none";
         };
         /**
          * JobMlflow
@@ -2807,6 +2978,23 @@ export interface components {
              * @description Rule name, e.g. hang
              */
             name: string;
+        };
+        /** MetricPoint */
+        MetricPoint: {
+            /** Step */
+            step: number;
+            /** Value */
+            value: number;
+        };
+        /** MetricSeries */
+        MetricSeries: {
+            /**
+             * Name
+             * @description loss, throughput (samples/s), ...
+             */
+            name: string;
+            /** Points */
+            points: components["schemas"]["MetricPoint"][];
         };
         /**
          * MlflowSpec
@@ -3979,6 +4167,38 @@ export interface components {
             policy: "cache_aware" | "round_robin" | "random" | "power_of_two";
         };
         /**
+         * RunningCost
+         * @description What a cluster costs per hour now, from the AWS Price List: its instances running (current counts), the EKS
+         *     control plane, the NAT gateway and the FSx file system PodStart made for it. Unknown prices stay unknown.
+         */
+        RunningCost: {
+            /**
+             * As Of
+             * @description When the counts and prices were read
+             */
+            as_of: string;
+            /**
+             * Currency
+             * @default USD
+             * @constant
+             */
+            currency: "USD";
+            /**
+             * Hourly
+             * @description USD per hour now; null when a line's price (or count) is unknown
+             */
+            hourly: number | null;
+            /**
+             * Known Hourly
+             * @description The sum of the lines whose price is known
+             */
+            known_hourly: number;
+            /** Lines */
+            lines?: components["schemas"]["CostLine"][];
+            /** Note */
+            note?: string | null;
+        };
+        /**
          * SecretCreate
          * @description POST /v1/clusters/{cluster}/secrets: write-only; values are never returned or logged.
          */
@@ -4389,6 +4609,18 @@ export interface components {
             name: string;
             /** @description From advise_capacity's requires */
             offering: components["schemas"]["OfferingRef"];
+        };
+        /**
+         * Unreachable
+         * @description A cluster a list across clusters could not read (its jobs or endpoints are missing from the page).
+         */
+        Unreachable: {
+            /** Cluster */
+            cluster: string;
+            /** Reason */
+            reason: string;
+            /** Region */
+            region: string;
         };
         /** ZoneOffering */
         ZoneOffering: {
@@ -7799,6 +8031,99 @@ export interface operations {
             };
         };
     };
+    get_job_metrics_v1_clusters__cluster__jobs__job__metrics_get: {
+        parameters: {
+            query?: {
+                /** @description A PodStart namespace (default or one an admin created) */
+                namespace?: string;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Job name */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobMetrics"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_models_v1_clusters__cluster__models_get: {
         parameters: {
             query?: {
@@ -10313,6 +10638,174 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_all_endpoints_v1_endpoints_get: {
+        parameters: {
+            query?: {
+                /** @description Only this cluster */
+                cluster?: string | null;
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterEndpointList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_all_jobs_v1_jobs_get: {
+        parameters: {
+            query?: {
+                /** @description Only this cluster */
+                cluster?: string | null;
+                /** @description Page size */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+                /** @description Only jobs in this status */
+                status?: ("Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterJobList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -43,6 +43,12 @@ export type RecipeList = Schemas["RecipeList"];
 export type JobSubmit = Schemas["JobSubmit"];
 export type JobSummary = Schemas["JobSummary"];
 export type JobList = Schemas["JobList"];
+export type ClusterJob = Schemas["ClusterJob"];
+export type ClusterJobList = Schemas["ClusterJobList"];
+export type ClusterEndpointList = Schemas["ClusterEndpointList"];
+export type Unreachable = Schemas["Unreachable"];
+export type RunningCost = Schemas["RunningCost"];
+export type JobMetrics = Schemas["JobMetrics"];
 export type JobDetail = Schemas["JobDetail"];
 export type TrackingServer = Schemas["TrackingServer"];
 export type TrackingServerPage = Schemas["TrackingServerPage"];
@@ -146,15 +152,8 @@ export interface InstanceGroupSpec {
   deep_health_checks?: string[];
 }
 
-export interface ClusterCreate {
-  name: string;
-  region: string;
-  kubernetes_version?: string;
-  vpc_cidr?: string;
-  node_recovery: "automatic" | "none";
-  instance_groups: InstanceGroupSpec[];
-  storage: { s3: boolean; fsx_lustre: null | { storage_capacity_gib: number } };
-}
+/** POST /v1/clusters (the groups as the UI sends them). */
+export type ClusterCreate = Omit<Schemas["ClusterCreate"], "instance_groups"> & { instance_groups: InstanceGroupSpec[] };
 
 /** An instance group's counts: the target, the count last observed (null until observed) and when. */
 export interface GroupCounts {

@@ -20,6 +20,7 @@ import { ApiError, api } from "../api/client";
 import type { Advice, AdviceOption, AdviceRequest, TrainingPlanPurchase } from "../api/types";
 import { useMutation } from "../lib/mutation";
 import { mapProblem } from "../lib/problems";
+import { Time } from "../lib/time";
 import { cached, useAsync } from "../lib/useAsync";
 import { PlanPanel, usd } from "./PlanPanel";
 
@@ -31,10 +32,8 @@ const CAPACITY = [
 ];
 const FIELDS = ["gpus", "gpu_model", "hours", "regions", "capacity_types", "max_hourly_usd", "same_zone", "cluster"];
 
-function when(o: AdviceOption): string {
-  if (o.starts_now) return "Now";
-  const d = new Date(o.earliest_start);
-  return `${d.toISOString().slice(0, 16).replace("T", " ")} UTC`;
+function when(o: AdviceOption) {
+  return o.starts_now ? "Now" : <Time value={o.earliest_start} />;
 }
 
 function cost(o: AdviceOption): string {
@@ -57,6 +56,7 @@ function PurchaseModal({ option, onClose }: { option: AdviceOption; onClose: () 
   const body = need.body as unknown as TrainingPlanPurchase;
   const buy = useMutation((b: TrainingPlanPurchase, key: string) => api.purchaseTrainingPlan(b, key), {
     fields: ["confirm_upfront_fee", "name", "offering"],
+    afterAccepted: onClose,
   });
   const fee = `${need.upfront_fee} ${need.currency}`;
   return (

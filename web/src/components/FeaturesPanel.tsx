@@ -3,11 +3,9 @@ import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Multiselect from "@cloudscape-design/components/multiselect";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import Toggle from "@cloudscape-design/components/toggle";
 import { api } from "../api/client";
 import type { FeatureView, FeaturesDocument } from "../api/types";
@@ -15,7 +13,8 @@ import { changedFields, isEmpty } from "../lib/diff";
 import { text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
-import { PlanPanel } from "./PlanPanel";
+import { PlanPanel, usePlanGate } from "./PlanPanel";
+import { ResourceTable } from "./ResourceTable";
 import { Status } from "./Status";
 
 /** The user's edits of one feature; a field left undefined was not touched. */
@@ -148,15 +147,16 @@ function chain(row: Row): string | undefined {
 
 /**
  * Advanced features: one switch per managed feature with its live status (from AWS and Kubernetes), version,
- * what it needs and what needs it, its settings; Apply sends only what the user changed and opens the
- * operation's progress page (one step per feature).
+ * what it needs and what needs it, its settings; Apply sends only what the user changed (once its plan is computed)
+ * and a flash follows the operation (one step per feature) while the page stays.
  */
 export function FeaturesPanel({ cluster, region, groups }: { cluster: string; region: string; groups: string[] }) {
   const doc = useAsync(() => api.features(cluster, region), [cluster, region]);
   const [drafts, setDrafts] = useState<Drafts>({});
+  const gate = usePlanGate();
   const update = useMutation(
     (patch: Record<string, Record<string, unknown>>, key: string) => api.patchFeatures(cluster, region, patch, key),
-    { fields: FIELDS, unchangedMessage: "Nothing to change: every feature is already as requested." },
+    { fields: FIELDS, unchangedMessage: "Nothing to change: every feature is already as requested.", afterAccepted: () => { setDrafts({}); doc.reload(); } },
   );
   const live = doc.data;
   const patch = live ? featuresPatch(live, drafts) : {};
@@ -168,34 +168,33 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
   const items = rows(live);
   return (
     <SpaceBetween size="s">
-      <Table<Row>
-        header={
-          <Header
-            variant="h2"
-            description="Managed features, read live from EKS add-ons, HyperPod and Kubernetes. Apply sends only what you changed."
-            actions={
-              <SpaceBetween direction="horizontal" size="xs">
-                <Button onClick={() => { setDrafts({}); update.reset(); doc.reload(); }} disabled={isEmpty(drafts)}>Reset</Button>
-                <Button variant="primary" onClick={() => void update.run(patch)} loading={update.busy} disabled={isEmpty(patch)}>
-                  Apply changes
-                </Button>
-              </SpaceBetween>
-            }
-          >
-            Advanced features
-          </Header>
+      <ResourceTable<Row>
+        id="cluster-features"
+        title="Advanced features"
+        wrapLines
+        description="Managed features, read live from EKS add-ons, HyperPod and Kubernetes. Apply sends only what you changed."
+        actions={
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button onClick={() => { setDrafts({}); update.reset(); doc.reload(); }} disabled={isEmpty(drafts)}>Reset</Button>
+            <Button variant="primary" onClick={() => void update.run(patch)} loading={update.busy} disabled={isEmpty(patch) || !!gate.reason}
+              disabledReason={isEmpty(patch) ? "Change a feature first." : gate.reason}>
+              Apply changes
+            </Button>
+          </SpaceBetween>
         }
         loading={doc.loading && !live}
         items={items}
         trackBy="name"
-        wrapLines
-        ariaLabels={{ tableLabel: "Advanced features" }}
+        pageSize={20}
         empty={<Box textAlign="center">{doc.error ? doc.error.message : "None"}</Box>}
-        columnDefinitions={[
+        columns={[
           {
             id: "feature",
             header: "Feature",
             isRowHeader: true,
+            minWidth: 220,
+            sortValue: (r) => r.title || r.name,
+            filterText: (r) => `${r.title} ${r.name} ${r.summary ?? ""}`,
             cell: (r) => (
               <>
                 <Box fontWeight="bold">{r.title || r.name}</Box>
@@ -206,6 +205,7 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
           {
             id: "on",
             header: "Enabled",
+            sortValue: (r) => (r.enabled ? 0 : 1),
             cell: (r) => (
               <Toggle
                 checked={drafts[r.name]?.enabled ?? r.enabled}
@@ -219,6 +219,8 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
           {
             id: "status",
             header: "Status",
+            minWidth: 150,
+            sortValue: (r) => r.status,
             cell: (r) => (
               <span data-testid={`feature-${r.name}`} data-status={r.status}>
                 <Status value={r.status} />
@@ -227,10 +229,11 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
               </span>
             ),
           },
-          { id: "version", header: "Version", cell: (r) => text(r.version) },
+          { id: "version", header: "Version", cell: (r) => text(r.version), sortValue: (r) => r.version },
           {
             id: "deps",
             header: "Dependencies",
+            minWidth: 180,
             cell: (r) => (
               <span data-testid={`deps-${r.name}`}>
                 {notes[r.name] ? (
@@ -245,12 +248,14 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
               </span>
             ),
           },
-          { id: "settings", header: "Settings", cell: (r) => settingsCell(r, drafts[r.name] ?? {}, groups, update.fieldErrors, (d) => set(r.name, d)) },
+          { id: "settings", header: "Settings", minWidth: 220, cell: (r) => settingsCell(r, drafts[r.name] ?? {}, groups, update.fieldErrors, (d) => set(r.name, d)) },
         ]}
       />
       {!isEmpty(patch) && live && <Alert type="info" header="Pending changes">{`Apply will ${describe(patch, live)}.`}</Alert>}
       {!isEmpty(patch) && live && (
-        <PlanPanel load={(signal) => api.planFeatures(cluster, region, patch, signal)} deps={[cluster, region, JSON.stringify(patch)]} />
+        <gate.Provider>
+          <PlanPanel load={(signal) => api.planFeatures(cluster, region, patch, signal)} deps={[cluster, region, JSON.stringify(patch)]} />
+        </gate.Provider>
       )}
       {update.notice && <Alert type="success">{update.notice}</Alert>}
       {update.errors.length > 0 && <Alert type="error" header="The features were not changed">{update.errors.join("; ")}</Alert>}

@@ -118,24 +118,43 @@ export function efaLabel(t: InstanceType): string {
   return t.efa_supported ? `Yes, ${t.efa_max_interfaces} interface${t.efa_max_interfaces === 1 ? "" : "s"}` : "No";
 }
 
+/** Why a type cannot be chosen for this capacity, or undefined: no cluster-usage quota left in the region (a
+ * training plan brings its own capacity). */
+export function typeBlocked(t: Pick<InstanceType, "name">, quota: Quota | undefined, quotasKnown: boolean, capacityType: CapacityType | undefined, region: string): string | undefined {
+  if (capacityType === "training-plan" || !quotasKnown) return undefined;
+  if (!quota) return `No cluster-usage quota for ${t.name} in ${region}: request one in Service Quotas, or use a training plan.`;
+  if (quota.available < 1) return `No quota left: ${quota.in_use} of ${quota.limit} ${t.name} in use in ${region}.`;
+  return undefined;
+}
+
+export function quotaText(q: Quota | undefined, quotasKnown: boolean): string {
+  if (!quotasKnown) return "unknown";
+  if (!q) return "No quota";
+  return q.available < 1 ? `None left (${q.in_use} of ${q.limit} in use)` : `${q.available} of ${q.limit}`;
+}
+
 export function InstanceTypePicker({
   region,
   zone,
   value,
   onChange,
   error,
+  capacityType,
 }: {
   region: string;
   zone: string;
   value: string;
   onChange: (t: InstanceType | null) => void;
   error?: string;
+  /** The group's capacity: types with no quota left are disabled (with why) unless a training plan provides it. */
+  capacityType?: CapacityType;
 }) {
   const types = useInstanceTypes(region, zone);
   const quotas = useQuotas(region);
   const [filter, setFilter] = useState("");
   const [gpuOnly, setGpuOnly] = useState(true);
   const quotaOf = useMemo(() => new Map((quotas.data?.items ?? []).map((q) => [q.instance_type, q])), [quotas.data]);
+  const known = !!quotas.data;
   const items = (types.data?.items ?? [])
     .filter(
     (t) =>
@@ -144,20 +163,21 @@ export function InstanceTypePicker({
     )
     .sort((a, b) => Number(b.accelerated) - Number(a.accelerated) || a.name.localeCompare(b.name, "en", { numeric: true }));
   const selected = (types.data?.items ?? []).filter((t) => t.name === value);
+  const blocked = (t: InstanceType) => typeBlocked(t, quotaOf.get(t.name), known, capacityType, region);
   return (
     <FormField
       label="Instance type"
-      description={zone ? `Types HyperPod offers in ${zone}, with the cluster-usage quota left in ${region}.` : undefined}
+      description={zone ? `Types HyperPod offers in ${zone}, with the cluster-usage quota left in ${region}. Types with no quota left cannot be chosen (a training plan brings its own capacity).` : undefined}
       errorText={error ?? (types.error ? `Could not list instance types: ${types.error.message}` : undefined)}
       stretch
     >
-      <div className="ps-scroll-box">
       <Table<InstanceType>
         variant="embedded"
         selectionType="single"
         trackBy="name"
         selectedItems={selected}
         onSelectionChange={({ detail }) => onChange(detail.selectedItems[0] ?? null)}
+        isItemDisabled={(t) => !!blocked(t)}
         ariaLabels={{
           selectionGroupLabel: "Instance types",
           itemSelectionLabel: (_, t) => `Select ${t.name}`,
@@ -168,32 +188,38 @@ export function InstanceTypePicker({
         loadingText="Loading instance types"
         empty={<Box textAlign="center">{zone ? "No instance types match." : "Choose an availability zone first."}</Box>}
         filter={
-          <SpaceBetween direction="horizontal" size="m" alignItems="center">
+          <div className="ps-table-filters">
             <TextFilter filteringText={filter} onChange={({ detail }) => setFilter(detail.filteringText)} filteringPlaceholder="Find an instance type or GPU" filteringAriaLabel="Filter instance types" />
             <Checkbox checked={gpuOnly} onChange={({ detail }) => setGpuOnly(detail.checked)}>
               Accelerated only
             </Checkbox>
-          </SpaceBetween>
+          </div>
         }
         columnDefinitions={[
           { id: "name", header: "Type", cell: (t) => t.name, isRowHeader: true },
           { id: "accel", header: "Accelerators", cell: accelLabel },
           { id: "cpu", header: "vCPU / memory", cell: (t) => `${t.vcpus} vCPU · ${t.memory_gib} GiB` },
           { id: "efa", header: "EFA", cell: efaLabel },
-          { id: "efaonly", header: "EFA-only capable", cell: (t) => (t.efa_only_supported ? "Yes" : "No") },
           {
             id: "quota",
             header: "Quota available",
             cell: (t) => {
-              const q = quotaOf.get(t.name);
-              return q ? `${q.available} of ${q.limit}` : quotas.loading ? "…" : "0 (no quota)";
+              const why = blocked(t);
+              const words = quotas.loading && !quotas.data ? "…" : quotaText(quotaOf.get(t.name), known);
+              return why ? <span title={why} data-testid={`blocked-${t.name}`}>{words}<span className="ps-sr-only">: {why}</span></span> : words;
             },
           },
         ]}
       />
-      </div>
     </FormField>
   );
+}
+
+/** "4 × NVIDIA A10G (24 GiB)" for a type in a zone, from the (cached) catalog. */
+export function TypeSummary({ region, zone, type }: { region: string; zone: string; type: string }) {
+  const types = useInstanceTypes(region, zone);
+  const t = types.data?.items.find((x) => x.name === type);
+  return <>{t ? accelLabel(t) : type ? (types.loading ? "…" : "unknown") : "—"}</>;
 }
 
 export function capacityLimit(
@@ -205,7 +231,8 @@ export function capacityLimit(
     if (!plan) return { max: 0, text: "Choose a training plan." };
     return { max: plan.available_instance_count, text: `${plan.available_instance_count} of ${plan.total_instance_count} instances available in the plan ${plan.name}.` };
   }
-  if (!quota) return { max: 0, text: `No cluster-usage quota for ${d.instance_type || "this type"} in this region.` };
+  if (!d.instance_type) return { max: -1, text: "Choose an instance type first." };
+  if (!quota) return { max: 0, text: `No cluster-usage quota for ${d.instance_type} in this region.` };
   return { max: quota.available, text: `Quota: ${quota.available} available (limit ${quota.limit}, ${quota.in_use} in use).` };
 }
 
@@ -224,6 +251,8 @@ export function CapacityFields({
 }) {
   const plans = usePlans(region);
   const quotas = useQuotas(region);
+  const types = useInstanceTypes(region, draft.availability_zone);
+  instanceType = instanceType ?? types.data?.items.find((t) => t.name === draft.instance_type);
   const quota = quotas.data?.items.find((q) => q.instance_type === draft.instance_type);
   const allPlans = plans.data?.items ?? [];
   const plan = allPlans.find((p) => p.arn === draft.training_plan_arn);
@@ -263,7 +292,7 @@ export function CapacityFields({
           )}
         </FormField>
       )}
-      <FormField label="Instance count" description={limit.text} errorText={errors.instance_count ?? (draft.instance_count && limit.max >= 0 && Number(draft.instance_count) > limit.max ? `At most ${limit.max} fit (${limit.text})` : undefined)}>
+      <FormField label="Instance count" description={limit.text} errorText={errors.instance_count ?? (draft.instance_count && limit.max >= 0 && (quotas.data || draft.capacity_type === "training-plan") && Number(draft.instance_count) > limit.max ? `At most ${limit.max} fit (${limit.text})` : undefined)}>
         <Input type="number" inputMode="numeric" value={draft.instance_count} onChange={({ detail }) => onChange({ instance_count: detail.value })} ariaLabel="Instance count" />
       </FormField>
       <FormField label="EFA-only network interfaces" description={instanceType ? (instanceType.efa_only_supported ? `${instanceType.name} supports EFA-only interfaces (more bandwidth for collective traffic).` : `${instanceType.name} does not support EFA-only interfaces.`) : "Choose an instance type first."} errorText={errors.efa_only}>

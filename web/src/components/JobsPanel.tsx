@@ -10,15 +10,18 @@ import Modal from "@cloudscape-design/components/modal";
 import Multiselect from "@cloudscape-design/components/multiselect";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
-import type { JobSubmit, JobSummary, Recipe } from "../api/types";
-import { fmtTime, text } from "../lib/format";
+import type { ClusterInstanceGroup, JobSubmit, JobSummary, Recipe } from "../api/types";
+import { text } from "../lib/format";
+import { canMutate, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
-import { useAsync } from "../lib/useAsync";
+import { Time } from "../lib/time";
+import { cached, useAsync } from "../lib/useAsync";
+import { validate } from "../lib/validate";
 import { DEFAULT_NAMESPACE, NamespaceSelect } from "./NamespaceSelect";
-import { PlanPanel } from "./PlanPanel";
+import { PlanPanel, usePlanGate } from "./PlanPanel";
+import { ResourceTable, type Column } from "./ResourceTable";
 import { Status } from "./Status";
 
 const REFRESH_MS = 3000;
@@ -80,22 +83,62 @@ export function jobBody(d: Record<string, string>, recipe: Recipe | undefined, p
 const FIELDS = ["name", "namespace", "recipe", "image", "instance_type", "nodes", "gpus_per_node", "max_retries", "secrets", "parameters", "mlflow.tracking_server_arn", "mlflow.experiment"];
 const NO_MLFLOW = { value: "", label: "None (do not report to MLflow)" };
 
-function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: string; region: string; instanceTypes: string[]; onClose: () => void }) {
+/** GPUs per instance of each of the cluster's instance types (from the catalog of each group's zone). */
+export function useGpusPerType(region: string, groups: ClusterInstanceGroup[]): Map<string, number> | undefined {
+  const zones = [...new Set(groups.map((g) => g.availability_zone).filter((z): z is string => !!z))].sort();
+  const types = useAsync(
+    async () => {
+      const out = new Map<string, number>();
+      for (const z of zones) {
+        const page = await cached(`types:${region}:${z}`, () => api.instanceTypes(region, z));
+        for (const t of page.items) out.set(t.name, t.accelerator && t.accelerator.kind === "gpu" ? t.accelerator.count : 0);
+      }
+      return out;
+    },
+    [region, zones.join(",")],
+    zones.length > 0,
+  );
+  return types.data;
+}
+
+function SubmitJobModal({ cluster, region, groups, onClose }: { cluster: string; region: string; groups: ClusterInstanceGroup[]; onClose: () => void }) {
+  const instanceTypes = [...new Set(groups.map((g) => g.instance_type).filter((t): t is string => !!t))];
   const recipes = useAsync(() => api.recipes(), []);
   const servers = useAsync(() => api.mlflowServers(region), [region]);
-  const [d, setD] = useState<Record<string, string>>({ recipe: "", nodes: "1", gpus_per_node: "0", max_retries: "3", namespace: "default", instance_type: instanceTypes[0] ?? "" });
+  const gpusOf = useGpusPerType(region, groups);
+  const [d, setD] = useState<Record<string, string>>({ recipe: "", nodes: "1", gpus_per_node: "", max_retries: "3", namespace: "default", instance_type: instanceTypes[0] ?? "" });
+  const [edited, setEdited] = useState<Set<string>>(new Set());
+  // GPUs per node follow the instance type's GPU count until the user types a number; MLflow is on by default when
+  // the region has a usable tracking server (the user may choose None).
+  useEffect(() => {
+    const n = gpusOf?.get(d.instance_type);
+    if (n !== undefined && !edited.has("gpus_per_node") && d.gpus_per_node !== String(n)) setD((x) => ({ ...x, gpus_per_node: String(n) }));
+  }, [gpusOf, d.instance_type, d.gpus_per_node, edited]);
+  useEffect(() => {
+    const usable = servers.data?.items.find((x) => x.usable);
+    if (usable && !edited.has("mlflow_server") && !d.mlflow_server) setD((x) => ({ ...x, mlflow_server: usable.arn }));
+  }, [servers.data, edited, d.mlflow_server]);
   const [params, setParams] = useState<Record<string, string>>({});
   const items = recipes.data?.items ?? [];
   const recipe = items.find((r) => r.name === d.recipe);
   const secrets = useAsync(() => api.secretNames(cluster, region, d.namespace || DEFAULT_NAMESPACE), [cluster, region, d.namespace]);
   const chosenSecrets = (d.secrets ?? "").split(/[\s,]+/).filter(Boolean);
-  const submit = useMutation((body: Partial<JobSubmit>, key: string) => api.submitJob(cluster, region, body, key), { fields: [...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)] });
-  const e = submit.fieldErrors;
+  const submit = useMutation((body: Partial<JobSubmit>, key: string) => api.submitJob(cluster, region, body, key), {
+    fields: [...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)],
+    afterAccepted: onClose,
+  });
+  const gate = usePlanGate();
   // Review: the plan (same checks as the submit, nothing changed) before the final button; a refusal goes back to
   // the form, where the fields show why.
   const [review, setReview] = useState(false);
   const body = jobBody(d, recipe, params);
   const bodyKey = JSON.stringify(body);
+  // As the user types: the schema's limits (name, counts), then the plan's refusal (a parameter out of range, too
+  // many GPUs) at the same fields.
+  const local = validate("JobSubmit", body);
+  const planErrors = gate.fieldErrors([...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)]);
+  const e: Record<string, string | undefined> = { ...planErrors, ...Object.fromEntries(Object.entries(local).filter(([k]) => edited.has(k.split(".")[0]) || review)), ...submit.fieldErrors };
+  const invalid = Object.keys(local).length > 0 || !body.name;
   const send = async () => {
     const out = await submit.run(body);
     if (out?.kind === "failed") setReview(false);
@@ -105,6 +148,7 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
   }, [items, d.recipe]);
   const set = (k: string, v: string) => {
     setD((x) => ({ ...x, [k]: v }));
+    setEdited((x) => (x.has(k) ? x : new Set([...x, k])));
     submit.clearField(k);
   };
   const input = (k: string, label: string, description?: string) => (
@@ -123,12 +167,13 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
           {review ? (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={() => setReview(false)}>Back</Button>
-              <Button variant="primary" loading={submit.busy} onClick={() => void send()}>Submit job</Button>
+              <Button variant="primary" loading={submit.busy} onClick={() => void send()} disabled={!!gate.reason} disabledReason={gate.reason}>Submit job</Button>
             </SpaceBetween>
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={onClose}>Cancel</Button>
-              <Button variant="primary" disabled={!recipe} onClick={() => setReview(true)}>Review</Button>
+              <Button variant="primary" disabled={!recipe || invalid} onClick={() => setReview(true)}
+                disabledReason={!recipe ? "Choose a recipe." : !body.name ? "Name the job." : invalid ? `Fix first: ${Object.keys(local).join(", ")}.` : undefined}>Review</Button>
             </SpaceBetween>
           )}
         </Box>
@@ -142,7 +187,9 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
               + `${body.gpus_per_node ?? 0} GPUs per node, namespace ${body.namespace ?? "default"}`
               + (body.mlflow ? `, reports to MLflow (experiment ${body.mlflow.experiment ?? body.name})` : "")}
           </Box>
-          <PlanPanel load={async (signal) => (await api.planSubmitJob(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          <gate.Provider>
+            <PlanPanel load={async (signal) => (await api.planSubmitJob(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <SpaceBetween size="m">
@@ -167,13 +214,13 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
             <Select
               ariaLabel="Instance type"
               selectedOption={d.instance_type ? { value: d.instance_type, label: d.instance_type } : null}
-              options={instanceTypes.map((t) => ({ value: t, label: t }))}
+              options={instanceTypes.map((t) => ({ value: t, label: t, description: gpusOf?.has(t) ? `${gpusOf.get(t)} GPU${gpusOf.get(t) === 1 ? "" : "s"} per instance` : undefined }))}
               onChange={({ detail }) => set("instance_type", detail.selectedOption.value ?? "")}
             />
           </FormField>
           <SpaceBetween direction="horizontal" size="m">
             {input("nodes", "Nodes", "One pod per node")}
-            {input("gpus_per_node", "GPUs per node", "0: CPU only")}
+            {input("gpus_per_node", "GPUs per node", gpusOf?.has(d.instance_type) ? `${d.instance_type} has ${gpusOf.get(d.instance_type)}; 0: CPU only` : "0: CPU only")}
             {input("max_retries", "Recovery budget", "Restarts before the job fails")}
           </SpaceBetween>
           <NamespaceSelect cluster={cluster} region={region} value={d.namespace || DEFAULT_NAMESPACE} error={e.namespace}
@@ -194,7 +241,7 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
           </FormField>
           <FormField
             label="MLflow tracking server"
-            description={`Optional: the job logs loss and throughput to a SageMaker managed MLflow server in ${region}; its pods get a role for that server only`}
+            description={`The job logs loss and throughput to a SageMaker managed MLflow server in ${region} (on by default when one is usable); its pods get a role for that server only`}
             errorText={e["mlflow.tracking_server_arn"] ?? (servers.error ? servers.error.message : undefined)}
           >
             <Select
@@ -237,10 +284,33 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
   );
 }
 
+/** The job list's columns (the cluster's Jobs tab, and the Jobs page across clusters with its cluster column). */
+export function jobColumns(where: (j: JobSummary) => { region: string; cluster: string }, withCluster = false): Column<JobSummary>[] {
+  return [
+    {
+      id: "name", header: "Name", isRowHeader: true, minWidth: 160, sortValue: (j) => j.name,
+      cell: (j) => { const w = where(j); return <Link href={href.job(w.region, w.cluster, j.name, j.namespace)}>{j.name}</Link>; },
+    },
+    ...(withCluster ? [{
+      id: "cluster", header: "Cluster", sortValue: (j: JobSummary) => where(j).cluster,
+      cell: (j: JobSummary) => { const w = where(j); return <Link href={href.cluster(w.region, w.cluster, "jobs")}>{w.cluster}</Link>; },
+    }, { id: "region", header: "Region", sortValue: (j: JobSummary) => where(j).region, cell: (j: JobSummary) => where(j).region, hidden: true }] : []),
+    { id: "namespace", header: "Namespace", sortValue: (j) => j.namespace, cell: (j) => j.namespace },
+    { id: "status", header: "Status", minWidth: 130, sortValue: (j) => j.status, cell: (j) => <Status value={j.status} /> },
+    { id: "budget", header: "Recovery budget used", sortValue: (j) => j.budget.used, cell: (j) => <span data-testid={`budget-${j.name}`}>{`${j.budget.used} of ${j.budget.max}`}</span> },
+    { id: "recipe", header: "Recipe", sortValue: (j) => j.recipe, cell: (j) => text(j.recipe) },
+    { id: "where", header: "Nodes", sortValue: (j) => j.nodes, filterText: (j) => j.instance_type, cell: (j) => `${text(j.nodes, "unknown")} × ${text(j.instance_type, "unknown")}` },
+    { id: "gpus", header: "GPUs per node", sortValue: (j) => j.gpus_per_node, cell: (j) => text(j.gpus_per_node, "unknown"), hidden: true },
+    { id: "created", header: "Created", sortValue: (j) => j.created_at, cell: (j) => <Time value={j.created_at} /> },
+  ];
+}
+
 /** Training jobs on the cluster: status and recovery budget, refreshed every few seconds; submit from a recipe. */
-export function JobsPanel({ cluster, region, instanceTypes }: { cluster: string; region: string; instanceTypes: string[] }) {
+export function JobsPanel({ cluster, region, groups }: { cluster: string; region: string; groups: ClusterInstanceGroup[] }) {
   const list = useAsync(() => api.jobs(cluster, region), [cluster, region]);
   const [submitting, setSubmitting] = useState(false);
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins submit jobs (you are ${me.role}).` : undefined;
   useEffect(() => {
     const t = setInterval(() => list.reload(), REFRESH_MS);
     return () => clearInterval(t);
@@ -249,27 +319,21 @@ export function JobsPanel({ cluster, region, instanceTypes }: { cluster: string;
   const items = list.data?.items ?? [];
   return (
     <>
-      <Table<JobSummary>
-        header={
-          <Header variant="h2" counter={`(${items.length})`} description="HyperPodPyTorchJobs and RayJobs PodStart submitted" actions={<Button onClick={() => setSubmitting(true)}>Submit job</Button>}>
-            Jobs
-          </Header>
-        }
+      {list.error && <Alert type="error" header="Could not list the jobs">{list.error.message}</Alert>}
+      <ResourceTable<JobSummary>
+        id="cluster-jobs"
+        title="Jobs"
+        description="HyperPodPyTorchJobs and RayJobs PodStart submitted"
+        actions={<Button variant="primary" onClick={() => setSubmitting(true)} disabled={!!viewer} disabledReason={viewer}>Submit job</Button>}
         loading={list.loading && !list.data}
+        loadingText="Loading jobs"
         items={items}
         trackBy={(j) => `${j.namespace}/${j.name}`}
-        ariaLabels={{ tableLabel: "Jobs" }}
-        empty={<Box textAlign="center">{list.error ? list.error.message : "No jobs"}</Box>}
-        columnDefinitions={[
-          { id: "name", header: "Name", isRowHeader: true, cell: (j) => <Link href={href.job(region, cluster, j.name, j.namespace)}>{j.name}</Link> },
-          { id: "status", header: "Status", cell: (j) => <Status value={j.status} /> },
-          { id: "budget", header: "Recovery budget used", cell: (j) => <span data-testid={`budget-${j.name}`}>{`${j.budget.used} of ${j.budget.max}`}</span> },
-          { id: "recipe", header: "Recipe", cell: (j) => text(j.recipe) },
-          { id: "where", header: "Nodes", cell: (j) => `${text(j.nodes)} × ${text(j.instance_type)}` },
-          { id: "created", header: "Created", cell: (j) => fmtTime(j.created_at) },
-        ]}
+        defaultSort={{ column: "created", descending: true }}
+        empty={<Box textAlign="center">No jobs</Box>}
+        columns={jobColumns(() => ({ region, cluster }))}
       />
-      {submitting && <SubmitJobModal cluster={cluster} region={region} instanceTypes={instanceTypes} onClose={() => setSubmitting(false)} />}
+      {submitting && <SubmitJobModal cluster={cluster} region={region} groups={groups} onClose={() => { setSubmitting(false); list.reload(); }} />}
     </>
   );
 }

@@ -7,26 +7,25 @@ import Badge from "@cloudscape-design/components/badge";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Link from "@cloudscape-design/components/link";
 import Modal from "@cloudscape-design/components/modal";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import StatusIndicator from "@cloudscape-design/components/status-indicator";
-import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
 import type { NamespaceCreate, NamespaceView, Operation } from "../api/types";
 import { useLiveEvents } from "../lib/events";
 import { useFlash } from "../lib/flash";
-import { fmtTime } from "../lib/format";
 import { adminOnly, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { isTerminal } from "../lib/operation";
 import { href } from "../lib/router";
+import { Time } from "../lib/time";
+import { validate } from "../lib/validate";
 import { ConfirmModal } from "./ConfirmModal";
 import { useNamespaces } from "./NamespaceSelect";
 import { PlanPanel } from "./PlanPanel";
 import { ProgressPanel } from "./ProgressPanel";
+import { ResourceTable } from "./ResourceTable";
 import { Status } from "./Status";
 
 /** Why a namespace's Delete is disabled for this user, or undefined. */
@@ -53,17 +52,13 @@ function Progress({ header, op, setOp, onClose, done }: {
   );
 }
 
-function useEnded(what: (op: Operation) => string, then: () => void) {
-  const flash = useFlash();
+/** Once per operation, when it ends: `then` (the list reloads). The flash that follows it says how it ended. */
+function useEnded(_what: (op: Operation) => string, then: () => void) {
   const told = useRef<string | undefined>(undefined);
   return (op: Operation) => {
     if (told.current === op.id) return;
     told.current = op.id;
     then();
-    flash.push({
-      type: op.status === "SUCCEEDED" ? "success" : "error",
-      content: <>{what(op)}: {op.status.toLowerCase()}. <Link href={href.operation(op.id)} color="inverted">View operation</Link></>,
-    });
   };
 }
 
@@ -71,10 +66,12 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
   const [name, setName] = useState("");
   const [review, setReview] = useState(false);
   const [op, setOp] = useState<Operation | null>(null);
+  const flash = useFlash();
   const create = useMutation((body: NamespaceCreate, key: string) => api.createNamespace(cluster, region, body, key), {
     fields: ["name"],
-    onAccepted: setOp,
+    onAccepted: (o) => { flash.track(o); setOp(o); },
   });
+  const local = validate("NamespaceCreate", { name: name.trim() }).name;
   const ended = useEnded(() => `Namespace ${name} on ${cluster}`, onEnded);
   const body: NamespaceCreate = { name: name.trim() };
   const submit = async () => {
@@ -98,7 +95,7 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={onClose}>Cancel</Button>
-              <Button variant="primary" disabled={!body.name} onClick={() => setReview(true)}>Review</Button>
+              <Button variant="primary" disabled={!body.name || !!local} disabledReason={!body.name ? "Name the namespace." : local} onClick={() => setReview(true)}>Review</Button>
             </SpaceBetween>
           )}
         </Box>
@@ -115,7 +112,7 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
         <form onSubmit={(e) => { e.preventDefault(); if (body.name) setReview(true); }}>
           <SpaceBetween size="m">
             {create.errors.length > 0 && <Alert type="error" header="The namespace was not created">{create.errors.join("; ")}</Alert>}
-            <FormField label="Name" errorText={create.fieldErrors.name}
+            <FormField label="Name" errorText={create.fieldErrors.name ?? (name ? local : undefined)}
               description="A DNS label (lowercase letters, digits, '-'); not a system namespace (kube-*, aws-*, amazon-*, HyperPod's, the add-ons')">
               <Input ariaLabel="Name" value={name} autoFocus onChange={({ detail }) => { setName(detail.value); create.clearField("name"); }} />
             </FormField>
@@ -128,7 +125,8 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
 
 export function DeleteNamespaceModal({ cluster, region, namespace, onClose, onEnded }: { cluster: string; region: string; namespace: string; onClose: () => void; onEnded: () => void }) {
   const [op, setOp] = useState<Operation | null>(null);
-  const del = useMutation((_: null, key: string) => api.deleteNamespace(cluster, region, namespace, key), { onAccepted: setOp });
+  const flash = useFlash();
+  const del = useMutation((_: null, key: string) => api.deleteNamespace(cluster, region, namespace, key), { onAccepted: (o) => { flash.track(o); setOp(o); } });
   const ended = useEnded(() => `Deleting namespace ${namespace} on ${cluster}`, onEnded);
   if (op) return <Progress header={`Deleting namespace ${namespace}`} op={op} setOp={setOp} onClose={onClose} done={ended} />;
   return (
@@ -148,7 +146,7 @@ export function DeleteNamespaceModal({ cluster, region, namespace, onClose, onEn
 }
 
 function Present({ on, yes, no }: { on: boolean; yes: string; no: string }) {
-  return <StatusIndicator type={on ? "success" : "warning"}>{on ? yes : no}</StatusIndicator>;
+  return <Status type={on ? "success" : "warning"}>{on ? yes : no}</Status>;
 }
 
 /** The Namespaces panel of the cluster page. */
@@ -171,39 +169,32 @@ export function NamespacesPanel({ cluster, region }: { cluster: string; region: 
   const createReason = notAdmin("create namespaces");
   return (
     <>
-      <Table<NamespaceView>
-        header={
-          <Header
-            variant="h2"
-            counter={`(${items.length})`}
-            description="Jobs, endpoints, Secrets and volumes live only in PodStart's namespaces: default and the ones an admin created here"
-            actions={
-              <SpaceBetween direction="horizontal" size="xs">
-                <Button onClick={list.reload} iconName="refresh" ariaLabel="Refresh namespaces" />
-                <Button onClick={() => setModal("create")} disabled={!!createReason} disabledReason={createReason}>Create namespace</Button>
-              </SpaceBetween>
-            }
-          >
-            Namespaces
-          </Header>
+      <ResourceTable<NamespaceView>
+        id="cluster-namespaces"
+        title="Namespaces"
+        description="Jobs, endpoints, Secrets and volumes live only in PodStart's namespaces: default and the ones an admin created here"
+        actions={
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button onClick={list.reload} iconName="refresh" ariaLabel="Refresh namespaces" />
+            <Button onClick={() => setModal("create")} disabled={!!createReason} disabledReason={createReason}>Create namespace</Button>
+          </SpaceBetween>
         }
         loading={list.loading && !list.data}
         loadingText="Loading namespaces"
         items={items}
         trackBy="name"
-        ariaLabels={{ tableLabel: "Namespaces" }}
         empty={<Box textAlign="center">{list.error ? list.error.message : "None"}</Box>}
-        columnDefinitions={[
+        columns={[
           {
-            id: "name", header: "Name", isRowHeader: true,
+            id: "name", header: "Name", isRowHeader: true, sortValue: (n) => n.name,
             cell: (n) => <SpaceBetween direction="horizontal" size="xs"><span>{n.name}</span>{n.default && <Badge>default</Badge>}</SpaceBetween>,
           },
-          { id: "status", header: "Status", cell: (n) => <span data-testid={`namespace-${n.name}`} data-status={n.status}><Status value={n.status} /></span> },
-          { id: "volume", header: "Data volume", cell: (n) => <Present on={n.data_volume} yes="podstart-data (/data)" no="No data volume" /> },
-          { id: "secrets", header: "Secrets access", cell: (n) => <Present on={n.secrets_access} yes="PodStart may write job Secrets" no="No Secrets Role" /> },
-          { id: "created", header: "Created", cell: (n) => fmtTime(n.created_at) },
+          { id: "status", header: "Status", minWidth: 130, sortValue: (n) => n.status, cell: (n) => <span data-testid={`namespace-${n.name}`} data-status={n.status}><Status value={n.status} /></span> },
+          { id: "volume", header: "Data volume", minWidth: 200, cell: (n) => <Present on={n.data_volume} yes="podstart-data (/data)" no="No data volume" /> },
+          { id: "secrets", header: "Secrets access", minWidth: 220, cell: (n) => <Present on={n.secrets_access} yes="PodStart may write job Secrets" no="No Secrets Role" /> },
+          { id: "created", header: "Created", sortValue: (n) => n.created_at, cell: (n) => <Time value={n.created_at} /> },
           {
-            id: "act", header: "Actions", cell: (n) => {
+            id: "act", header: "Actions", actions: true, cell: (n) => {
               const why = deleteReason(n, notAdmin("delete namespaces"));
               return (
                 <Button variant="inline-link" ariaLabel={`Delete namespace ${n.name}`} disabled={!!why} disabledReason={why}

@@ -10,21 +10,23 @@ import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
 import Modal from "@cloudscape-design/components/modal";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import StatusIndicator, { type StatusIndicatorProps } from "@cloudscape-design/components/status-indicator";
+import type { StatusIndicatorProps } from "@cloudscape-design/components/status-indicator";
 import Table from "@cloudscape-design/components/table";
-import Tabs from "@cloudscape-design/components/tabs";
 import { api } from "../api/client";
 import type { ClusterEvent, HealthCheckStart, NodeDetail, NodeHealthResult, NodeRow, NodesReplace, Operation } from "../api/types";
 import { useLiveEvents } from "../lib/events";
-import { fmtTime, plural, text } from "../lib/format";
+import { useFlash } from "../lib/flash";
+import { plural, text } from "../lib/format";
+import { canMutate, useMe } from "../lib/me";
+import { Time } from "../lib/time";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
 import { ConfirmModal } from "./ConfirmModal";
 import { PlanPanel } from "./PlanPanel";
 import { ProgressPanel } from "./ProgressPanel";
-import { LightStatus, Status } from "./Status";
-import { statusText, statusType } from "../lib/status";
-import { VirtualTable, type Column } from "./VirtualTable";
+import { CopyId } from "./CopyId";
+import { ResourceTable, type Column } from "./ResourceTable";
+import { Status } from "./Status";
 
 const HEALTH: Record<string, [StatusIndicatorProps.Type, string]> = {
   Schedulable: ["success", "Schedulable"],
@@ -40,7 +42,7 @@ const PAGE = 500;
 export function HealthBadge({ health }: { health: string | null | undefined }) {
   if (!health) return <span>{text(health)}</span>;
   const [type, words] = HEALTH[health] ?? ["info", health];
-  return <StatusIndicator type={type}>{words}</StatusIndicator>;
+  return <Status type={type}>{words}</Status>;
 }
 
 /** Every page of the list (500 a page): two calls per page on the server, whatever the cluster size. */
@@ -67,6 +69,7 @@ function RebootModal({ cluster, region, ids, onClose }: { cluster: string; regio
   const [reason, setReason] = useState("");
   const reboot = useMutation((_: null, key: string) => api.rebootNodes(cluster, region, { node_ids: ids, reason }, key), {
     fields: ["reason", "node_ids"],
+    afterAccepted: onClose,
   });
   return (
     <ConfirmModal
@@ -92,7 +95,7 @@ function ReplaceModal({ cluster, region, ids, onClose }: { cluster: string; regi
   const [force, setForce] = useState(false);
   const replace = useMutation(
     (_: null, key: string) => api.replaceNodes(cluster, region, { node_ids: ids, reason, confirm: "replace", force } as NodesReplace, key),
-    { fields: ["reason", "node_ids"] },
+    { fields: ["reason", "node_ids"], afterAccepted: onClose },
   );
   return (
     <ConfirmModal
@@ -140,14 +143,14 @@ function HealthResults({ op }: { op: Operation }) {
         empty={<Box textAlign="center">No results</Box>}
         columnDefinitions={[
           { id: "node", header: "Node", cell: (r) => r.node_id, isRowHeader: true },
-          { id: "verdict", header: "Result", cell: (r) => <StatusIndicator type={r.passed ? "success" : "error"}>{r.passed ? "Passed" : "Failed"}</StatusIndicator> },
+          { id: "verdict", header: "Result", cell: (r) => <Status type={r.passed ? "success" : "error"}>{r.passed ? "Passed" : "Failed"}</Status> },
           ...checks.map((check) => ({
             id: check,
             header: check,
             cell: (r: NodeHealthResult) => {
               const c = r.checks.find((x) => x.check === check);
               if (!c) return "-";
-              return <StatusIndicator type={c.passed ? "success" : "error"}>{c.passed ? "Passed" : `Failed: ${text(c.reason)}`}</StatusIndicator>;
+              return <Status type={c.passed ? "success" : "error"}>{c.passed ? "Passed" : `Failed: ${text(c.reason)}`}</Status>;
             },
           })),
           { id: "health", header: "Health now", cell: (r) => <HealthBadge health={r.health} /> },
@@ -165,10 +168,11 @@ function HealthCheckModal({ cluster, region, ids, rows, groups, onClose }: {
   const [group, setGroup] = useState(selectedGroups[0] ?? groups[0] ?? "");
   const [checks, setChecks] = useState<string[]>(CHECKS.map((c) => c.id));
   const [op, setOp] = useState<Operation | null>(null);
+  const flash = useFlash();
   const body = { group, checks, ...(ids.length ? { node_ids: ids } : {}) } as HealthCheckStart;
   const start = useMutation((_: null, key: string) => api.startHealthCheck(cluster, region, body, key), {
     fields: ["group", "node_ids", "checks"],
-    onAccepted: setOp,
+    onAccepted: (o) => { flash.track(o); setOp(o); },
   });
   if (op) {
     return (
@@ -192,6 +196,7 @@ function HealthCheckModal({ cluster, region, ids, rows, groups, onClose }: {
         ...[start.fieldErrors.group, start.fieldErrors.node_ids].filter((e): e is string => !!e)]}
       onConfirm={() => { if (!mixed && checks.length) void start.run(null); }}
       onCancel={onClose}
+      disabledReason={mixed ? "Select one group's nodes." : !checks.length ? "Choose at least one check." : undefined}
     >
       <Box>HyperPod runs the deep health checks on {ids.length ? ids.join(", ") : `every node of ${group}`}; the nodes take no new pods meanwhile. A node that fails is marked for replacement.</Box>
       {!ids.length && (
@@ -235,12 +240,15 @@ function NodeDetailModal({ cluster, region, nodeId, onClose }: { cluster: string
               { label: "Zone", value: text(n.zone) },
               { label: "Kubernetes node", value: text(n.kubernetes_node) },
               { label: "Private IP", value: text(n.private_ip) },
-              { label: "Last action", value: n.last_action ? `${n.last_action.action} ${fmtTime(n.last_action.at)}` : "None" },
+              { label: "Node id", value: <CopyId value={n.node_id} label="node id" /> },
+              { label: "Last action", value: n.last_action ? <span>{n.last_action.action} <Time value={n.last_action.at} /></span> : "None" },
             ]}
           />
           <Table
             header={<Header variant="h3">Conditions</Header>}
             items={n.conditions ?? []}
+            variant="embedded"
+            wrapLines
             ariaLabels={{ tableLabel: "Conditions" }}
             empty={<Box textAlign="center">None reported</Box>}
             columnDefinitions={[
@@ -252,42 +260,55 @@ function NodeDetailModal({ cluster, region, nodeId, onClose }: { cluster: string
           />
           <Box>Taints: {(n.taints ?? []).length ? (n.taints ?? []).map((t) => `${String(t.key)}=${String(t.value ?? "")}:${String(t.effect)}`).join(", ") : "None"}</Box>
           <Box>Pods: {(n.pods ?? []).length ? (n.pods ?? []).map((p) => `${p.namespace}/${p.name} (${text(p.phase)})`).join(", ") : "None"}</Box>
-          <EventsTable items={n.events ?? []} />
+          <EventsTable items={n.events ?? []} title="Recent events" />
         </SpaceBetween>
       )}
     </Modal>
   );
 }
 
-function EventsTable({ items }: { items: ClusterEvent[] }) {
+export function EventsTable({ items, title = "Events", loading }: { items: ClusterEvent[]; title?: string; loading?: boolean }) {
   return (
-    <Table<ClusterEvent>
-      header={<Header variant="h3">Events</Header>}
+    <ResourceTable<ClusterEvent>
+      id="cluster-events"
+      title={title}
+      variant={title === "Events" ? "container" : "embedded"}
       items={items}
+      loading={loading}
       trackBy="event_id"
-      ariaLabels={{ tableLabel: "Cluster events" }}
+      defaultSort={{ column: "time", descending: true }}
       empty={<Box textAlign="center">No events</Box>}
-      columnDefinitions={[
-        { id: "time", header: "Time", cell: (e) => fmtTime(e.time) },
-        { id: "level", header: "Level", cell: (e) => text(e.level) },
-        { id: "node", header: "Node", cell: (e) => text(e.node_id) },
-        { id: "description", header: "Description", cell: (e) => e.description },
+      columns={[
+        { id: "time", header: "Time", cell: (e) => <Time value={e.time} />, sortValue: (e) => e.time },
+        { id: "level", header: "Level", cell: (e) => (e.level ? <Status value={e.level} type={e.level === "Error" ? "error" : e.level === "Warning" ? "warning" : "info"}>{e.level}</Status> : text(e.level)), sortValue: (e) => e.level },
+        { id: "node", header: "Node", minWidth: 220, cell: (e) => (e.node_id ? <CopyId value={e.node_id} label="node id" /> : text(e.node_id)), sortValue: (e) => e.node_id },
+        { id: "description", header: "Description", minWidth: 260, cell: (e) => e.description, filterText: (e) => e.description },
       ]}
     />
   );
 }
 
-function ClusterEvents({ cluster, region }: { cluster: string; region: string }) {
-  const ev = useAsync(() => api.clusterEvents(cluster, region, { limit: 50 }), [cluster, region]);
-  return ev.error ? <Alert type="error">{ev.error.message}</Alert> : <EventsTable items={ev.data?.items ?? []} />;
+/** The cluster's Events tab: HyperPod cluster events, newest first, refreshed when an event names the cluster. */
+export function ClusterEvents({ cluster, region }: { cluster: string; region: string }) {
+  const ev = useAsync(() => api.clusterEvents(cluster, region, { limit: 100 }), [cluster, region]);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useLiveEvents((e) => {
+    if (e.data?.cluster !== cluster && e.data?.target?.cluster !== cluster) return;
+    clearTimeout(timer.current);
+    timer.current = setTimeout(ev.reload, 1000);
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return ev.error ? <Alert type="error" header="Could not read the events">{ev.error.message}</Alert> : <EventsTable items={ev.data?.items ?? []} loading={ev.loading} />;
 }
 
-/** Nodes: every instance with its HyperPod status, health label and readiness; filters; reboot and replace. */
-function NodesTable({ cluster, region, groups }: { cluster: string; region: string; groups: string[] }) {
+const HEALTH_TYPE = (h: string | null | undefined) => (h ? (HEALTH[h] ?? ["info", h]) : undefined);
+
+/** Nodes: every instance with its HyperPod status, health label and readiness; filters; reboot, replace, health check. */
+export function NodesPanel({ cluster, region, groups }: { cluster: string; region: string; groups: string[] }) {
   const [group, setGroup] = useState("");
   const [health, setHealth] = useState("");
   const list = useAsync(() => allNodes(cluster, region, group, health), [cluster, region, group, health]);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [selected, setSelected] = useState<NodeRow[]>([]);
   const [modal, setModal] = useState<null | "reboot" | "replace" | "health" | { node: string }>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useLiveEvents((e) => {
@@ -295,67 +316,86 @@ function NodesTable({ cluster, region, groups }: { cluster: string; region: stri
     clearTimeout(timer.current); // a burst of events (a 60-node reboot) is one reload
     timer.current = setTimeout(list.reload, 1000);
   });
+  useEffect(() => () => clearTimeout(timer.current), []);
   const rows = useMemo(() => list.data ?? [], [list.data]);
-  useEffect(() => setSelected((s) => new Set([...s].filter((id) => rows.some((r) => r.node_id === id)))), [rows]);
-  const toggle = (id: string, on: boolean) => setSelected((s) => { const n = new Set(s); if (on) n.add(id); else n.delete(id); return n; });
-  const ids = [...selected];
-  const columns: Column<NodeRow>[] = [
-    // plain HTML in the rows (2,000 of them scroll by): a native checkbox and button, a light status
-    { id: "sel", header: "", width: 40, cell: (r) => <input type="checkbox" className="ps-check" aria-label={`Select ${r.node_id}`} checked={selected.has(r.node_id)} onChange={(e) => toggle(r.node_id, e.target.checked)} /> },
-    { id: "id", header: "Node", cell: (r) => <button type="button" className="ps-link" aria-label={`Details of ${r.node_id}`} onClick={() => setModal({ node: r.node_id })}>{r.node_id}</button> },
-    { id: "group", header: "Group", cell: (r) => r.group },
-    { id: "type", header: "Type", cell: (r) => r.instance_type },
-    { id: "status", header: "Status", cell: (r) => (r.status ? <LightStatus type={statusType(r.status)}>{statusText(r.status)}</LightStatus> : text(r.status)) },
-    { id: "health", header: "Health", cell: (r) => <span data-testid={`health-${r.node_id}`}>{r.health ? <LightStatus type={(HEALTH[r.health] ?? ["info"])[0]}>{(HEALTH[r.health] ?? ["", r.health])[1]}</LightStatus> : text(r.health)}</span> },
-    { id: "ready", header: "Ready", cell: (r) => (r.ready === true ? "Ready" : r.ready === false ? "NotReady" : text(r.ready)) },
-    { id: "gpus", header: "GPUs", cell: (r) => text(r.gpus_allocatable) },
-    { id: "last", header: "Last action", cell: (r) => (r.last_action ? `${r.last_action.action} ${fmtTime(r.last_action.at)}` : "None") },
-  ];
+  useEffect(() => setSelected((s) => s.filter((x) => rows.some((r) => r.node_id === x.node_id))), [rows]);
+  const ids = selected.map((r) => r.node_id);
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins act on nodes (you are ${me.role}).` : undefined;
+  const none = "Select one or more nodes first.";
   const opt = (v: string, label?: string) => ({ value: v, label: label ?? (v || "All") });
+  const columns: Column<NodeRow>[] = [
+    {
+      id: "id", header: "Node", isRowHeader: true, minWidth: 250, sortValue: (r) => r.node_id,
+      filterText: (r) => `${r.node_id} ${r.kubernetes_node ?? ""}`,
+      cell: (r) => (
+        <CopyId value={r.node_id} label="node id">
+          <Button variant="inline-link" ariaLabel={`Details of ${r.node_id}`} onClick={() => setModal({ node: r.node_id })}>{r.node_id}</Button>
+        </CopyId>
+      ),
+    },
+    { id: "group", header: "Group", sortValue: (r) => r.group, cell: (r) => r.group },
+    { id: "type", header: "Type", sortValue: (r) => r.instance_type, cell: (r) => r.instance_type },
+    { id: "status", header: "Status", minWidth: 130, sortValue: (r) => r.status, cell: (r) => <Status value={r.status} /> },
+    {
+      id: "health", header: "Health", minWidth: 170, sortValue: (r) => r.health, filterText: (r) => HEALTH_TYPE(r.health)?.[1],
+      cell: (r) => {
+        const h = HEALTH_TYPE(r.health);
+        return <span data-testid={`health-${r.node_id}`}>{h ? <Status type={h[0]}>{h[1]}</Status> : text(r.health)}</span>;
+      },
+    },
+    { id: "ready", header: "Ready", sortValue: (r) => (r.ready === true ? 0 : r.ready === false ? 1 : 2), cell: (r) => (r.ready === true ? <Status type="success">Ready</Status> : r.ready === false ? <Status type="error">Not ready</Status> : "unknown") },
+    { id: "gpus", header: "GPUs", sortValue: (r) => r.gpus_allocatable, cell: (r) => text(r.gpus_allocatable, "unknown") },
+    { id: "zone", header: "Zone", sortValue: (r) => r.zone, cell: (r) => text(r.zone), hidden: true },
+    { id: "launched", header: "Launched", sortValue: (r) => r.launch_time, cell: (r) => <Time value={r.launch_time} />, hidden: true },
+    {
+      id: "last", header: "Last action", minWidth: 170, sortValue: (r) => r.last_action?.at, filterText: (r) => r.last_action?.action,
+      cell: (r) => (r.last_action ? <span>{r.last_action.action} <Time value={r.last_action.at} /></span> : "None"),
+    },
+  ];
   return (
     <SpaceBetween size="s">
-      <Header
-        variant="h2"
-        counter={list.data ? `(${rows.length})` : undefined}
+      {list.error && <Alert type="error" header="Could not load the nodes">{list.error.message}</Alert>}
+      <ResourceTable<NodeRow>
+        id="cluster-nodes"
+        title="Nodes"
+        testId="nodes-table"
         description="HyperPod instances as Kubernetes nodes. Ladder: investigate, then reboot, then replace."
+        items={rows}
+        loading={list.loading}
+        loadingText="Loading nodes"
+        trackBy="node_id"
+        pageSize={50}
+        selectionType="multi"
+        selectedItems={selected}
+        onSelectionChange={setSelected}
+        defaultSort={{ column: "id" }}
+        filterPlaceholder="Find nodes by id, group, status or health"
         actions={
           <SpaceBetween direction="horizontal" size="xs">
             <Button onClick={list.reload} iconName="refresh" ariaLabel="Refresh nodes" />
-            <Button disabled={!ids.length} onClick={() => setModal("reboot")}>Reboot</Button>
-            <Button disabled={!ids.length} onClick={() => setModal("replace")}>Replace</Button>
-            <Button disabled={!ids.length && !groups.length} onClick={() => setModal("health")}>Health check</Button>
+            <Button disabled={!ids.length || !!viewer} disabledReason={viewer ?? (ids.length ? undefined : none)} onClick={() => setModal("reboot")}>Reboot</Button>
+            <Button disabled={!ids.length || !!viewer} disabledReason={viewer ?? (ids.length ? undefined : none)} onClick={() => setModal("replace")}>Replace</Button>
+            <Button disabled={(!ids.length && !groups.length) || !!viewer} disabledReason={viewer} onClick={() => setModal("health")}>Health check</Button>
           </SpaceBetween>
         }
-      >
-        Nodes
-      </Header>
-      <SpaceBetween direction="horizontal" size="s">
-        <FormField label="Group">
-          <Select ariaLabel="Group filter" selectedOption={opt(group)} onChange={({ detail }) => setGroup(detail.selectedOption.value ?? "")} options={[opt(""), ...groups.map((g) => opt(g))]} />
-        </FormField>
-        <FormField label="Health">
-          <Select ariaLabel="Health filter" selectedOption={opt(health, health ? HEALTH[health]?.[1] : "All")} onChange={({ detail }) => setHealth(detail.selectedOption.value ?? "")} options={[opt(""), ...Object.entries(HEALTH).map(([v, [, l]]) => opt(v, l))]} />
-        </FormField>
-      </SpaceBetween>
-      {list.error && <Alert type="error" header="Could not load the nodes">{list.error.message}</Alert>}
-      <VirtualTable items={rows} columns={columns} rowKey={(r) => r.node_id} label="Nodes" height={420} empty={list.loading ? "Loading" : "No nodes"} />
-      {modal === "reboot" && <RebootModal cluster={cluster} region={region} ids={ids} onClose={() => setModal(null)} />}
-      {modal === "replace" && <ReplaceModal cluster={cluster} region={region} ids={ids} onClose={() => setModal(null)} />}
+        filters={
+          <>
+            <FormField label="Group">
+              <Select ariaLabel="Group filter" selectedOption={opt(group)} onChange={({ detail }) => setGroup(detail.selectedOption.value ?? "")} options={[opt(""), ...groups.map((g) => opt(g))]} />
+            </FormField>
+            <FormField label="Health">
+              <Select ariaLabel="Health filter" selectedOption={opt(health, health ? HEALTH[health]?.[1] : "All")} onChange={({ detail }) => setHealth(detail.selectedOption.value ?? "")} options={[opt(""), ...Object.entries(HEALTH).map(([v, [, l]]) => opt(v, l))]} />
+            </FormField>
+          </>
+        }
+        empty={<Box textAlign="center">{group || health ? "No nodes match the group and health chosen." : "No nodes"}</Box>}
+        columns={columns}
+      />
+      {modal === "reboot" && <RebootModal cluster={cluster} region={region} ids={ids} onClose={() => { setModal(null); list.reload(); }} />}
+      {modal === "replace" && <ReplaceModal cluster={cluster} region={region} ids={ids} onClose={() => { setModal(null); list.reload(); }} />}
       {modal === "health" && <HealthCheckModal cluster={cluster} region={region} ids={ids} rows={rows} groups={groups} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && <NodeDetailModal cluster={cluster} region={region} nodeId={modal.node} onClose={() => setModal(null)} />}
     </SpaceBetween>
-  );
-}
-
-/** The cluster page's Nodes and Events tabs. */
-export function NodesPanel({ cluster, region, groups }: { cluster: string; region: string; groups: string[] }) {
-  return (
-    <Tabs
-      ariaLabel="Nodes and events"
-      tabs={[
-        { id: "nodes", label: "Nodes", content: <NodesTable cluster={cluster} region={region} groups={groups} /> },
-        { id: "events", label: "Events", content: <ClusterEvents cluster={cluster} region={region} /> },
-      ]}
-    />
   );
 }

@@ -6,15 +6,22 @@ import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
-import StatusIndicator from "@cloudscape-design/components/status-indicator";
+import * as tokens from "@cloudscape-design/design-tokens";
 import { ApiError, api } from "../api/client";
 import type { Operation, Step } from "../api/types";
-import { fmtTime } from "../lib/format";
+import { absoluteTime, relativeTime } from "../lib/time";
 import { useLiveEvents } from "../lib/events";
 import { useMutation } from "../lib/mutation";
 import { applyEvent, displaySteps, elapsed, isTerminal, stepLabel } from "../lib/operation";
 import { statusText, statusType } from "../lib/status";
 import { ConfirmModal } from "./ConfirmModal";
+import { Status } from "./Status";
+
+const BORDER: Record<string, string> = {
+  RUNNING: tokens.colorBorderStatusInfo,
+  SUCCEEDED: tokens.colorBorderStatusSuccess,
+  FAILED: tokens.colorBorderStatusError,
+};
 
 function useNow(active: boolean): number {
   const [now, setNow] = useState(() => Date.now());
@@ -34,11 +41,10 @@ function StepRow({ step, now, index }: { step: Step; now: number; index: number 
         ? elapsed(step.started_at, step.ended_at, now)
         : "";
   return (
-    <li className="ps-step" data-step={step.name} data-status={step.status} aria-label={`Step ${index + 1}: ${stepLabel(step.name)}, ${statusText(step.status)}`}>
+    <li className="ps-step" data-step={step.name} data-status={step.status} aria-label={`Step ${index + 1}: ${stepLabel(step.name)}, ${statusText(step.status)}`}
+      style={{ borderLeftColor: BORDER[step.status] ?? tokens.colorBorderDividerDefault }}>
       <div className="ps-step-head">
-        <StatusIndicator type={statusType(step.status)}>
-          <span className="ps-step-name">{stepLabel(step.name)}</span>
-        </StatusIndicator>
+        <span className="ps-step-name"><Status type={statusType(step.status)}>{stepLabel(step.name)}</Status></span>
         <Box variant="small" color="text-body-secondary">
           {statusText(step.status)}
           {time && ` · ${step.status === "RUNNING" ? "running for " : "took "}${time}`}
@@ -51,12 +57,14 @@ function StepRow({ step, now, index }: { step: Step; now: number; index: number 
         </Box>
       )}
       {step.status === "FAILED" && step.error && (
-        <div className="ps-step-error" role="group" aria-label={`${stepLabel(step.name)} error`}>
-          <Box variant="code">{step.error.code}</Box> <span>{step.error.message}</span>
-          {step.error.retryable && <Box variant="small">{" "}(transient: retrying is safe)</Box>}
+        <div role="group" aria-label={`${stepLabel(step.name)} error`}>
+          <Box color="text-status-error">
+            <Box variant="code">{step.error.code}</Box> <span>{step.error.message}</span>
+            {step.error.retryable && <Box variant="small" color="inherit">{" "}(transient: retrying is safe)</Box>}
+          </Box>
         </div>
       )}
-      {step.status === "FAILED" && !step.error && step.message && <div className="ps-step-error">{step.message}</div>}
+      {step.status === "FAILED" && !step.error && step.message && <Box color="text-status-error">{step.message}</Box>}
     </li>
   );
 }
@@ -107,12 +115,10 @@ export function StepsView({
     >
       <SpaceBetween size="m">
         <div role="status" aria-live="polite" data-testid="operation-status" data-status={op.status}>
-          <StatusIndicator type={statusType(op.status)}>
-            Operation {statusText(op.status).toLowerCase()}
-            {op.status === "RUNNING" && op.phase ? `: ${stepLabel(op.phase)}` : ""}
-            {elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now) &&
-              ` · ${elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now)}`}
-          </StatusIndicator>
+          <Status type={statusType(op.status)}>
+            {`Operation ${statusText(op.status).toLowerCase()}${op.status === "RUNNING" && op.phase ? `: ${stepLabel(op.phase)}` : ""}${
+              elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now) ? ` · ${elapsed(op.created_at, isTerminal(op) ? op.updated_at : null, now)}` : ""}`}
+          </Status>
         </div>
         {op.status === "FAILED" && (
           <Alert type="error" header={failed ? `${stepLabel(failed.name)} failed` : "The operation failed"}>
@@ -123,8 +129,12 @@ export function StepsView({
         {(op.attempts ?? []).length > 0 && (
           <Box variant="small" color="text-body-secondary" data-testid="operation-history">
             {(op.attempts ?? [])
-              .map((a) => `${a.action === "start" ? "Started" : a.action === "retry" ? "Retried" : a.action === "cancel" ? "Cancelled" : a.action} by ${a.principal.name ?? a.principal.sub} (${a.principal.role}) ${fmtTime(a.at)}`)
-              .join(" · ")}
+              .map((a, i) => (
+                <span key={i} title={absoluteTime(a.at)}>
+                  {i > 0 ? " · " : ""}
+                  {`${a.action === "start" ? "Started" : a.action === "retry" ? "Retried" : a.action === "cancel" ? "Cancelled" : a.action} by ${a.principal.name ?? a.principal.sub} (${a.principal.role}) ${relativeTime(a.at, now)}`}
+                </span>
+              ))}
           </Box>
         )}
         <ol className="ps-steps" aria-label="Steps">

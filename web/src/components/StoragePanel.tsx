@@ -1,23 +1,25 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Checkbox from "@cloudscape-design/components/checkbox";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SegmentedControl from "@cloudscape-design/components/segmented-control";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
 import type { BucketRegistration, StorageAdd, Volume } from "../api/types";
 import { text } from "../lib/format";
-import { adminOnly, isAdmin, useMe } from "../lib/me";
+import { useLiveEvents } from "../lib/events";
+import { adminOnly, canMutate, isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
+import { validate } from "../lib/validate";
 import { ConfirmModal } from "./ConfirmModal";
+import { CopyId } from "./CopyId";
+import { ResourceTable } from "./ResourceTable";
 import { NamespaceSelect } from "./NamespaceSelect";
 import { Status } from "./Status";
 
@@ -68,7 +70,8 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
   const admin = isAdmin(me);
   const buckets = useAsync(() => api.buckets(), []);
   const [d, setD] = useState<Record<string, string | boolean>>({ kind: "s3", namespace: "default", bucket: "", storage_capacity_gib: "1200", throughput_mb_per_tib: "250" });
-  const add = useMutation((body: Partial<StorageAdd>, key: string) => api.addStorage(cluster, region, body, key), { fields: FIELDS });
+  const add = useMutation((body: Partial<StorageAdd>, key: string) => api.addStorage(cluster, region, body, key), { fields: FIELDS, afterAccepted: onClose });
+  const local = validate("StorageAdd", storageBody(d));
   const e = add.fieldErrors;
   const set = (k: string, v: string | boolean) => {
     setD((x) => ({ ...x, [k]: v }));
@@ -82,11 +85,12 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
     if (!d.bucket && own) setD((x) => ({ ...x, bucket: own.bucket }));
   }, [registrations, d.bucket]);
   const input = (k: string, label: string, description?: string) => (
-    <FormField label={label} description={description} errorText={e[k]}>
+    <FormField label={label} description={description} errorText={e[k] ?? local[k]}>
       <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set(k, detail.value)} />
     </FormField>
   );
   const options = bucketOptions(registrations, admin);
+  const invalid = Object.keys(local).length ? `Fix first: ${Object.keys(local).join(", ")}.` : d.kind === "s3" && !d.bucket ? "Choose a bucket." : undefined;
   return (
     <Modal
       visible
@@ -96,7 +100,7 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
         <Box float="right">
           <SpaceBetween direction="horizontal" size="xs">
             <Button variant="link" onClick={onClose}>Cancel</Button>
-            <Button variant="primary" loading={add.busy} onClick={() => void add.run(storageBody(d))}>Add storage</Button>
+            <Button variant="primary" loading={add.busy} onClick={() => void add.run(storageBody(d))} disabled={!!invalid} disabledReason={invalid}>Add storage</Button>
           </SpaceBetween>
         </Box>
       }
@@ -150,7 +154,7 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
 
 function RemoveModal({ cluster, region, volume, onClose }: { cluster: string; region: string; volume: Volume; onClose: () => void }) {
   const fsx = volume.kind === "fsx_lustre";
-  const del = useMutation((_: null, key: string) => api.removeStorage(cluster, region, volume.name, fsx ? volume.name : undefined, key));
+  const del = useMutation((_: null, key: string) => api.removeStorage(cluster, region, volume.name, fsx ? volume.name : undefined, key), { afterAccepted: onClose });
   return (
     <ConfirmModal
       header={`Remove ${volume.name}?`}
@@ -174,48 +178,58 @@ export function StoragePanel({ cluster, region }: { cluster: string; region: str
   const [modal, setModal] = useState<null | "add" | { remove: Volume }>(null);
   const reconcile = useMutation((_: null, key: string) => api.reconcile(cluster, region, key));
   const items = list.data?.items ?? [];
+  const viewer = me && !canMutate(me) ? `Only operators and admins change storage (you are ${me.role}).` : undefined;
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useLiveEvents((ev) => {
+    const t = ev.data?.target;
+    if (t?.cluster === cluster) {
+      clearTimeout(timer.current);
+      timer.current = setTimeout(list.reload, 300);
+    }
+  });
+  useEffect(() => () => clearTimeout(timer.current), []);
   return (
     <>
-      <Table<Volume>
-        header={
-          <Header
-            variant="h2"
-            counter={`(${items.length})`}
-            description="S3 buckets mounted through Mountpoint and FSx for Lustre file systems, each as a PersistentVolumeClaim"
-            actions={
-              <SpaceBetween direction="horizontal" size="xs">
-                <Button onClick={() => void reconcile.run(null)} loading={reconcile.busy}>Reconcile dependencies</Button>
-                <Button onClick={() => setModal("add")}>Add storage</Button>
-              </SpaceBetween>
-            }
-          >
-            Storage
-          </Header>
+      <ResourceTable<Volume>
+        id="cluster-volumes"
+        title="Storage"
+        description="S3 buckets mounted through Mountpoint and FSx for Lustre file systems, each as a PersistentVolumeClaim"
+        actions={
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button onClick={list.reload} iconName="refresh" ariaLabel="Refresh storage" />
+            <Button onClick={() => void reconcile.run(null)} loading={reconcile.busy} disabled={!!viewer} disabledReason={viewer}>Reconcile dependencies</Button>
+            <Button variant="primary" onClick={() => setModal("add")} disabled={!!viewer} disabledReason={viewer}>Add storage</Button>
+          </SpaceBetween>
         }
         loading={list.loading && !list.data}
+        loadingText="Loading storage"
         items={items}
         trackBy="name"
-        ariaLabels={{ tableLabel: "Storage" }}
-        empty={<Box textAlign="center">{list.error ? list.error.message : "None"}</Box>}
-        columnDefinitions={[
-          { id: "name", header: "Name", cell: (v) => v.name, isRowHeader: true },
-          { id: "kind", header: "Kind", cell: (v) => KIND[v.kind] ?? v.kind },
-          { id: "resource", header: "Resource", cell: (v) => text(v.file_system_id ?? (v.bucket ? `${v.bucket}/${v.prefix ?? ""}` : undefined)) },
-          { id: "status", header: "Status", cell: (v) => <Status value={v.status} /> },
-          { id: "pvc", header: "Volume claim", cell: (v) => <span data-testid={`pvc-${v.name}`}>{claim(v)}</span> },
+        empty={<Box textAlign="center">None</Box>}
+        columns={[
+          { id: "name", header: "Name", cell: (v) => v.name, isRowHeader: true, sortValue: (v) => v.name },
+          { id: "kind", header: "Kind", cell: (v) => KIND[v.kind] ?? v.kind, sortValue: (v) => v.kind },
+          { id: "resource", header: "Resource", minWidth: 220, sortValue: (v) => v.file_system_id ?? v.bucket, cell: (v) => {
+            const r = v.file_system_id ?? (v.bucket ? `${v.bucket}/${v.prefix ?? ""}` : undefined);
+            return r ? <CopyId value={r} label="resource" /> : text(r);
+          } },
+          { id: "status", header: "Status", minWidth: 130, cell: (v) => <Status value={v.status} />, sortValue: (v) => v.status },
+          { id: "pvc", header: "Volume claim", minWidth: 200, cell: (v) => <span data-testid={`pvc-${v.name}`}>{claim(v)}</span>, filterText: claim },
           {
             id: "act",
             header: "Actions",
+            actions: true,
+            minWidth: 120,
             cell: (v) => {
               if (!v.removable) return <Box variant="small">{text(v.message)}</Box>;
-              const why = v.kind === "fsx_lustre" ? adminOnly(me, "remove an FSx file system: it deletes the file system and its data") : undefined;
+              const why = viewer ?? (v.kind === "fsx_lustre" ? adminOnly(me, "remove an FSx file system: it deletes the file system and its data") : undefined);
               return <Button variant="inline-link" ariaLabel={`Remove ${v.name}`} disabled={!!why} disabledReason={why} onClick={() => setModal({ remove: v })}>Remove</Button>;
             },
           },
         ]}
       />
       {reconcile.errors.length > 0 && <Alert type="error" header="Reconcile was not started">{reconcile.errors.join("; ")}</Alert>}
-      {modal === "add" && <AddStorageModal cluster={cluster} region={region} onClose={() => setModal(null)} />}
+      {modal === "add" && <AddStorageModal cluster={cluster} region={region} onClose={() => { setModal(null); list.reload(); }} />}
       {modal && typeof modal === "object" && <RemoveModal cluster={cluster} region={region} volume={modal.remove} onClose={() => { setModal(null); list.reload(); }} />}
     </>
   );

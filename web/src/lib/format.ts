@@ -18,27 +18,6 @@ export function text(v: unknown, fallback = DASH): string {
   return fallback;
 }
 
-/** A local date and time ("1/2/2026, 10:32:05 AM"), or the dash. */
-export function fmtTime(iso: string | null | undefined, fallback = DASH): string {
-  if (!iso) return fallback;
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? fallback : d.toLocaleString();
-}
-
-/** A local clock time ("10:32"), or "" when unknown. */
-export function fmtClock(iso: string | null | undefined): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
-  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
-}
-
-/** "as of 10:32", or "" when the time is unknown. */
-export function asOf(iso: string | null | undefined): string {
-  const t = fmtClock(iso);
-  return t ? `as of ${t}` : "";
-}
-
 /** The target count of a group (the record's instance_count when the view has no target_count). */
 export function targetOf(g: GroupCounts): number | undefined {
   return num(g.target_count) ?? num(g.instance_count);

@@ -1,11 +1,11 @@
 // One way to run a mutation from the UI: busy state, problem+json errors on the form's fields, an
-// Idempotency-Key per user action, and what happens after (202 -> the operation's progress page,
-// 200 {"changed": false} -> "nothing to change").
+// Idempotency-Key per user action, and what happens after (202 -> a flash following the operation while the user
+// stays where they were, 200 {"changed": false} -> "nothing to change").
 import { useCallback, useEffect, useRef, useState } from "react";
 import { ApiError, newIdempotencyKey, type Answer } from "../api/client";
 import type { Operation } from "../api/types";
+import { useFlash } from "./flash";
 import { mapProblem } from "./problems";
-import { href, navigate } from "./router";
 
 export type MutationOutcome<R> =
   | { kind: "accepted"; operation: Operation }
@@ -18,8 +18,11 @@ export interface MutationOptions<R> {
   fields?: string[];
   /** Rename server paths to form paths, e.g. {"instance_groups.0": "group"}. */
   aliases?: Record<string, string>;
-  /** After a 202. Default: go to the operation's progress page. */
+  /** After a 202, instead of the default: a flash follows the operation (links to it and to what it acted on)
+   * and the user stays on the page. */
   onAccepted?: (op: Operation) => void;
+  /** After a 202, besides the default flash (e.g. close the dialog the action was made in). */
+  afterAccepted?: (op: Operation) => void;
   /** After a 2xx that is not an operation and changed something (e.g. PUT /v1/preferences). */
   onDone?: (body: R) => void;
   /** After 200 {"changed": false}. The hook also shows `unchangedMessage`. */
@@ -74,6 +77,9 @@ export function useMutation<A, R = unknown>(
   const live = useRef(true);
   const running = useRef(false);
   const pending = useRef<{ args: string; key: string } | null>(null);
+  const flash = useFlash();
+  const flashRef = useRef(flash);
+  flashRef.current = flash;
   const sendRef = useRef(send);
   sendRef.current = send;
   const optsRef = useRef(options);
@@ -144,7 +150,10 @@ export function useMutation<A, R = unknown>(
     }
     if (outcome.kind === "accepted") {
       if (o.onAccepted) o.onAccepted(outcome.operation);
-      else navigate(href.operation(outcome.operation.id));
+      else {
+        flashRef.current.track(outcome.operation);
+        o.afterAccepted?.(outcome.operation);
+      }
     } else if (outcome.kind === "unchanged") {
       if (live.current) setNotice(o.unchangedMessage ?? "Nothing to change: it is already as requested.");
       o.onUnchanged?.(outcome.body);

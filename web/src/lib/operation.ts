@@ -72,3 +72,52 @@ export function elapsed(fromIso?: string | null, toIso?: string | null, now = Da
   s -= m * 60;
   return h ? `${h}h ${m}m ${s}s` : m ? `${m}m ${s}s` : `${s}s`;
 }
+
+/** What an operation kind does, as a flash or a page says it ("Scale {resource}"). */
+const KIND_VERB: Record<string, string> = {
+  "cluster.create": "Create cluster",
+  "cluster.delete": "Delete cluster",
+  "cluster.import": "Import cluster",
+  "cluster.software_update": "Update the software of",
+  "cluster.reconcile": "Reconcile the dependencies of",
+  "instance_group.add": "Add instance group",
+  "instance_group.scale": "Change the size of",
+  "instance_group.delete": "Delete instance group",
+  "nodes.reboot": "Reboot nodes of",
+  "nodes.replace": "Replace nodes of",
+  "nodes.delete": "Delete nodes of",
+  "nodes.health_check": "Deep health check on",
+  "job.submit": "Submit job",
+  "job.delete": "Delete job",
+  "features.update": "Update the features of",
+  "storage.add": "Add storage",
+  "storage.remove": "Remove storage",
+  "endpoint.deploy": "Deploy endpoint",
+  "endpoint.update": "Scale endpoint",
+  "endpoint.delete": "Delete endpoint",
+  "pool.create": "Create model pool",
+  "pool.assign": "Assign workers of pool",
+  "pool.release": "Release workers of pool",
+  "model.download": "Download model",
+  "namespace.create": "Create namespace",
+  "namespace.delete": "Delete namespace",
+  "training_plan.purchase": "Buy training plan",
+  "spec.apply": "Apply specs to",
+};
+
+/** The resource's own name from an operation target's `resource` ("jobs/default/train" -> "train"). */
+export function resourceName(resource: string | null | undefined): string | undefined {
+  if (!resource) return undefined;
+  const parts = resource.split("/");
+  return parts[parts.length - 1] || undefined;
+}
+
+/** "Change the size of accel on br-forms", "Create cluster llm", "Reboot nodes of br-nodes". */
+export function operationTitle(op: Pick<Operation, "kind" | "target">): string {
+  const verb = KIND_VERB[op.kind] ?? op.kind;
+  const cluster = op.target?.cluster ?? "";
+  const res = resourceName(op.target?.resource);
+  const named = !!res && !["nodes", "features", "software"].includes(res) && !op.kind.startsWith("cluster.");
+  if (!named) return `${verb} ${cluster}`.trim();
+  return cluster ? `${verb} ${res} on ${cluster}` : `${verb} ${res}`;
+}

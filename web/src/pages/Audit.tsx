@@ -2,18 +2,18 @@ import { useCallback, useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
-import Container from "@cloudscape-design/components/container";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { api } from "../api/client";
 import type { AuditRecord } from "../api/types";
-import { VirtualTable, type Column } from "../components/VirtualTable";
+import { CopyId } from "../components/CopyId";
+import { ResourceTable, type Column } from "../components/ResourceTable";
 import { useLiveEvents } from "../lib/events";
-import { fmtTime, plural, text } from "../lib/format";
+import { text } from "../lib/format";
+import { Time } from "../lib/time";
 import { useMe } from "../lib/me";
 import { href, navigate } from "../lib/router";
 
@@ -28,18 +28,22 @@ export interface AuditFilters {
 }
 
 const columns: Column<AuditRecord>[] = [
-  { id: "at", header: "When", cell: (r) => fmtTime(r.at), width: "16%" },
-  { id: "who", header: "Who", cell: (r) => `${r.principal.name ?? r.principal.sub} (${r.principal.role})` },
-  { id: "face", header: "Face", cell: (r) => <span data-face={r.face}>{r.face}</span> },
-  { id: "action", header: "Action", cell: (r) => r.action + (r.replay ? " (replay)" : "") },
-  { id: "target", header: "Target", cell: (r) => text([r.target?.cluster, r.target?.resource].filter(Boolean).join(" / "), "") },
+  { id: "at", header: "When", isRowHeader: true, sortValue: (r) => r.at, cell: (r) => <Time value={r.at} /> },
+  { id: "who", header: "Who", sortValue: (r) => r.principal.name ?? r.principal.sub, filterText: (r) => `${r.principal.name ?? r.principal.sub} ${r.principal.role}`, cell: (r) => `${r.principal.name ?? r.principal.sub} (${r.principal.role})` },
+  { id: "face", header: "Face", sortValue: (r) => r.face, cell: (r) => <span data-face={r.face}>{r.face}</span> },
+  { id: "action", header: "Action", minWidth: 170, sortValue: (r) => r.action, cell: (r) => r.action + (r.replay ? " (replay)" : "") },
   {
-    id: "result",
-    header: "Result",
-    cell: (r) =>
-      r.result.operation_id ? <Link href={href.operation(r.result.operation_id)}>{`${r.result.status} ${r.result.operation_id}`}</Link> : String(r.result.status),
+    id: "target", header: "Target", minWidth: 160, sortValue: (r) => r.target?.cluster, filterText: (r) => [r.target?.cluster, r.target?.resource].filter(Boolean).join(" "),
+    cell: (r) => text([r.target?.cluster, r.target?.resource].filter(Boolean).join(" / ")),
   },
-  { id: "from", header: "From", cell: (r) => text(r.source_ip, "") },
+  {
+    id: "result", header: "Result", minWidth: 260, sortValue: (r) => r.result.status, filterText: (r) => `${r.result.status} ${r.result.operation_id ?? ""}`,
+    cell: (r) =>
+      r.result.operation_id
+        ? <CopyId value={r.result.operation_id} label="operation id"><Link href={href.operation(r.result.operation_id)}>{`${r.result.status} ${r.result.operation_id}`}</Link></CopyId>
+        : String(r.result.status),
+  },
+  { id: "from", header: "From", sortValue: (r) => r.source_ip, cell: (r) => text(r.source_ip), hidden: true },
 ];
 
 /** The audit trail: every mutation, who did it and through which face, newest first (admin; others see their own). */
@@ -88,45 +92,54 @@ export default function Audit(filters: AuditFilters) {
   const apply = (f: AuditFilters) => navigate(href.audit({ ...f, actor: admin ? f.actor?.trim() : undefined, cluster: f.cluster?.trim(), action: f.action?.trim() }));
   return (
     <SpaceBetween size="l">
-      <Header variant="h1" description={admin ? "Every change made through PodStart: who, through which face (ui, rest, mcp), and what came of it. Newest first." : "The changes you made through PodStart, newest first."}>
-        Audit
-      </Header>
-      <Container>
-        <form onSubmit={(e) => { e.preventDefault(); apply(form); }}>
-          <SpaceBetween direction="horizontal" size="m" alignItems="end">
-            {admin && (
-              <FormField label="Actor">
-                <Input value={form.actor ?? ""} onChange={({ detail }) => setForm({ ...form, actor: detail.value })} placeholder="Anyone (or me)" type="search" />
-              </FormField>
-            )}
-            <FormField label="Cluster">
-              <Input value={form.cluster ?? ""} onChange={({ detail }) => setForm({ ...form, cluster: detail.value })} placeholder="Any cluster" type="search" />
-            </FormField>
-            <FormField label="Action">
-              <Input value={form.action ?? ""} onChange={({ detail }) => setForm({ ...form, action: detail.value })} placeholder="e.g. create_cluster" type="search" />
-            </FormField>
-            <FormField label="Face">
-              <Select
-                data-testid="face-select"
-                selectedOption={{ value: filters.face ?? "", label: filters.face || "Any face" }}
-                options={FACES.map((f) => ({ value: f, label: f || "Any face" }))}
-                onChange={({ detail }) => apply({ ...form, face: detail.selectedOption.value })}
-              />
-            </FormField>
-            <Button formAction="submit">Apply</Button>
-          </SpaceBetween>
-        </form>
-      </Container>
       {error && <Alert type="error" header="Could not list the audit trail">{error}</Alert>}
-      <VirtualTable label="Audit records" items={items} columns={columns} rowKey={(r) => r.id} height={600} empty={loading ? "Loading the audit trail…" : "No records match."} />
-      <Box color="text-body-secondary" variant="small">
-        {plural(items.length, "record")} shown{next ? "; more on the server" : ""}.
-      </Box>
-      {next && (
-        <Button onClick={() => void load(next, true)} loading={loading}>
-          Load more
-        </Button>
-      )}
+      <ResourceTable<AuditRecord>
+        id="audit"
+        title="Audit"
+        headerVariant="awsui-h1-sticky"
+        variant="full-page"
+        testId="audit-table"
+        description={admin ? "Every change made through PodStart: who, through which face (ui, rest, mcp), and what came of it. Newest first." : "The changes you made through PodStart, newest first."}
+        items={items}
+        loading={loading}
+        loadingText="Loading the audit trail"
+        trackBy="id"
+        counter={`(${items.length}${next ? "+" : ""})`}
+        defaultSort={{ column: "at", descending: true }}
+        hasMore={!!next}
+        onLoadMore={() => void load(next, true)}
+        filterPlaceholder="Find records in this list"
+        empty={<Box textAlign="center">No records match.</Box>}
+        columns={columns}
+        footer={next ? <Box textAlign="center"><Button variant="link" onClick={() => void load(next, true)} loading={loading}>Load more from the server</Button></Box> : undefined}
+        filters={
+          <form onSubmit={(e) => { e.preventDefault(); apply(form); }}>
+            <SpaceBetween direction="horizontal" size="xs" alignItems="end">
+              {admin && (
+                <FormField label="Actor">
+                  <Input value={form.actor ?? ""} onChange={({ detail }) => setForm({ ...form, actor: detail.value })} placeholder="Anyone (or me)" type="search" ariaLabel="Actor" />
+                </FormField>
+              )}
+              <FormField label="Cluster">
+                <Input value={form.cluster ?? ""} onChange={({ detail }) => setForm({ ...form, cluster: detail.value })} placeholder="Any cluster" type="search" ariaLabel="Cluster" />
+              </FormField>
+              <FormField label="Action">
+                <Input value={form.action ?? ""} onChange={({ detail }) => setForm({ ...form, action: detail.value })} placeholder="e.g. create_cluster" type="search" ariaLabel="Action" />
+              </FormField>
+              <FormField label="Face">
+                <Select
+                  data-testid="face-select"
+                  ariaLabel="Face"
+                  selectedOption={{ value: filters.face ?? "", label: filters.face || "Any face" }}
+                  options={FACES.map((f) => ({ value: f, label: f || "Any face" }))}
+                  onChange={({ detail }) => apply({ ...form, face: detail.selectedOption.value })}
+                />
+              </FormField>
+              <Button formAction="submit">Apply</Button>
+            </SpaceBetween>
+          </form>
+        }
+      />
     </SpaceBetween>
   );
 }

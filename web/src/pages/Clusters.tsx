@@ -4,21 +4,21 @@ import Badge from "@cloudscape-design/components/badge";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import { ApiError, api } from "../api/client";
 import type { ClusterSummary, Page, Preferences } from "../api/types";
+import { ResourceTable, type Column } from "../components/ResourceTable";
 import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
 import { useFlash } from "../lib/flash";
-import { DASH, asOf, countsLong, groupLine, latestAsOf, num, text } from "../lib/format";
+import { DASH, countsLong, groupLine, latestAsOf, num, text } from "../lib/format";
 import { isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href, navigate } from "../lib/router";
+import { Time } from "../lib/time";
 
 export const isExternal = (c: Pick<ClusterSummary, "origin">) => c.origin === "external";
 
@@ -30,7 +30,7 @@ export function groupsText(c: Pick<ClusterSummary, "instance_groups">): string {
 export function GroupsCell({ cluster }: { cluster: Pick<ClusterSummary, "instance_groups"> }) {
   const groups = cluster.instance_groups ?? [];
   if (groups.length === 0) return <>{DASH}</>;
-  const when = asOf(latestAsOf(groups));
+  const when = latestAsOf(groups);
   const unknown = groups.some((g) => num(g.current_count) === undefined);
   const title = groups
     .map((g) => `${g.name}: ${countsLong(g)}`)
@@ -40,7 +40,7 @@ export function GroupsCell({ cluster }: { cluster: Pick<ClusterSummary, "instanc
       {groupsText(cluster)}
       {(when || unknown) && (
         <Box variant="small" color="text-body-secondary" display="block">
-          {when ? `counts ${when}` : "target counts; current counts not observed yet"}
+          {when ? <Time value={when} prefix="counts observed" /> : "target counts; current counts not observed yet"}
         </Box>
       )}
     </span>
@@ -129,6 +129,60 @@ export default function Clusters() {
   ];
   const activeValue = active ? `${active.region}/${active.name}` : "";
 
+  const columns: Column<ClusterSummary>[] = [
+    {
+      id: "name",
+      header: "Name",
+      isRowHeader: true,
+      minWidth: 160,
+      sortValue: (c) => c.name,
+      filterText: (c) => `${c.name} ${c.origin} ${isExternal(c) ? "not managed" : ""}`,
+      cell: (c) =>
+        isExternal(c) ? (
+          <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
+            <span>{c.name}</span>
+            <Badge>Not managed</Badge>
+          </SpaceBetween>
+        ) : (
+          <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
+            <Link href={href.cluster(c.region, c.name)}>{c.name}</Link>
+            {c.origin === "imported" && <Badge>Imported</Badge>}
+          </SpaceBetween>
+        ),
+    },
+    { id: "region", header: "Region", sortValue: (c) => c.region, cell: (c) => c.region },
+    { id: "status", header: "Status", minWidth: 130, sortValue: (c) => c.status ?? c.hyperpod_status, cell: (c) => <Status value={c.status ?? c.hyperpod_status} /> },
+    { id: "k8s", header: "Kubernetes", sortValue: (c) => c.kubernetes_version, cell: (c) => text(c.kubernetes_version) },
+    { id: "groups", header: "Instance groups", minWidth: 200, filterText: (c) => groupsText(c), cell: (c) => <GroupsCell cluster={c} /> },
+    { id: "active", header: "Active", sortValue: (c) => (c.active ? 0 : 1), cell: (c) => (c.active ? <Badge color="blue">Active</Badge> : <span className="ps-sr-only">No</span>) },
+    { id: "created", header: "Created", sortValue: (c) => c.created_at, cell: (c) => <Time value={c.created_at} />, hidden: true },
+    {
+      id: "op",
+      header: "Actions",
+      actions: true,
+      cell: (c) =>
+        isExternal(c) ? (
+          c.importable === false ? (
+            DASH
+          ) : (
+            <Button
+              variant="inline-link"
+              ariaLabel={`Import ${c.name}`}
+              disabled={!!importReason}
+              disabledReason={importReason}
+              onClick={() => navigate(href.import({ region: c.region, eks_cluster_name: c.eks_cluster_name ?? c.name }))}
+            >
+              Import
+            </Button>
+          )
+        ) : c.operation_id ? (
+          <Link href={href.operation(c.operation_id)} ariaLabel={`Progress of ${c.name}`}>Progress</Link>
+        ) : (
+          <span className="ps-sr-only">None</span>
+        ),
+    },
+  ];
+
   return (
     <SpaceBetween size="l">
       {error && !notAvailable && (
@@ -136,41 +190,40 @@ export default function Clusters() {
           {error.message}
         </Alert>
       )}
-      <Table<ClusterSummary>
-        header={
-          <Header
-            variant="h1"
-            counter={clusters ? `(${clusters.length})` : undefined}
-            description="HyperPod clusters on EKS in your account: those PodStart manages, and those it can import. The active cluster is the default for agents and the CLI."
-            actions={
-              <SpaceBetween direction="horizontal" size="xs" alignItems="end">
-                <FormField label="Active cluster">
-                  <Select
-                    selectedOption={options.find((o) => o.value === activeValue) ?? { value: activeValue, label: active?.name ?? "None" }}
-                    options={options}
-                    onChange={({ detail }) => setActive(detail.selectedOption.value ?? "")}
-                    disabled={choose.busy || !clusters}
-                    statusType={choose.busy ? "loading" : "finished"}
-                    data-testid="active-select"
-                  />
-                </FormField>
-                <Button disabled={!!importReason} disabledReason={importReason} onClick={() => navigate(href.import())}>
-                  Import cluster
-                </Button>
-                <Button variant="primary" href={href.create()} onFollow={(e) => { e.preventDefault(); navigate(href.create()); }}>
-                  Create cluster
-                </Button>
-              </SpaceBetween>
-            }
-          >
-            Clusters
-          </Header>
+      <ResourceTable<ClusterSummary>
+        id="clusters"
+        title="Clusters"
+        headerVariant="awsui-h1-sticky"
+        variant="full-page"
+        testId="clusters-table"
+        description="HyperPod clusters on EKS in your account: those PodStart manages, and those it can import. The active cluster is the default for agents and the CLI."
+        actions={
+          <SpaceBetween direction="horizontal" size="xs" alignItems="end">
+            <FormField label="Active cluster">
+              <Select
+                selectedOption={options.find((o) => o.value === activeValue) ?? { value: activeValue, label: active?.name ?? "None" }}
+                options={options}
+                onChange={({ detail }) => setActive(detail.selectedOption.value ?? "")}
+                disabled={choose.busy || !clusters}
+                statusType={choose.busy ? "loading" : "finished"}
+                ariaLabel="Active cluster"
+                data-testid="active-select"
+              />
+            </FormField>
+            <Button disabled={!!importReason} disabledReason={importReason} onClick={() => navigate(href.import())}>
+              Import cluster
+            </Button>
+            <Button variant="primary" href={href.create()} onFollow={(e) => { e.preventDefault(); navigate(href.create()); }}>
+              Create cluster
+            </Button>
+          </SpaceBetween>
         }
         items={clusters ?? []}
         loading={loading}
         loadingText="Loading clusters"
         trackBy={(c) => `${c.origin ?? ""}/${c.region}/${c.name}`}
-        ariaLabels={{ tableLabel: "Clusters" }}
+        defaultSort={{ column: "name" }}
+        filterPlaceholder="Find clusters by name, region, status or type"
         empty={
           notAvailable ? (
             <Box textAlign="center" color="inherit">
@@ -191,54 +244,7 @@ export default function Clusters() {
             </Box>
           )
         }
-        columnDefinitions={[
-          {
-            id: "name",
-            header: "Name",
-            isRowHeader: true,
-            cell: (c) =>
-              isExternal(c) ? (
-                <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
-                  <span>{c.name}</span>
-                  <Badge>Not managed</Badge>
-                </SpaceBetween>
-              ) : (
-                <SpaceBetween direction="horizontal" size="xxs" alignItems="center">
-                  <Link href={href.cluster(c.region, c.name)}>{c.name}</Link>
-                  {c.origin === "imported" && <Badge>Imported</Badge>}
-                </SpaceBetween>
-              ),
-          },
-          { id: "region", header: "Region", cell: (c) => c.region },
-          { id: "status", header: "Status", cell: (c) => <Status value={c.status ?? c.hyperpod_status} /> },
-          { id: "k8s", header: "Kubernetes", cell: (c) => text(c.kubernetes_version) },
-          { id: "groups", header: "Instance groups", cell: (c) => <GroupsCell cluster={c} /> },
-          { id: "active", header: "Active", cell: (c) => (c.active ? <Badge color="blue">Active</Badge> : <span className="ps-sr-only">No</span>) },
-          {
-            id: "op",
-            header: "Operation",
-            cell: (c) =>
-              isExternal(c) ? (
-                c.importable === false ? (
-                  DASH
-                ) : (
-                  <Button
-                    variant="inline-link"
-                    ariaLabel={`Import ${c.name}`}
-                    disabled={!!importReason}
-                    disabledReason={importReason}
-                    onClick={() => navigate(href.import({ region: c.region, eks_cluster_name: c.eks_cluster_name ?? c.name }))}
-                  >
-                    Import
-                  </Button>
-                )
-              ) : c.operation_id ? (
-                <Link href={href.operation(c.operation_id)}>Progress</Link>
-              ) : (
-                ""
-              ),
-          },
-        ]}
+        columns={columns}
       />
     </SpaceBetween>
   );

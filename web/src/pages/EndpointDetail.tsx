@@ -3,21 +3,25 @@
 import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
-import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
+import Link from "@cloudscape-design/components/link";
 import { api } from "../api/client";
 import type { Endpoint } from "../api/types";
+import { CopyId } from "../components/CopyId";
+import { ResourceTable } from "../components/ResourceTable";
 import { Status } from "../components/Status";
+import { TestConsole } from "../components/TestConsole";
 import { useLiveEvents } from "../lib/events";
-import { fmtTime, text } from "../lib/format";
+import { text } from "../lib/format";
+import { canMutate, useMe } from "../lib/me";
 import { href } from "../lib/router";
+import { Time } from "../lib/time";
 import { useAsync } from "../lib/useAsync";
-import { DeleteEndpointModal, ScaleModal, SETTLED, TryIt } from "./Endpoints";
+import { DeleteEndpointModal, ScaleModal, SETTLED, replicasText } from "./Endpoints";
 
 const REFRESH_MS = 3000;
 
@@ -67,26 +71,19 @@ export default function EndpointDetail({ region, name, endpoint }: { region: str
     const t = ev.data?.target;
     if (t && t.cluster === name && (!t.resource || t.resource === endpoint)) reload.current();
   });
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins change endpoints (you are ${me.role}).` : undefined;
   return (
     <SpaceBetween size="l">
-      <BreadcrumbGroup
-        ariaLabel="Breadcrumbs"
-        items={[
-          { text: "Clusters", href: href.clusters() },
-          { text: name, href: href.cluster(region, name) },
-          { text: "Endpoints", href: href.endpoints(region, name) },
-          { text: endpoint, href: href.endpoint(region, name, endpoint) },
-        ]}
-      />
       <Header
         variant="h1"
         description={ep ? `${ep.mode === "managed" ? "Managed by the HyperPod inference operator" : `Self-managed ${text(ep.engine)}`} on ${name} (${region})` : `${name} (${region})`}
         actions={
           <SpaceBetween direction="horizontal" size="xs">
             <Button onClick={() => detail.reload()} iconName="refresh" ariaLabel="Refresh" />
-            <Button onClick={() => setModal("scale")} disabled={!ep || ep.service === "model_pool"}
-              disabledReason={ep?.service === "model_pool" ? `Served by workers of pool ${ep.pool}: assign or release them on the pool` : undefined}>Scale</Button>
-            <Button onClick={() => setModal("delete")} disabled={!ep}>Delete</Button>
+            <Button onClick={() => setModal("scale")} disabled={!ep || ep.service === "model_pool" || !!viewer}
+              disabledReason={viewer ?? (ep?.service === "model_pool" ? `Served by workers of pool ${ep.pool}: assign or release them on the pool` : undefined)}>Scale</Button>
+            <Button onClick={() => setModal("delete")} disabled={!ep || !!viewer} disabledReason={viewer}>Delete</Button>
           </SpaceBetween>
         }
       >
@@ -101,7 +98,8 @@ export default function EndpointDetail({ region, name, endpoint }: { region: str
               columns={3}
               items={[
                 { label: "Status", value: <span data-testid="endpoint-status" data-status={ep.status}><Status value={ep.status} /></span> },
-                { label: "Replicas", value: <span data-testid="endpoint-replicas">{ep.ready_replicas === null || ep.ready_replicas === undefined ? `${ep.replicas} asked` : `${ep.ready_replicas} of ${ep.replicas} ready`}</span> },
+                { label: "Replicas", value: <span data-testid="endpoint-replicas">{replicasText(ep)}</span> },
+                { label: "URL", value: <span data-testid="endpoint-page-url">{ep.url ? <CopyId value={ep.url} label="URL" /> : ep.mode === "managed" ? "Through PodStart (invoke) or its SageMaker endpoint" : "Not yet: the load balancer has no address"}</span> },
                 { label: "Autoscaling", value: autoscalingText(ep) },
                 { label: "Model", value: `${ep.model} (${ep.model_source})` },
                 { label: "Instance type", value: `${ep.instance_type}${ep.gpus ? `, ${ep.gpus} GPU${ep.gpus > 1 ? "s" : ""} per replica` : ""}` },
@@ -121,28 +119,30 @@ export default function EndpointDetail({ region, name, endpoint }: { region: str
                     ]),
                 ...(ep.router ? [{ label: "Router", value: JSON.stringify(ep.router) }] : []),
                 { label: "Message", value: text(ep.message) },
-                { label: "Created", value: `${fmtTime(ep.created_at)} by ${ep.created_by}` },
+                { label: "Created", value: <span><Time value={ep.created_at} /> by {ep.created_by}</span> },
                 {
                   label: "Last operation",
-                  value: ep.operation_id ? <Button variant="inline-link" href={href.operation(ep.operation_id)}>{ep.operation_id}</Button> : "-",
+                  value: ep.operation_id ? <CopyId value={ep.operation_id} label="operation id"><Link href={href.operation(ep.operation_id)}>{ep.operation_id}</Link></CopyId> : "None",
                 },
               ]}
             />
           </Container>
-          <Table
-            header={<Header variant="h2" counter={`(${(ep.objects ?? []).length})`} description="What PodStart made for this endpoint; deleting it removes them">Objects</Header>}
+          <TestConsole cluster={name} region={region} endpoints={[ep]} fixed />
+          <ResourceTable
+            id="endpoint-objects"
+            title="Objects"
+            description="What PodStart made for this endpoint; deleting it removes them"
             items={ep.objects ?? []}
             trackBy={(o) => `${o.kind}/${o.namespace}/${o.name}`}
-            ariaLabels={{ tableLabel: "Objects" }}
+            pageSize={10}
             empty={<Box textAlign="center">None yet</Box>}
-            columnDefinitions={[
-              { id: "kind", header: "Kind", cell: (o) => o.kind, isRowHeader: true },
-              { id: "name", header: "Name", cell: (o) => o.name },
-              { id: "ns", header: "Namespace", cell: (o) => o.namespace || "(cluster)" },
-              { id: "api", header: "API version", cell: (o) => o.api_version },
+            columns={[
+              { id: "kind", header: "Kind", cell: (o) => o.kind, isRowHeader: true, sortValue: (o) => o.kind },
+              { id: "name", header: "Name", cell: (o) => o.name, sortValue: (o) => o.name },
+              { id: "ns", header: "Namespace", cell: (o) => o.namespace || "(cluster)", sortValue: (o) => o.namespace },
+              { id: "api", header: "API version", cell: (o) => o.api_version, sortValue: (o) => o.api_version },
             ]}
           />
-          <TryIt cluster={name} region={region} endpoints={[ep]} />
         </>
       )}
       {modal === "scale" && ep && <ScaleModal cluster={name} region={region} ep={ep} onClose={() => { setModal(null); detail.reload(); }} />}

@@ -1,36 +1,35 @@
-// A cluster's inference: endpoints (managed or self-managed vLLM/SGLang) with live status, deploy,
-// scale, delete, a "Try it" chat box, the model pools (warm GPU workers retargeted by label), and the models in
-// the shared bucket with a "Download model" form (plan, then progress on the operation page).
+// A cluster's Endpoints tab: endpoints (managed or self-managed vLLM/SGLang) with live status, deploy, scale,
+// delete, the test console, the model pools (warm GPU workers retargeted by label), and the models in the shared
+// bucket with a "Download model" form (plan, then a flash following the download while the user stays here).
 import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
-import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Checkbox from "@cloudscape-design/components/checkbox";
-import Container from "@cloudscape-design/components/container";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Link from "@cloudscape-design/components/link";
 import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SegmentedControl from "@cloudscape-design/components/segmented-control";
 import Select from "@cloudscape-design/components/select";
-import StatusIndicator from "@cloudscape-design/components/status-indicator";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import Textarea from "@cloudscape-design/components/textarea";
 import { api } from "../api/client";
-import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, InvokeResult, ModelDownload, ModelItem, Pool, PoolAssign, PoolCreate } from "../api/types";
+import type { ClusterInstanceGroup, Endpoint, EndpointCreate, EndpointPatch, ModelDownload, ModelItem, Pool, PoolAssign, PoolCreate } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
-import { PlanPanel } from "../components/PlanPanel";
+import { CopyId } from "../components/CopyId";
+import { PlanPanel, usePlanGate } from "../components/PlanPanel";
+import { ResourceTable, type Column } from "../components/ResourceTable";
 import { Status } from "../components/Status";
+import { TestConsole } from "../components/TestConsole";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
-import { countsLong, fmtTime, text } from "../lib/format";
+import { countsLong, text } from "../lib/format";
 import { parseRanges, sourceRangesProblem } from "../lib/exposure";
 import { canMutate, isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
+import { Time } from "../lib/time";
 import { useAsync } from "../lib/useAsync";
 
 type Draft = Record<string, string | boolean>;
@@ -142,8 +141,10 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
     mode: "self-managed", engine: "vllm", image: IMAGES.vllm, source: "s3", uri: "/data/models/", replicas: "1", gpus: "1",
     service: "internal", instance_type: types[0]?.value ?? "", kv_l1: true, router_policy: "cache_aware", keda_metric: "queue_depth",
   });
-  const deploy = useMutation((body: Partial<EndpointCreate>, key: string) => api.deployEndpoint(cluster, region, body, key), { fields: ENDPOINT_FIELDS });
-  const e = deploy.fieldErrors;
+  const deploy = useMutation((body: Partial<EndpointCreate>, key: string) => api.deployEndpoint(cluster, region, body, key), { fields: ENDPOINT_FIELDS, afterAccepted: onClose });
+  const gate = usePlanGate();
+  const [planErrors, setPlanErrors] = useState<Record<string, string>>({});
+  const e: Record<string, string | undefined> = { ...planErrors, ...deploy.fieldErrors };
   const { me } = useMe();
   const admin = isAdmin(me);
   // An API key is a Secret PodStart wrote in default (where endpoints run): chosen by name, never typed as a value.
@@ -159,8 +160,17 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
     const out = await deploy.run(body);
     if (out?.kind === "failed") setReview(false);
   };
+  // A refused plan: back to the form, where the fields say why (the deploy would be refused the same way).
+  const planFieldErrors = gate.fieldErrors(ENDPOINT_FIELDS);
+  const planKey = JSON.stringify(planFieldErrors);
+  useEffect(() => {
+    if (!review || !gate.refused) return;
+    setPlanErrors(planFieldErrors);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [planKey, review, gate.refused]);
   const set = (p: Draft) => {
     setD((x) => ({ ...x, ...p }));
+    setPlanErrors((x) => Object.fromEntries(Object.entries(x).filter(([k]) => !(k in p) && k !== "model" && !k.startsWith("model."))));
     deploy.clearField(...Object.keys(p), "model");
   };
   const input = (k: string, label: string, description?: string, err = e[k]) => (
@@ -182,7 +192,7 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
           {review ? (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={() => setReview(false)}>Back</Button>
-              <Button variant="primary" loading={deploy.busy} onClick={() => void send()}>Deploy</Button>
+              <Button variant="primary" loading={deploy.busy} onClick={() => void send()} disabled={!!gate.reason} disabledReason={gate.reason}>Deploy</Button>
             </SpaceBetween>
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
@@ -197,7 +207,9 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
       {review ? (
         <SpaceBetween size="m">
           <Box data-testid="deploy-summary">{deploySummary(body)}</Box>
-          <PlanPanel load={async (signal) => (await api.planDeployEndpoint(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          <gate.Provider>
+            <PlanPanel load={async (signal) => (await api.planDeployEndpoint(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <SpaceBetween size="m">
@@ -318,6 +330,7 @@ export function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; 
   const scale = useMutation((changed: EndpointPatch, key: string) => api.patchEndpoint(cluster, region, ep.name, changed, key), {
     fields: ["replicas", "autoscaling_min", "autoscaling_max"],
     unchangedMessage: `Nothing to change: ${ep.name} is already like that.`,
+    afterAccepted: onClose,
   });
   const save = () => {
     const edited = { replicas: int(d.replicas), autoscaling_min: int(d.autoscaling_min), autoscaling_max: int(d.autoscaling_max) };
@@ -359,7 +372,7 @@ export function ScaleModal({ cluster, region, ep, onClose }: { cluster: string; 
 }
 
 export function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster: string; region: string; ep: Endpoint; onClose: () => void }) {
-  const del = useMutation((_: null, key: string) => api.deleteEndpoint(cluster, region, ep.name, key));
+  const del = useMutation((_: null, key: string) => api.deleteEndpoint(cluster, region, ep.name, key), { afterAccepted: onClose });
   return (
     <ConfirmModal
       header={`Delete ${ep.name}?`}
@@ -374,37 +387,6 @@ export function DeleteEndpointModal({ cluster, region, ep, onClose }: { cluster:
   );
 }
 
-/** Try it: one chat message to a READY endpoint, through PodStart (the target is the endpoint's own Service). */
-export function TryIt({ cluster, region, endpoints }: { cluster: string; region: string; endpoints: Endpoint[] }) {
-  const ready = endpoints.filter((x) => x.status === "READY");
-  const [ep, setEp] = useState("");
-  const [message, setMessage] = useState("");
-  const [answer, setAnswer] = useState<InvokeResult | undefined>();
-  const chosen = ready.find((x) => x.name === ep)?.name ?? ready[0]?.name ?? "";
-  const invoke = useMutation(
-    (m: string, key: string) => api.invokeEndpoint(cluster, region, chosen, { messages: [{ role: "user", content: m }], max_tokens: 256, temperature: 0.7, stream: false }, key),
-    { fields: ["messages"], onDone: (r) => setAnswer(r) },
-  );
-  return (
-    <Container header={<Header variant="h2" description="Send a chat message to a ready endpoint (operators)">Try it</Header>}>
-      <SpaceBetween size="m">
-        <Pick label="Endpoint" value={chosen} options={ready.map((x) => opt(x.name, `${x.name} (${x.model})`))} onChange={setEp} />
-        <FormField label="Message" errorText={invoke.fieldErrors.messages}>
-          <Textarea ariaLabel="Message" rows={2} value={message} onChange={({ detail }) => { setMessage(detail.value); invoke.clearField("messages"); }} />
-        </FormField>
-        <Button onClick={() => { setAnswer(undefined); void invoke.run(message); }} loading={invoke.busy} disabled={!chosen || !message.trim()}>Send</Button>
-        {invoke.errors.length > 0 && <Alert type="error" header="No answer">{invoke.errors.join("; ")}</Alert>}
-        {answer && (
-          <Box data-testid="answer">
-            <Box variant="awsui-key-label">{`${answer.endpoint} answered${answer.model ? ` (${answer.model})` : ""}${answer.truncated ? ", truncated" : ""}`}</Box>
-            <Box variant="p">{text(answer.content, "The engine sent no message content.")}</Box>
-          </Box>
-        )}
-      </SpaceBetween>
-    </Container>
-  );
-}
-
 /** The request of the create-pool form (numbers as numbers; blanks left for the server to name). */
 export function poolBody(d: Draft): Partial<PoolCreate> {
   return {
@@ -414,15 +396,17 @@ export function poolBody(d: Draft): Partial<PoolCreate> {
 }
 
 /** Review and final buttons of a form with a plan step (Back/Confirm on the review, Cancel/Review on the form). */
-function ReviewFooter({ review, busy, confirmLabel, onBack, onCancel, onReview, onConfirm }: {
+function ReviewFooter({ review, busy, confirmLabel, onBack, onCancel, onReview, onConfirm, disabledReason }: {
   review: boolean; busy: boolean; confirmLabel: string; onBack: () => void; onCancel: () => void; onReview: () => void; onConfirm: () => void;
+  /** Why the final button waits (the plan computing or refused). */
+  disabledReason?: string;
 }) {
   return (
     <Box float="right">
       {review ? (
         <SpaceBetween direction="horizontal" size="xs">
           <Button variant="link" onClick={onBack}>Back</Button>
-          <Button variant="primary" loading={busy} onClick={onConfirm}>{confirmLabel}</Button>
+          <Button variant="primary" loading={busy} onClick={onConfirm} disabled={!!disabledReason} disabledReason={disabledReason}>{confirmLabel}</Button>
         </SpaceBetween>
       ) : (
         <SpaceBetween direction="horizontal" size="xs">
@@ -439,7 +423,9 @@ function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string;
   const [review, setReview] = useState(false);
   const create = useMutation((body: Partial<PoolCreate>, key: string) => api.createPool(cluster, region, body, key), {
     fields: ["name", "engine", "image", "instance_type", "gpus_per_worker", "workers"],
+    afterAccepted: onClose,
   });
+  const gate = usePlanGate();
   const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); create.clearField(...Object.keys(p)); };
   const input = (k: string, label: string, description?: string) => (
     <FormField label={label} description={description} errorText={create.fieldErrors[k]}>
@@ -457,11 +443,13 @@ function CreatePoolModal({ cluster, region, types, onClose }: { cluster: string;
   return (
     <Modal visible size="large" onDismiss={onClose} header={`Create a model pool on ${cluster}`}
       footer={<ReviewFooter review={review} busy={create.busy} confirmLabel="Create pool" onBack={() => setReview(false)} onCancel={onClose}
-        onReview={() => setReview(true)} onConfirm={() => void submit()} />}>
+        onReview={() => setReview(true)} onConfirm={() => void submit()} disabledReason={gate.reason} />}>
       {review ? (
         <SpaceBetween size="m">
           <Box data-testid="pool-summary">{`${body.name || "(no name)"}: ${text(body.workers, "?")} warm ${body.engine} workers × ${text(body.gpus_per_worker, "?")} GPU on ${body.instance_type || "(no instance type)"}, image ${body.image || "(none)"}`}</Box>
-          <PlanPanel load={async (signal) => (await api.planCreatePool(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          <gate.Provider>
+            <PlanPanel load={async (signal) => (await api.planCreatePool(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <SpaceBetween size="m">
@@ -485,7 +473,9 @@ function AssignModal({ cluster, region, pool, endpoints, onClose }: { cluster: s
   const [review, setReview] = useState(false);
   const assign = useMutation((body: Partial<PoolAssign>, key: string) => api.assignPool(cluster, region, pool.name, body, key), {
     fields: ["endpoint", "model", "model.uri", "model.model_id", "workers"],
+    afterAccepted: onClose,
   });
+  const gate = usePlanGate();
   const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); assign.clearField(...Object.keys(p), "model"); };
   const input = (k: string, label: string, description?: string, err = assign.fieldErrors[k]) => (
     <FormField label={label} description={description} errorText={err}>
@@ -503,11 +493,13 @@ function AssignModal({ cluster, region, pool, endpoints, onClose }: { cluster: s
   return (
     <Modal visible size="large" onDismiss={onClose} header={`Assign ${pool.name} workers`}
       footer={<ReviewFooter review={review} busy={assign.busy} confirmLabel="Assign" onBack={() => setReview(false)} onCancel={onClose}
-        onReview={() => setReview(true)} onConfirm={() => void submit()} />}>
+        onReview={() => setReview(true)} onConfirm={() => void submit()} disabledReason={gate.reason} />}>
       {review ? (
         <SpaceBetween size="m">
           <Box data-testid="assign-summary">{`${text(body.workers, "?")} of ${pool.name}'s unassigned workers to ${body.endpoint || "(no endpoint)"}, model ${text(model.uri ?? model.model_id, "(none)")}`}</Box>
-          <PlanPanel load={async (signal) => (await api.planAssignPool(cluster, region, pool.name, body, signal)).body} deps={[cluster, region, pool.name, bodyKey]} />
+          <gate.Provider>
+            <PlanPanel load={async (signal) => (await api.planAssignPool(cluster, region, pool.name, body, signal)).body} deps={[cluster, region, pool.name, bodyKey]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <SpaceBetween size="m">
@@ -528,7 +520,7 @@ function AssignModal({ cluster, region, pool, endpoints, onClose }: { cluster: s
 function ReleaseModal({ cluster, region, pool, onClose }: { cluster: string; region: string; pool: Pool; onClose: () => void }) {
   const bound = Object.keys(pool.by_model ?? {}).filter((m) => m !== "unassigned");
   const [endpoint, setEndpoint] = useState(bound[0] ?? "");
-  const release = useMutation((_: null, key: string) => api.releasePool(cluster, region, pool.name, { endpoint }, key));
+  const release = useMutation((_: null, key: string) => api.releasePool(cluster, region, pool.name, { endpoint }, key), { afterAccepted: onClose });
   return (
     <ConfirmModal
       header={`Release ${pool.name} workers`}
@@ -549,32 +541,32 @@ function ReleaseModal({ cluster, region, pool, onClose }: { cluster: string; reg
 
 function PoolsPanel({ cluster, region, types, pools, endpoints, loading, error }: { cluster: string; region: string; types: Opt[]; pools: Pool[]; endpoints: Endpoint[]; loading: boolean; error?: Error }) {
   const [modal, setModal] = useState<null | "create" | { assign: Pool } | { release: Pool }>(null);
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins change pools (you are ${me.role}).` : undefined;
   return (
     <>
-      <Table<Pool>
-        header={
-          <Header variant="h2" counter={`(${pools.length})`} description="Warm GPU workers; assigning relabels workers so an endpoint's Service selects them (seconds, no new deployment)"
-            actions={<Button onClick={() => setModal("create")}>Create pool</Button>}>
-            Model pools
-          </Header>
-        }
+      {error && <Alert type="error" header="Could not list the model pools">{error.message}</Alert>}
+      <ResourceTable<Pool>
+        id="cluster-pools"
+        title="Model pools"
+        description="Warm GPU workers; assigning relabels workers so an endpoint's Service selects them (seconds, no new deployment)"
+        actions={<Button onClick={() => setModal("create")} disabled={!!viewer} disabledReason={viewer}>Create pool</Button>}
         loading={loading && pools.length === 0}
         items={pools}
         trackBy="name"
-        ariaLabels={{ tableLabel: "Model pools" }}
-        empty={<Box textAlign="center">{error ? error.message : "None"}</Box>}
-        columnDefinitions={[
-          { id: "name", header: "Name", cell: (p) => p.name, isRowHeader: true },
-          { id: "engine", header: "Engine", cell: (p) => p.engine },
-          { id: "type", header: "Instance type", cell: (p) => `${p.instance_type} (${p.gpus_per_worker} GPU per worker)` },
-          { id: "workers", header: "Workers", cell: (p) => p.workers },
-          { id: "by", header: "Workers by model", cell: (p) => <span data-testid={`pool-${p.name}`}>{byModel(p)}</span> },
+        empty={<Box textAlign="center">None</Box>}
+        columns={[
+          { id: "name", header: "Name", cell: (p) => p.name, isRowHeader: true, sortValue: (p) => p.name },
+          { id: "engine", header: "Engine", cell: (p) => p.engine, sortValue: (p) => p.engine },
+          { id: "type", header: "Instance type", minWidth: 200, cell: (p) => `${p.instance_type} (${p.gpus_per_worker} GPU per worker)`, sortValue: (p) => p.instance_type },
+          { id: "workers", header: "Workers", cell: (p) => p.workers, sortValue: (p) => p.workers },
+          { id: "by", header: "Workers by model", minWidth: 200, cell: (p) => <span data-testid={`pool-${p.name}`}>{byModel(p)}</span>, filterText: byModel },
           {
-            id: "act", header: "Actions", cell: (p) => (
+            id: "act", header: "Actions", actions: true, minWidth: 150, cell: (p) => (
               <SpaceBetween direction="horizontal" size="xs">
-                <Button variant="inline-link" ariaLabel={`Assign ${p.name} workers`} onClick={() => setModal({ assign: p })}>Assign</Button>
+                <Button variant="inline-link" ariaLabel={`Assign ${p.name} workers`} disabled={!!viewer} disabledReason={viewer} onClick={() => setModal({ assign: p })}>Assign</Button>
                 {Object.keys(p.by_model ?? {}).some((m) => m !== "unassigned") && (
-                  <Button variant="inline-link" ariaLabel={`Release ${p.name} workers`} onClick={() => setModal({ release: p })}>Release</Button>
+                  <Button variant="inline-link" ariaLabel={`Release ${p.name} workers`} disabled={!!viewer} disabledReason={viewer} onClick={() => setModal({ release: p })}>Release</Button>
                 )}
               </SpaceBetween>
             ),
@@ -613,7 +605,9 @@ function DownloadModal({ cluster, region, onClose }: { cluster: string; region: 
   const secretOptions: Opt[] = [opt("", "None (a public model)"), ...(secrets.data?.names ?? []).map((n) => opt(n))];
   const download = useMutation((body: Partial<ModelDownload>, key: string) => api.downloadModel(cluster, region, body, key), {
     fields: ["model_id", "revision", "token_secret", "source"],
+    afterAccepted: onClose,
   });
+  const gate = usePlanGate();
   const body = downloadBody(d);
   const bodyKey = JSON.stringify(body);
   const set = (p: Draft) => { setD((x) => ({ ...x, ...p })); download.clearField(...Object.keys(p)); };
@@ -633,7 +627,7 @@ function DownloadModal({ cluster, region, onClose }: { cluster: string; region: 
           {review ? (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={() => setReview(false)}>Back</Button>
-              <Button variant="primary" loading={download.busy} onClick={() => void send()}>Download</Button>
+              <Button variant="primary" loading={download.busy} onClick={() => void send()} disabled={!!gate.reason} disabledReason={gate.reason}>Download</Button>
             </SpaceBetween>
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
@@ -646,7 +640,9 @@ function DownloadModal({ cluster, region, onClose }: { cluster: string; region: 
       {review ? (
         <SpaceBetween size="m">
           <Box data-testid="download-summary">{`${body.model_id || "(no model)"} @ ${body.revision ?? "main"} to /data/models/${body.model_id}/${body.revision ?? "main"}/${body.token_secret ? `, token from Secret ${body.token_secret}` : ""}`}</Box>
-          <PlanPanel load={async (signal) => (await api.planDownloadModel(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          <gate.Provider>
+            <PlanPanel load={async (signal) => (await api.planDownloadModel(cluster, region, body, signal)).body} deps={[cluster, region, bodyKey]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <SpaceBetween size="m">
@@ -664,30 +660,30 @@ function DownloadModal({ cluster, region, onClose }: { cluster: string; region: 
 
 function ModelsPanel({ cluster, region, models, bucket, loading, error }: { cluster: string; region: string; models: ModelItem[]; bucket?: string; loading: boolean; error?: Error }) {
   const [open, setOpen] = useState(false);
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins download models (you are ${me.role}).` : undefined;
   return (
     <>
-      <Table<ModelItem>
-        header={
-          <Header variant="h2" counter={`(${models.length})`} description={`Read from the shared bucket${bucket ? ` (${bucket})` : ""} under models/ (pods see /data/models/); deploy one with source "Shared bucket"`}
-            actions={<Button onClick={() => setOpen(true)}>Download model</Button>}>
-            Models
-          </Header>
-        }
+      {error && <Alert type="error" header="Could not list the models">{error.message}</Alert>}
+      <ResourceTable<ModelItem>
+        id="cluster-models"
+        title="Models"
+        description={`Read from the shared bucket${bucket ? ` (${bucket})` : ""} under models/ (pods see /data/models/); deploy one with source "Shared bucket"`}
+        actions={<Button onClick={() => setOpen(true)} disabled={!!viewer} disabledReason={viewer}>Download model</Button>}
         loading={loading && models.length === 0}
         items={models}
         trackBy="path"
-        ariaLabels={{ tableLabel: "Models" }}
-        empty={<Box textAlign="center">{error ? error.message : "No models in the bucket yet"}</Box>}
-        columnDefinitions={[
-          { id: "id", header: "Model", cell: (m) => m.model_id, isRowHeader: true },
-          { id: "rev", header: "Revision", cell: (m) => m.revision },
-          { id: "files", header: "Files", cell: (m) => m.files },
-          { id: "state", header: "Download", cell: (m) => (m.complete
-            ? <StatusIndicator type="success">Complete</StatusIndicator>
-            : <StatusIndicator type="in-progress">{`${m.files} of ${m.files_total ?? "?"} files`}</StatusIndicator>) },
-          { id: "bytes", header: "Size", cell: (m) => fmtBytes(m.bytes) },
-          { id: "time", header: "Last modified", cell: (m) => fmtTime(m.last_modified) },
-          { id: "path", header: "Path", cell: (m) => <Box variant="code">{m.path}</Box> },
+        empty={<Box textAlign="center">No models in the bucket yet</Box>}
+        columns={[
+          { id: "id", header: "Model", cell: (m) => m.model_id, isRowHeader: true, sortValue: (m) => m.model_id },
+          { id: "rev", header: "Revision", cell: (m) => m.revision, sortValue: (m) => m.revision },
+          { id: "files", header: "Files", cell: (m) => m.files, sortValue: (m) => m.files },
+          { id: "state", header: "Download", minWidth: 150, sortValue: (m) => (m.complete ? 1 : 0), cell: (m) => (m.complete
+            ? <Status type="success">Complete</Status>
+            : <Status type="in-progress">{`${m.files} of ${text(m.files_total, "unknown")} files`}</Status>) },
+          { id: "bytes", header: "Size", cell: (m) => fmtBytes(m.bytes), sortValue: (m) => m.bytes },
+          { id: "time", header: "Last modified", cell: (m) => <Time value={m.last_modified} />, sortValue: (m) => m.last_modified },
+          { id: "path", header: "Path", minWidth: 280, cell: (m) => <CopyId value={m.path} label="path"><Box variant="code">{m.path}</Box></CopyId>, sortValue: (m) => m.path },
         ]}
       />
       {open && <DownloadModal cluster={cluster} region={region} onClose={() => setOpen(false)} />}
@@ -695,12 +691,47 @@ function ModelsPanel({ cluster, region, models, bucket, loading, error }: { clus
   );
 }
 
-function replicasText(ep: Endpoint): string {
-  return ep.ready_replicas === null || ep.ready_replicas === undefined ? `${ep.replicas} asked` : `${ep.ready_replicas} of ${ep.replicas} ready`;
+export function replicasText(ep: Endpoint): string {
+  return ep.ready_replicas === null || ep.ready_replicas === undefined ? `${ep.replicas} asked (ready unknown)` : `${ep.ready_replicas} of ${ep.replicas} ready`;
 }
 
-export default function EndpointsPage({ region, name }: { region: string; name: string }) {
-  const cluster = useAsync(() => api.cluster(name, region), [name, region]);
+/** The endpoint list's columns (the cluster's Endpoints tab, and the Endpoints page across clusters). */
+export function endpointColumns(onModal: ((m: { scale: Endpoint } | { del: Endpoint }) => void) | undefined, withCluster = false, viewer?: string): Column<Endpoint>[] {
+  return [
+    { id: "name", header: "Name", isRowHeader: true, minWidth: 150, sortValue: (x) => x.name, cell: (x) => <Link href={href.endpoint(x.region, x.cluster, x.name)}>{x.name}</Link> },
+    ...(withCluster ? [
+      { id: "cluster", header: "Cluster", sortValue: (x: Endpoint) => x.cluster, cell: (x: Endpoint) => <Link href={href.endpoints(x.region, x.cluster)}>{x.cluster}</Link> },
+      { id: "region", header: "Region", sortValue: (x: Endpoint) => x.region, cell: (x: Endpoint) => x.region, hidden: true },
+    ] : []),
+    {
+      id: "status", header: "Status", minWidth: 140, sortValue: (x) => x.status, filterText: (x) => `${x.status} ${x.message ?? ""}`, cell: (x) => (
+        <span data-testid={`endpoint-${x.name}`} data-status={x.status}>
+          <Status value={x.status} />
+          {x.message && <Box variant="small" display="block">{x.message}</Box>}
+        </span>
+      ),
+    },
+    { id: "mode", header: "Mode", sortValue: (x) => x.mode, cell: (x) => (x.mode === "managed" ? "Managed" : `Self-managed ${text(x.engine)}`) },
+    { id: "model", header: "Model", minWidth: 180, sortValue: (x) => x.model, cell: (x) => x.model },
+    { id: "type", header: "Instance type", sortValue: (x) => x.instance_type, cell: (x) => `${x.instance_type}${x.gpus ? ` (${x.gpus} GPU)` : ""}` },
+    { id: "replicas", header: "Replicas", sortValue: (x) => x.ready_replicas, cell: (x) => replicasText(x) },
+    { id: "url", header: "URL", minWidth: 220, hidden: !withCluster, sortValue: (x) => x.url, cell: (x) => (x.url ? <CopyId value={x.url} label="URL" /> : x.mode === "managed" ? "Through PodStart (invoke)" : "Not yet (load balancer pending)") },
+    { id: "service", header: "Service", hidden: withCluster, filterText: (x) => `${x.service} ${x.service_name}`, cell: (x) => `${x.service}${x.pool ? ` ${x.pool}` : ""} (${x.service_name})` },
+    { id: "created", header: "Created", sortValue: (x) => x.created_at, cell: (x) => <Time value={x.created_at} />, hidden: true },
+    ...(onModal ? [{
+      id: "act", header: "Actions", actions: true, minWidth: 180, cell: (x: Endpoint) => (
+        <SpaceBetween direction="horizontal" size="xs">
+          <Button variant="inline-link" ariaLabel={`Test ${x.name}`} href={`${href.endpoint(x.region, x.cluster, x.name)}`}>Test</Button>
+          <Button variant="inline-link" ariaLabel={`Scale ${x.name}`} disabled={!!viewer} disabledReason={viewer} onClick={() => onModal({ scale: x })}>Scale</Button>
+          <Button variant="inline-link" ariaLabel={`Delete ${x.name}`} disabled={!!viewer} disabledReason={viewer} onClick={() => onModal({ del: x })}>Delete</Button>
+        </SpaceBetween>
+      ),
+    }] : []),
+  ];
+}
+
+/** The cluster's Endpoints tab: endpoints (live status), a test console, model pools and the shared bucket's models. */
+export function EndpointsPanel({ cluster: name, region, groups }: { cluster: string; region: string; groups: ClusterInstanceGroup[] }) {
   const list = useAsync(() => api.endpoints(name, region), [name, region]);
   const pools = useAsync(() => api.pools(name, region), [name, region]);
   const models = useAsync(() => api.models(name, region), [name, region]);
@@ -714,6 +745,7 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
       timer.current = setTimeout(reload, 300);
     }
   });
+  useEffect(() => () => clearTimeout(timer.current), []);
   const items = list.data?.items ?? [];
   // Status is read live from the cluster: poll while something is still moving.
   const moving = items.some((x) => !SETTLED.has(x.status));
@@ -724,60 +756,43 @@ export default function EndpointsPage({ region, name }: { region: string; name: 
     const t = setInterval(() => reloadList.current(), 3000);
     return () => clearInterval(t);
   }, [moving]);
-  const groups = cluster.data?.instance_groups ?? [];
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins change endpoints (you are ${me.role}).` : undefined;
   const types = groupOptions(groups);
   const poolItems = pools.data?.items ?? [];
   return (
     <SpaceBetween size="l">
-      <BreadcrumbGroup ariaLabel="Breadcrumbs" items={[{ text: "Clusters", href: href.clusters() }, { text: name, href: href.cluster(region, name) }, { text: "Endpoints", href: href.endpoints(region, name) }]} />
-      <Header variant="h1" description={`Inference on ${name} (${region}): managed endpoints, self-managed vLLM/SGLang, model pools, models`}
-        actions={<Button onClick={reload} iconName="refresh" ariaLabel="Refresh" />}>
-        Endpoints
-      </Header>
-      <Table<Endpoint>
-        header={
-          <Header variant="h2" counter={`(${items.length})`} description="Status read from the cluster"
-            actions={<Button variant="primary" onClick={() => setModal("deploy")} disabled={!cluster.data}>Deploy endpoint</Button>}>
-            Inference endpoints
-          </Header>
+      {list.error && <Alert type="error" header="Could not list the endpoints">{list.error.message}</Alert>}
+      <ResourceTable<Endpoint>
+        id="cluster-endpoints"
+        title="Inference endpoints"
+        description="Managed endpoints and self-managed vLLM/SGLang; status read from the cluster"
+        actions={
+          <SpaceBetween direction="horizontal" size="xs">
+            <Button onClick={reload} iconName="refresh" ariaLabel="Refresh endpoints" />
+            <Button variant="primary" onClick={() => setModal("deploy")} disabled={!!viewer} disabledReason={viewer}>Deploy endpoint</Button>
+          </SpaceBetween>
         }
         loading={list.loading && !list.data}
+        loadingText="Loading endpoints"
         items={items}
         trackBy="name"
-        ariaLabels={{ tableLabel: "Inference endpoints" }}
-        empty={<Box textAlign="center">{list.error ? list.error.message : "No endpoints yet"}</Box>}
-        columnDefinitions={[
-          { id: "name", header: "Name", cell: (x) => <Link href={href.endpoint(region, name, x.name)}>{x.name}</Link>, isRowHeader: true },
-          { id: "mode", header: "Mode", cell: (x) => (x.mode === "managed" ? "Managed" : `Self-managed ${text(x.engine)}`) },
-          { id: "model", header: "Model", cell: (x) => x.model },
-          { id: "type", header: "Instance type", cell: (x) => `${x.instance_type}${x.gpus ? ` (${x.gpus} GPU)` : ""}` },
-          { id: "replicas", header: "Replicas", cell: (x) => replicasText(x) },
-          { id: "service", header: "Service", cell: (x) => `${x.service}${x.pool ? ` ${x.pool}` : ""} (${x.service_name})` },
-          {
-            id: "status", header: "Status", cell: (x) => (
-              <span data-testid={`endpoint-${x.name}`} data-status={x.status}>
-                <Status value={x.status} />
-                {x.message && <Box variant="small" display="block">{x.message}</Box>}
-              </span>
-            ),
-          },
-          {
-            id: "act", header: "Actions", cell: (x) => (
-              <SpaceBetween direction="horizontal" size="xs">
-                {x.operation_id && <Button variant="inline-link" href={href.operation(x.operation_id)}>Operation</Button>}
-                <Button variant="inline-link" ariaLabel={`Scale ${x.name}`} onClick={() => setModal({ scale: x })}>Scale</Button>
-                <Button variant="inline-link" ariaLabel={`Delete ${x.name}`} onClick={() => setModal({ del: x })}>Delete</Button>
-              </SpaceBetween>
-            ),
-          },
-        ]}
+        defaultSort={{ column: "name" }}
+        empty={<Box textAlign="center">No endpoints yet</Box>}
+        columns={endpointColumns(setModal, false, viewer)}
       />
-      <TryIt cluster={name} region={region} endpoints={items} />
+      <TestConsole cluster={name} region={region} endpoints={items} />
       <PoolsPanel cluster={name} region={region} types={types} pools={poolItems} endpoints={items} loading={pools.loading} error={pools.error} />
       <ModelsPanel cluster={name} region={region} models={models.data?.items ?? []} bucket={models.data?.bucket} loading={models.loading} error={models.error} />
-      {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} models={models.data?.items ?? []} onClose={() => setModal(null)} />}
+      {modal === "deploy" && <DeployModal cluster={name} region={region} groups={groups} pools={poolItems} models={models.data?.items ?? []} onClose={() => { setModal(null); reload(); }} />}
       {modal && typeof modal === "object" && "scale" in modal && <ScaleModal cluster={name} region={region} ep={modal.scale} onClose={() => { setModal(null); reload(); }} />}
-      {modal && typeof modal === "object" && "del" in modal && <DeleteEndpointModal cluster={name} region={region} ep={modal.del} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "del" in modal && <DeleteEndpointModal cluster={name} region={region} ep={modal.del} onClose={() => { setModal(null); reload(); }} />}
     </SpaceBetween>
   );
+}
+
+/** The Endpoints tab on its own (its cluster's groups loaded here). */
+export default function EndpointsPage({ region, name }: { region: string; name: string }) {
+  const cluster = useAsync(() => api.cluster(name, region), [name, region]);
+  return <EndpointsPanel cluster={name} region={region} groups={cluster.data?.instance_groups ?? []} />;
 }

@@ -1,6 +1,5 @@
 import { useMemo, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
-import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Form from "@cloudscape-design/components/form";
@@ -50,7 +49,6 @@ export default function ImportCluster({ region: initialRegion, eksClusterName }:
 
   return (
     <SpaceBetween size="l">
-      <BreadcrumbGroup items={[{ text: "Clusters", href: href.clusters() }, { text: "Import", href: href.import() }]} ariaLabel="Breadcrumbs" />
       <form
         onSubmit={(e) => {
           e.preventDefault();

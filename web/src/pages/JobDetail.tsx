@@ -1,22 +1,24 @@
 import { useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
-import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
+import ColumnLayout from "@cloudscape-design/components/column-layout";
+import LineChart from "@cloudscape-design/components/line-chart";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
-import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
-import type { JobDetail as Job, JobLogs } from "../api/types";
+import type { JobDetail as Job, JobLogs, JobMetrics } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
+import { ResourceTable } from "../components/ResourceTable";
 import { Status } from "../components/Status";
-import { fmtTime, text } from "../lib/format";
+import { text } from "../lib/format";
 import { canMutate, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
-import { href } from "../lib/router";
+import { href, navigate } from "../lib/router";
+import { Time } from "../lib/time";
 import { useAsync } from "../lib/useAsync";
 import { useLive, type FollowMessage } from "../lib/events";
 
@@ -137,7 +139,7 @@ function Logs({ cluster, region, job, stopped }: { cluster: string; region: stri
       {!pod ? (
         <Box color="text-body-secondary">No pods yet</Box>
       ) : (
-        <pre ref={box} data-testid="job-logs" style={{ maxHeight: 360, overflow: "auto", margin: 0, fontSize: 12 }}>
+        <pre ref={box} data-testid="job-logs" className="ps-log" tabIndex={0} aria-label={`Log of ${pod}`}>
           {lines.join("\n")}
         </pre>
       )}
@@ -184,10 +186,72 @@ function MlflowLink({ cluster, region, job, namespace, note }: { cluster: string
   );
 }
 
+const RUNNING = new Set(["Pending", "Running", "Restarting", "Hanging"]);
+
+/** The job's metrics by step, one chart per series (loss, throughput, ...): from its MLflow run when it reports to
+ * MLflow, else from its log. Refreshed while the job runs. */
+export function MetricsCharts({ cluster, region, job, namespace, running }: { cluster: string; region: string; job: string; namespace: string; running: boolean }) {
+  const m = useAsync(() => api.jobMetrics(cluster, region, job, namespace), [cluster, region, job, namespace]);
+  useEffect(() => {
+    if (!running) return;
+    const t = setInterval(() => m.reload(), 5000);
+    return () => clearInterval(t);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [running, cluster, region, job, namespace]);
+  const data: JobMetrics | undefined = m.data;
+  const from = !data ? "" : data.source === "mlflow" ? `From MLflow run ${data.run ?? ""}` : data.source === "logs" ? `Parsed from ${data.pod}'s log` : "Nothing reported yet";
+  return (
+    <Container
+      data-testid="job-metrics"
+      header={<Header variant="h2" description={<span data-testid="metrics-source" data-source={data?.source}>{from}{data?.note ? ` · ${data.note}` : ""}</span>}
+        actions={<Button iconName="refresh" ariaLabel="Refresh metrics" onClick={m.reload} />}>Metrics</Header>}
+    >
+      {m.error ? (
+        <Alert type="warning" header="The metrics could not be read">{m.error.message}</Alert>
+      ) : !data ? (
+        <Box color="text-body-secondary">Loading the metrics…</Box>
+      ) : !(data.series ?? []).length ? (
+        <Box color="text-body-secondary">{data.note ?? "No step has been reported yet."}</Box>
+      ) : (
+        <ColumnLayout columns={Math.min(2, (data.series ?? []).length)} minColumnWidth={280}>
+          {(data.series ?? []).map((s) => {
+            const pts = s.points.map((p) => ({ x: p.step, y: p.value }));
+            const last = s.points[s.points.length - 1];
+            return (
+              <div key={s.name} className="ps-chart" data-testid={`metric-${s.name.split(" ")[0]}`} data-points={s.points.length}>
+                <LineChart
+                  series={[{ title: s.name, type: "line", data: pts, valueFormatter: (v) => v.toLocaleString("en-US", { maximumFractionDigits: 4 }) }]}
+                  xScaleType="linear"
+                  xTitle="Step"
+                  yTitle={s.name}
+                  height={180}
+                  hideFilter
+                  hideLegend
+                  ariaLabel={`${s.name} by step`}
+                  ariaDescription={last ? `${s.points.length} steps; at step ${last.step}: ${last.value}` : undefined}
+                  i18nStrings={{ xTickFormatter: (x) => String(x), yTickFormatter: (y) => y.toLocaleString("en-US", { maximumFractionDigits: 3 }) }}
+                  statusType="finished"
+                  empty={<Box textAlign="center">No points</Box>}
+                />
+                {last && <Box variant="small" color="text-body-secondary">{`${s.name} at step ${last.step}: ${last.value.toLocaleString("en-US", { maximumFractionDigits: 4 })}`}</Box>}
+              </div>
+            );
+          })}
+        </ColumnLayout>
+      )}
+    </Container>
+  );
+}
+
 export default function JobDetail({ region, name, job, namespace }: { region: string; name: string; job: string; namespace: string }) {
   const detail = useAsync(() => api.job(name, region, job, namespace), [name, region, job, namespace]);
   const [confirm, setConfirm] = useState(false);
-  const del = useMutation((_: null, key: string) => api.deleteJob(name, region, job, namespace, key));
+  // Deleted: back to the cluster's Jobs tab, where the flash follows the delete.
+  const del = useMutation((_: null, key: string) => api.deleteJob(name, region, job, namespace, key), {
+    afterAccepted: () => navigate(href.cluster(region, name, "jobs")),
+  });
+  const { me } = useMe();
+  const viewer = me && !canMutate(me) ? `Only operators and admins delete jobs (you are ${me.role}).` : undefined;
   useEffect(() => {
     if (confirm) return;
     const t = setInterval(() => detail.reload(), REFRESH_MS);
@@ -197,15 +261,8 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
   const j = detail.data;
   return (
     <SpaceBetween size="l">
-      <BreadcrumbGroup
-        ariaLabel="Breadcrumbs"
-        items={[
-          { text: "Clusters", href: href.clusters() },
-          { text: name, href: href.cluster(region, name) },
-          { text: job, href: href.job(region, name, job, namespace) },
-        ]}
-      />
-      <Header variant="h1" description={`${namespace} · ${name}`} actions={<Button onClick={() => setConfirm(true)} disabled={!j}>Delete job</Button>}>
+      <Header variant="h1" description={`${namespace} · ${name} (${region})`}
+        actions={<Button onClick={() => setConfirm(true)} disabled={!j || !!viewer} disabledReason={viewer}>Delete job</Button>}>
         {job}
       </Header>
       {detail.error && !j && <Alert type="error">{detail.error.message}</Alert>}
@@ -220,9 +277,9 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
                 { label: "Kind", value: j.kind === "ray" ? "RayJob" : "HyperPodPyTorchJob" },
                 { label: "Recipe", value: text(j.recipe) },
                 { label: "Image", value: text(j.image) },
-                { label: "Nodes", value: `${text(j.nodes)} × ${text(j.instance_type)}, ${text(j.gpus_per_node)} GPUs each` },
-                { label: "Started", value: fmtTime(j.started_at) },
-                { label: "Ended", value: fmtTime(j.ended_at) },
+                { label: "Nodes", value: `${text(j.nodes, "unknown")} × ${text(j.instance_type, "unknown")}, ${text(j.gpus_per_node, "unknown")} GPUs each` },
+                { label: "Started", value: <Time value={j.started_at} /> },
+                { label: "Ended", value: j.ended_at ? <Time value={j.ended_at} /> : RUNNING.has(j.status) ? "Still running" : "—" },
                 { label: "Checkpoints", value: j.data.checkpoints },
                 ...(j.mlflow
                   ? [{
@@ -243,32 +300,37 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
               {j.detections.map((d) => `${d.type}${d.rule ? ` (${d.rule})` : ""}: ${d.message}`).join("; ")}
             </Alert>
           )}
-          <Table
-            header={<Header variant="h2">Pods</Header>}
+          <MetricsCharts cluster={name} region={region} job={job} namespace={namespace} running={RUNNING.has(j.status)} />
+          <ResourceTable
+            id="job-pods"
+            title="Pods"
             items={j.pods}
             trackBy="name"
-            ariaLabels={{ tableLabel: "Pods" }}
+            pageSize={10}
             empty={<Box textAlign="center">No pods yet</Box>}
-            columnDefinitions={[
-              { id: "name", header: "Pod", cell: (p) => p.name, isRowHeader: true },
-              { id: "node", header: "Node", cell: (p) => text(p.node) },
-              { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase} /> },
-              { id: "restarts", header: "Restarts", cell: (p) => String(p.restarts ?? 0) },
-              { id: "reason", header: "Reason", cell: (p) => text(p.reason) },
+            columns={[
+              { id: "name", header: "Pod", cell: (p) => p.name, isRowHeader: true, sortValue: (p) => p.name },
+              { id: "node", header: "Node", cell: (p) => text(p.node), sortValue: (p) => p.node },
+              { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase} />, sortValue: (p) => p.phase },
+              { id: "restarts", header: "Restarts", cell: (p) => String(p.restarts ?? 0), sortValue: (p) => p.restarts ?? 0 },
+              { id: "reason", header: "Reason", cell: (p) => text(p.reason), sortValue: (p) => p.reason },
             ]}
           />
           {/* Deleting: the pods go away, so the log stops being read. */}
           <Logs cluster={name} region={region} job={j} stopped={confirm} />
-          <Table
-            header={<Header variant="h2">Conditions</Header>}
+          <ResourceTable
+            id="job-conditions"
+            title="Conditions"
             items={j.conditions}
-            ariaLabels={{ tableLabel: "Conditions" }}
+            trackBy={(c) => `${c.type}/${c.at ?? ""}`}
+            pageSize={10}
+            wrapLines
             empty={<Box textAlign="center">None reported</Box>}
-            columnDefinitions={[
-              { id: "type", header: "Type", cell: (c) => c.type, isRowHeader: true },
-              { id: "status", header: "Status", cell: (c) => c.status },
-              { id: "message", header: "Message", cell: (c) => text(c.message || c.reason) },
-              { id: "at", header: "Since", cell: (c) => fmtTime(c.at) },
+            columns={[
+              { id: "type", header: "Type", cell: (c) => c.type, isRowHeader: true, sortValue: (c) => c.type },
+              { id: "status", header: "Status", cell: (c) => c.status, sortValue: (c) => c.status },
+              { id: "message", header: "Message", minWidth: 240, cell: (c) => text(c.message || c.reason), filterText: (c) => `${c.message ?? ""} ${c.reason ?? ""}` },
+              { id: "at", header: "Since", cell: (c) => <Time value={c.at} />, sortValue: (c) => c.at },
             ]}
           />
         </>

@@ -1,39 +1,52 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
-import Container from "@cloudscape-design/components/container";
 import FormField from "@cloudscape-design/components/form-field";
-import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { api } from "../api/client";
 import type { Operation } from "../api/types";
+import { CopyId } from "../components/CopyId";
+import { ResourceTable, type Column } from "../components/ResourceTable";
 import { Status } from "../components/Status";
-import { VirtualTable, type Column } from "../components/VirtualTable";
 import { useLiveEvents } from "../lib/events";
-import { fmtTime, plural, text } from "../lib/format";
-import { stepLabel } from "../lib/operation";
+import { DASH, text } from "../lib/format";
+import { resourceLink } from "../lib/links";
+import { operationTitle, stepLabel } from "../lib/operation";
 import { href, navigate } from "../lib/router";
+import { statusText } from "../lib/status";
+import { Time } from "../lib/time";
 
 const STATUSES = ["", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED"];
 const PAGE = 100; // the API allows at most 100 a page
 
 
+/** The operations list's columns: the id whole (with copy), what it did to what (a link back), status, step, when. */
 export const operationColumns: Column<Operation>[] = [
-  { id: "id", header: "Operation", cell: (o) => <Link href={href.operation(o.id)}>{o.id}</Link>, width: "24%" },
-  { id: "kind", header: "Kind", cell: (o) => text(o.kind) },
-  { id: "cluster", header: "Cluster", cell: (o) => text(o.target?.cluster, "") },
-  { id: "status", header: "Status", cell: (o) => <Status value={o.status} /> },
-  { id: "phase", header: "Step", cell: (o) => (o.phase ? stepLabel(o.phase) : "") },
-  { id: "created", header: "Started", cell: (o) => fmtTime(o.created_at) },
-  { id: "who", header: "By", cell: (o) => text(o.principal?.name ?? o.principal?.sub, "") },
+  {
+    id: "id", header: "Operation", isRowHeader: true, minWidth: 240, sortValue: (o) => o.id,
+    cell: (o) => <CopyId value={o.id} label="operation id"><Link href={href.operation(o.id)}>{o.id}</Link></CopyId>,
+  },
+  { id: "what", header: "What", minWidth: 220, sortValue: (o) => operationTitle(o), filterText: (o) => `${operationTitle(o)} ${o.kind}`, cell: (o) => operationTitle(o) },
+  { id: "kind", header: "Kind", sortValue: (o) => o.kind, cell: (o) => text(o.kind), hidden: true },
+  {
+    id: "cluster", header: "Cluster", sortValue: (o) => o.target?.cluster, cell: (o) => {
+      const res = resourceLink(o);
+      return o.target?.cluster ? (res ? <Link href={res.href}>{o.target.cluster}</Link> : o.target.cluster) : DASH;
+    },
+  },
+  { id: "status", header: "Status", minWidth: 130, sortValue: (o) => o.status, cell: (o) => <Status value={o.status} /> },
+  { id: "phase", header: "Step", sortValue: (o) => o.phase, cell: (o) => (o.phase ? stepLabel(o.phase) : DASH) },
+  { id: "created", header: "Started", sortValue: (o) => o.created_at, cell: (o) => <Time value={o.created_at} /> },
+  { id: "updated", header: "Updated", sortValue: (o) => o.updated_at, cell: (o) => <Time value={o.updated_at} />, hidden: true },
+  { id: "who", header: "By", sortValue: (o) => o.principal?.name ?? o.principal?.sub, cell: (o) => text(o.principal?.name ?? o.principal?.sub) },
 ];
 
-/** Operations list with server-side filters (cluster, status) and next_token paging. */
-export function OperationsTable({ cluster, status, embedded }: { cluster?: string; status?: string; embedded?: boolean }) {
+/** Operations list with server-side filters (cluster, status) and next_token paging (the last page's Next loads more). */
+export function OperationsTable({ cluster, status, embedded, filters }: { cluster?: string; status?: string; embedded?: boolean; filters?: ReactNode }) {
   const [items, setItems] = useState<Operation[]>([]);
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -47,7 +60,7 @@ export function OperationsTable({ cluster, status, embedded }: { cluster?: strin
       try {
         const page = await api.operations({ cluster: cluster || undefined, status: status || undefined, limit: PAGE, next_token: token });
         if (n !== seq.current) return;
-        setItems((prev) => (append ? [...prev, ...page.items] : page.items));
+        setItems((prev) => (append ? [...prev, ...page.items.filter((x) => !prev.some((p) => p.id === x.id))] : page.items));
         setNext(page.next_token ?? null);
         setError(null);
       } catch (e) {
@@ -80,22 +93,31 @@ export function OperationsTable({ cluster, status, embedded }: { cluster?: strin
   return (
     <SpaceBetween size="s">
       {error && <Alert type="error" header="Could not list operations">{error}</Alert>}
-      <VirtualTable
-        label={embedded ? "Cluster operations" : "Operations"}
+      <ResourceTable<Operation>
+        id={embedded ? "cluster-operations" : "operations"}
+        title={embedded ? "Cluster operations" : "Operations"}
+        headerVariant={embedded ? "h2" : "awsui-h1-sticky"}
+        variant={embedded ? "container" : "full-page"}
+        testId="operations-table"
+        description={embedded ? "Every long-running change to this cluster, newest first" : "Every long-running change PodStart made, newest first. Each is resumable."}
         items={items}
+        loading={loading}
+        loadingText="Loading operations"
+        trackBy="id"
+        counter={`(${items.length}${next ? "+" : ""})`}
+        defaultSort={{ column: "created", descending: true }}
+        hasMore={!!next}
+        onLoadMore={() => void load(next, true)}
+        filters={filters}
+        filterPlaceholder="Find operations in this list"
+        empty={<Box textAlign="center">No operations match.</Box>}
         columns={operationColumns}
-        rowKey={(o) => o.id}
-        height={embedded ? 320 : 600}
-        empty={loading ? "Loading operations…" : "No operations match."}
+        footer={next ? (
+          <Box textAlign="center">
+            <Button variant="link" onClick={() => void load(next, true)} loading={loading}>Load more from the server</Button>
+          </Box>
+        ) : undefined}
       />
-      <Box color="text-body-secondary" variant="small">
-        {plural(items.length, "operation")} shown{next ? "; more on the server" : ""}.
-      </Box>
-      {next && (
-        <Button onClick={() => void load(next, true)} loading={loading}>
-          Load more
-        </Button>
-      )}
     </SpaceBetween>
   );
 }
@@ -104,33 +126,34 @@ export default function Operations({ cluster, status }: { cluster?: string; stat
   const [clusterText, setClusterText] = useState(cluster ?? "");
   useEffect(() => setClusterText(cluster ?? ""), [cluster]);
   return (
-    <SpaceBetween size="l">
-      <Header variant="h1" description="Every long-running change PodStart made, newest first. Each is resumable.">
-        Operations
-      </Header>
-      <Container>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            navigate(href.operations({ cluster: clusterText.trim(), status }));
-          }}
-        >
-          <SpaceBetween direction="horizontal" size="m" alignItems="end">
-            <FormField label="Cluster">
-              <Input value={clusterText} onChange={({ detail }) => setClusterText(detail.value)} placeholder="Any cluster" type="search" />
-            </FormField>
-            <FormField label="Status">
-              <Select
-                selectedOption={{ value: status ?? "", label: status || "Any status" }}
-                options={STATUSES.map((s) => ({ value: s, label: s || "Any status" }))}
-                onChange={({ detail }) => navigate(href.operations({ cluster: clusterText.trim(), status: detail.selectedOption.value }))}
-              />
-            </FormField>
-            <Button formAction="submit">Apply</Button>
-          </SpaceBetween>
-        </form>
-      </Container>
-      <OperationsTable cluster={cluster} status={status} />
-    </SpaceBetween>
+    <OperationsTable
+      cluster={cluster}
+      status={status}
+      filters={
+        <>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              navigate(href.operations({ cluster: clusterText.trim(), status }));
+            }}
+          >
+            <SpaceBetween direction="horizontal" size="xs" alignItems="end">
+              <FormField label="Cluster">
+                <Input value={clusterText} onChange={({ detail }) => setClusterText(detail.value)} placeholder="Any cluster" type="search" ariaLabel="Cluster" />
+              </FormField>
+              <Button formAction="submit">Apply</Button>
+            </SpaceBetween>
+          </form>
+          <FormField label="Status">
+            <Select
+              ariaLabel="Status"
+              selectedOption={{ value: status ?? "", label: status ? statusText(status) : "Any status" }}
+              options={STATUSES.map((s) => ({ value: s, label: s ? statusText(s) : "Any status" }))}
+              onChange={({ detail }) => navigate(href.operations({ cluster: clusterText.trim(), status: detail.selectedOption.value }))}
+            />
+          </FormField>
+        </>
+      }
+    />
   );
 }
