@@ -186,17 +186,98 @@ export async function signIn(page, sb, token = sb.token) {
   await page.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
 }
 
-/** Sign in, open a cluster's page, and follow its Endpoints link to the Endpoints page. */
+/** Open a tab of a cluster's page by clicking it (the tab lands in the URL). */
+export async function openTab(page, region, cluster, tab) {
+  if (!page.url().includes(`#/clusters/${region}/${cluster}`)) {
+    await page.evaluate((h) => (window.location.hash = h), `#/clusters/${region}/${cluster}`);
+    await page.getByRole("heading", { name: cluster, level: 1 }).waitFor();
+  }
+  await page.getByRole("tab", { name: tab, exact: true }).click();
+  await page.getByRole("tab", { name: tab, exact: true, selected: true }).waitFor();
+}
+
+/** Sign in, open a cluster's page, and open its Endpoints tab. */
 export async function openEndpointsPage(page, sb, region, cluster) {
   await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${region}/${cluster}`);
-  await page.getByRole("link", { name: "Endpoints" }).click();
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await openTab(page, region, cluster, "Endpoints");
+  await page.waitForURL(new RegExp(`#/clusters/${region}/${cluster}/endpoints$`));
+  await page.getByRole("table", { name: "Inference endpoints" }).waitFor();
 }
 
 export async function shot(page, name) {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+const AXE = join(REPO, "web", "node_modules", "axe-core", "axe.min.js");
+
+/** axe-core on the page as it is: no serious or critical violation (each one named, with where it is). */
+export async function assertAccessible(page, where) {
+  if (!(await page.evaluate(() => typeof window.axe !== "undefined"))) await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => `${n.target.join(" ")} ${n.html.slice(0, 160)}`).join("; ")})`);
+  });
+  assert.deepEqual(found, [], `${where}: axe-core violations`);
+}
+
+/** The page scrolls only down: no horizontal scroll bar at the viewport's width. */
+export async function assertNoHorizontalScroll(page, where) {
+  const { scroll, width, widest } = await page.evaluate(() => {
+    const d = document.documentElement;
+    // the element that sticks out furthest, to say what overflows
+    let widest = "";
+    let right = d.clientWidth;
+    for (const el of document.querySelectorAll("body *")) {
+      const r = el.getBoundingClientRect();
+      if (r.right > right + 1 && r.width > 0 && getComputedStyle(el).visibility !== "hidden") {
+        right = r.right;
+        widest = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${[...el.classList].slice(0, 2).join(".")} (${Math.round(r.right)} px)`;
+      }
+    }
+    return { scroll: d.scrollWidth, width: d.clientWidth, widest };
+  });
+  assert.ok(scroll <= width, `${where}: the page scrolls sideways at ${width} px (${scroll} px wide; widest: ${widest})`);
+}
+
+/** The page's checks and artifacts: axe-core (no serious or critical violation) at 1280 px, a screenshot at 1280
+ * px and at 800 px (test-artifacts/browser/<name>-1280.png, -800.png), and no horizontal scroll at 800 px. The
+ * viewport is put back after. */
+export async function checkPage(page, name) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForTimeout(150);
+  await assertAccessible(page, name);
+  await shot(page, `${name}-1280`);
+  await page.setViewportSize({ width: 800, height: 900 });
+  await page.waitForTimeout(300);
+  await assertNoHorizontalScroll(page, `${name} at 800 px`);
+  await shot(page, `${name}-800`);
+  if (size) await page.setViewportSize(size);
+}
+
+/** An action was accepted and the page stayed where it was: a flash follows the operation (with links to it and to
+ * what it acted on). Waits for that flash (the newest of `kind` when given) and returns its operation id. */
+export async function flashOf(page, kind) {
+  const sel = kind ? `[data-testid="flash-operation"][data-kind="${kind}"]` : '[data-testid="flash-operation"]';
+  const flash = page.locator(sel).first(); // the newest is on top
+  await flash.waitFor({ timeout: 30_000 });
+  assert.doesNotMatch(page.url(), /#\/operations\//, "the action left the page for the operation's");
+  return flash.getAttribute("data-operation");
+}
+
+/** Wait until the flash of operation `id` says `status` (the page it was started from updating live). */
+export async function flashStatus(page, id, status, timeout = 120_000) {
+  await page.locator(`[data-testid="flash-operation"][data-operation="${id}"][data-status="${status}"]`).waitFor({ timeout });
+}
+
+/** From the flash of the action just accepted (the page stayed), follow "View operation" to its progress page. */
+export async function viewOperationFromFlash(page, kind) {
+  const id = await flashOf(page, kind);
+  await page.locator(`[data-testid="flash-operation"][data-operation="${id}"]`).getByRole("link", { name: "View operation" }).click();
+  await page.waitForURL(new RegExp(`#/operations/${id}$`));
+  return id;
 }
 
 /** Setup most walks share: a cluster made through the REST API (one Idempotency-Key), watched to SUCCEEDED. */

@@ -136,7 +136,13 @@ function SubmitJobModal({ cluster, region, groups, onClose }: { cluster: string;
   // As the user types: the schema's limits (name, counts), then the plan's refusal (a parameter out of range, too
   // many GPUs) at the same fields.
   const local = validate("JobSubmit", body);
-  const planErrors = gate.fieldErrors([...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)]);
+  // A refused plan says why at the fields; they keep saying it back on the form until the user changes them.
+  const allFields = [...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)];
+  const [planErrors, setPlanErrors] = useState<Record<string, string>>({});
+  const refusedKey = JSON.stringify(gate.fieldErrors(allFields));
+  useEffect(() => {
+    if (review && gate.refused) setPlanErrors(JSON.parse(refusedKey) as Record<string, string>);
+  }, [refusedKey, review, gate.refused]);
   const e: Record<string, string | undefined> = { ...planErrors, ...Object.fromEntries(Object.entries(local).filter(([k]) => edited.has(k.split(".")[0]) || review)), ...submit.fieldErrors };
   const invalid = Object.keys(local).length > 0 || !body.name;
   const send = async () => {
@@ -149,6 +155,7 @@ function SubmitJobModal({ cluster, region, groups, onClose }: { cluster: string;
   const set = (k: string, v: string) => {
     setD((x) => ({ ...x, [k]: v }));
     setEdited((x) => (x.has(k) ? x : new Set([...x, k])));
+    setPlanErrors((x) => Object.fromEntries(Object.entries(x).filter(([f]) => f !== k)));
     submit.clearField(k);
   };
   const input = (k: string, label: string, description?: string) => (
@@ -273,6 +280,7 @@ function SubmitJobModal({ cluster, region, groups, onClose }: { cluster: string;
                 placeholder={p.default === undefined || p.default === null ? "" : Array.isArray(p.default) ? p.default.join(" ") : String(p.default)}
                 onChange={({ detail }) => {
                   setParams((x) => ({ ...x, [k]: detail.value }));
+                  setPlanErrors((x) => Object.fromEntries(Object.entries(x).filter(([f]) => f !== `parameters.${k}`)));
                   submit.clearField(`parameters.${k}`);
                 }}
               />

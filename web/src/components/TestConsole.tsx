@@ -20,7 +20,7 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import Textarea from "@cloudscape-design/components/textarea";
 import { apiBase, api } from "../api/client";
 import type { Endpoint, InvokeRequest, InvokeResult } from "../api/types";
-import { text } from "../lib/format";
+import { jsonView, text } from "../lib/format";
 import { canMutate, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { validate } from "../lib/validate";
@@ -197,7 +197,7 @@ export function TestConsole({ cluster, region, endpoints, fixed }: {
               <Box variant="p">{text(answer.result.content, "The engine sent no content.")}</Box>
             </Box>
             <ExpandableSection headerText="Response (JSON)" defaultExpanded>
-              <pre className="ps-pre" data-testid="answer-json">{JSON.stringify(answer.result.response ?? {}, null, 2)}</pre>
+              <pre className="ps-pre" data-testid="answer-json">{jsonView(answer.result.response ?? {})}</pre>
             </ExpandableSection>
           </SpaceBetween>
         )}

@@ -66,7 +66,8 @@ export function FlashProvider({ children }: { children: ReactNode }) {
   entriesRef.current = entries;
 
   const add = useCallback((e: Entry) => {
-    setEntries((prev) => [...prev.filter((x) => x.id !== e.id).slice(-(KEEP - 1)), e]);
+    // the newest first (on top of a stacked flashbar)
+    setEntries((prev) => [e, ...prev.filter((x) => x.id !== e.id).slice(0, KEEP - 1)]);
   }, []);
   const push = useCallback<FlashApi["push"]>((m) => add({ id: `${Date.now()}-${Math.random()}`, message: m }), [add]);
   const update = useCallback((op: Operation) => {

@@ -636,6 +636,7 @@ export default function ClusterDetailPage({ region, name, tab = "details" }: { r
       {c && (
         <Tabs
           ariaLabel={`${name} tabs`}
+          i18nStrings={{ scrollLeftAriaLabel: "Scroll the tabs left", scrollRightAriaLabel: "Scroll the tabs right" }}
           activeTabId={tab}
           onChange={({ detail: d }) => navigate(href.cluster(region, name, d.activeTabId as ClusterTab))}
           tabs={TABS.map((t) => ({

@@ -12,6 +12,7 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import { api } from "../api/client";
 import type { JobDetail as Job, JobLogs, JobMetrics } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
+import { CopyId } from "../components/CopyId";
 import { ResourceTable } from "../components/ResourceTable";
 import { Status } from "../components/Status";
 import { text } from "../lib/format";
@@ -310,7 +311,7 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
             empty={<Box textAlign="center">No pods yet</Box>}
             columns={[
               { id: "name", header: "Pod", cell: (p) => p.name, isRowHeader: true, sortValue: (p) => p.name },
-              { id: "node", header: "Node", cell: (p) => text(p.node), sortValue: (p) => p.node },
+              { id: "node", header: "Node", minWidth: 200, cell: (p) => (p.node ? <CopyId value={p.node} label="node" /> : text(p.node)), sortValue: (p) => p.node },
               { id: "phase", header: "Phase", cell: (p) => <Status value={p.phase} />, sortValue: (p) => p.phase },
               { id: "restarts", header: "Restarts", cell: (p) => String(p.restarts ?? 0), sortValue: (p) => p.restarts ?? 0 },
               { id: "reason", header: "Reason", cell: (p) => text(p.reason), sortValue: (p) => p.reason },
