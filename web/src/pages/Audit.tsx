@@ -117,14 +117,14 @@ export default function Audit(filters: AuditFilters) {
             <SpaceBetween direction="horizontal" size="xs" alignItems="end">
               {admin && (
                 <FormField label="Actor">
-                  <Input value={form.actor ?? ""} onChange={({ detail }) => setForm({ ...form, actor: detail.value })} placeholder="Anyone (or me)" type="search" ariaLabel="Actor" />
+                  <Input value={form.actor ?? ""} onChange={({ detail }) => setForm({ ...form, actor: detail.value })} placeholder="Anyone (or me)" type="search" clearAriaLabel="Clear" ariaLabel="Actor" />
                 </FormField>
               )}
               <FormField label="Cluster">
-                <Input value={form.cluster ?? ""} onChange={({ detail }) => setForm({ ...form, cluster: detail.value })} placeholder="Any cluster" type="search" ariaLabel="Cluster" />
+                <Input value={form.cluster ?? ""} onChange={({ detail }) => setForm({ ...form, cluster: detail.value })} placeholder="Any cluster" type="search" clearAriaLabel="Clear" ariaLabel="Cluster" />
               </FormField>
               <FormField label="Action">
-                <Input value={form.action ?? ""} onChange={({ detail }) => setForm({ ...form, action: detail.value })} placeholder="e.g. create_cluster" type="search" ariaLabel="Action" />
+                <Input value={form.action ?? ""} onChange={({ detail }) => setForm({ ...form, action: detail.value })} placeholder="e.g. create_cluster" type="search" clearAriaLabel="Clear" ariaLabel="Action" />
               </FormField>
               <FormField label="Face">
                 <Select

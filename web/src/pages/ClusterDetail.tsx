@@ -429,16 +429,22 @@ function CostNow({ c }: { c: ClusterDetail }) {
 }
 
 function DetailsTab({ c }: { c: ClusterDetail }) {
-  const creating = c.operation_id && ["CREATING", "IMPORTING", "DELETING"].includes(c.status ?? "");
+  // A cluster not ACTIVE yet (creating, importing, failed, deleting): its latest operation, step by step, here; once
+  // shown it stays on the page to its end (the cluster turning ACTIVE does not take it away).
+  const busy = c.operation_id && c.status !== "ACTIVE" ? c.operation_id : undefined;
+  const [shown, setShown] = useState<string | undefined>(busy);
+  useEffect(() => {
+    if (busy) setShown(busy);
+  }, [busy]);
   return (
     <SpaceBetween size="l">
-      {creating && (
+      {shown && (
         <SpaceBetween size="s">
           <Box>
-            The cluster is {(c.status ?? "").toLowerCase()}: its operation <Link href={href.operation(c.operation_id!)}>{c.operation_id}</Link> runs
-            step by step below.
+            {c.status === "ACTIVE" ? "The cluster's latest operation" : `The cluster is ${(c.status ?? "").toLowerCase()}: its operation`}{" "}
+            <Link href={href.operation(shown)}>{shown}</Link> runs step by step below.
           </Box>
-          <ProgressPanel operationId={c.operation_id!} />
+          <ProgressPanel operationId={shown} />
         </SpaceBetween>
       )}
       <Container header={<Header variant="h2">Summary</Header>}>
@@ -541,7 +547,7 @@ function GroupsTab({ c, region, name, onModal, gpus }: {
           {
             id: "act", header: "Actions", actions: true, minWidth: 190, cell: (g) => (
               <SpaceBetween direction="horizontal" size="xs">
-                <Button variant="inline-link" ariaLabel={`Change the size of ${g.name}`} disabled={!!viewer} disabledReason={viewer} onClick={() => onModal({ scale: g })}>Change size</Button>
+                <Button variant="inline-link" ariaLabel={`Change size of ${g.name}`} disabled={!!viewer} disabledReason={viewer} onClick={() => onModal({ scale: g })}>Change size</Button>
                 <Button variant="inline-link" ariaLabel={`Delete ${g.name}`} disabled={!!deleteWhy} disabledReason={deleteWhy} onClick={() => onModal({ remove: g.name })}>Delete</Button>
               </SpaceBetween>
             ),

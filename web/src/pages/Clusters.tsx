@@ -175,7 +175,7 @@ export default function Clusters() {
               Import
             </Button>
           )
-        ) : c.operation_id ? (
+        ) : c.operation_id && c.status !== "ACTIVE" ? (
           <Link href={href.operation(c.operation_id)} ariaLabel={`Progress of ${c.name}`}>Progress</Link>
         ) : (
           <span className="ps-sr-only">None</span>

@@ -10,6 +10,7 @@ import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { api } from "../api/client";
 import type { ClusterImport } from "../api/types";
+import { useFlash } from "../lib/flash";
 import { identity, isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href, navigate } from "../lib/router";
@@ -32,7 +33,15 @@ export default function ImportCluster({ region: initialRegion, eksClusterName }:
   const [eks, setEks] = useState(eksClusterName ?? "");
   const [name, setName] = useState("");
   const [missing, setMissing] = useState<Record<string, string>>({});
-  const imp = useMutation((body: ClusterImport, key: string) => api.importCluster(body, key), { fields: IMPORT_FIELDS });
+  const flash = useFlash();
+  // Accepted: the imported cluster's page, where the import runs step by step (a flash follows it too).
+  const imp = useMutation((body: ClusterImport, key: string) => api.importCluster(body, key), {
+    fields: IMPORT_FIELDS,
+    onAccepted: (op) => {
+      flash.track(op);
+      navigate(href.cluster(op.target?.region ?? region, op.target?.cluster ?? (name.trim() || eks.trim())));
+    },
+  });
   const admin = isAdmin(me);
   const notAllowed = !meLoading && !admin;
   const err = (f: string) => missing[f] || imp.fieldErrors[f] || undefined;

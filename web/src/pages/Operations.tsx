@@ -139,7 +139,7 @@ export default function Operations({ cluster, status }: { cluster?: string; stat
           >
             <SpaceBetween direction="horizontal" size="xs" alignItems="end">
               <FormField label="Cluster">
-                <Input value={clusterText} onChange={({ detail }) => setClusterText(detail.value)} placeholder="Any cluster" type="search" ariaLabel="Cluster" />
+                <Input value={clusterText} onChange={({ detail }) => setClusterText(detail.value)} placeholder="Any cluster" type="search" clearAriaLabel="Clear" ariaLabel="Cluster" />
               </FormField>
               <Button formAction="submit">Apply</Button>
             </SpaceBetween>

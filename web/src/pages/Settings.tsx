@@ -56,13 +56,16 @@ export default function Settings() {
   const [active, setActive] = useState<string | undefined>();
   const [region, setRegion] = useState<string | undefined>();
   const scheme = useColorScheme();
-  const current = prefs.data;
+  // what the last save answered, until the preferences are read again
+  const [saved, setSaved] = useState<Preferences | undefined>();
+  const current = saved ?? prefs.data;
   const activeNow = current?.active_cluster ? `${current.active_cluster.region}/${current.active_cluster.name}` : "";
   const activeValue = active ?? activeNow;
   const regionValue = region ?? current?.default_region ?? "";
   const save = useMutation((body: Partial<Preferences>, key: string) => api.putPreferences(body, key), {
     fields: ["active_cluster", "default_region"],
     onDone: (p) => {
+      setSaved(p);
       prefs.reload();
       setActive(undefined);
       setRegion(undefined);
