@@ -3,7 +3,7 @@
 // option needs is bought from the advisor (its plan shows the upfront fee, the buy needs the fee confirmed).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, checkPage, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 let sb;
@@ -28,9 +28,16 @@ async function ask(page, { gpus, model, hours }) {
   await page.getByTestId("advice-summary").waitFor();
 }
 
+/** The action was accepted and the page stayed (a flash follows it): follow the flash to the operation's page. */
 async function waitForOperation(page, status, timeout = 120_000) {
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator(`[data-testid="operation-status"][data-status="${status}"]`).waitFor({ timeout });
+}
+
+/** The create wizard's first step, where the capacity advisor is offered before anything is chosen. */
+async function wizardGroups(page) {
+  await page.evaluate(() => (window.location.hash = "#/clusters/new"));
+  await page.getByRole("heading", { name: "Cluster details" }).first().waitFor();
 }
 
 describe("capacity advisor", () => {
@@ -38,8 +45,7 @@ describe("capacity advisor", () => {
     const since = mutations.length;
     const { context, page, problems } = await newPage(browser);
     await signIn(page, sb);
-    await page.evaluate(() => (window.location.hash = "#/clusters/new"));
-    await page.getByRole("heading", { name: "Region and zone" }).first().waitFor();
+    await wizardGroups(page);
 
     // Ask the advisor for 4 A10G GPUs in the default region (us-west-2)
     await page.getByText("Capacity advisor", { exact: true }).click();
@@ -54,27 +60,25 @@ describe("capacity advisor", () => {
     await assertCleanText(page, "advice");
     await shot(page, "capacity-wizard-advice");
 
-    // When the first option fills the form: the wizard moves to the cluster's name with the option's values
+    // When the first option fills the form: the wizard's review shows the option's values, named after it
     await page.getByRole("button", { name: "Use this option 1" }).click();
-    const name = page.getByLabel("Cluster name");
-    await name.waitFor();
-    assert.equal(await name.inputValue(), "a10g-4x");
-    await page.getByRole("button", { name: "Next" }).click();
     await page.getByRole("heading", { name: "Review and create" }).first().waitFor();
+    assert.equal(await page.getByTestId("review-name").innerText(), "a10g-4x");
     await page.getByText(/NVIDIA A10G/).first().waitFor();  // the option's type, described from the catalog
     assert.match(await page.locator("body").innerText(), /ml\.g5\.8xlarge/);
     await page.getByText("Plan and cost").waitFor();
     await shot(page, "capacity-wizard-review");
-    await page.getByRole("button", { name: "Create cluster" }).click();
+    await page.getByTestId("wizard-primary").click();
 
-    // Then that cluster is created
+    // Then that cluster is created (its page follows the creation)
+    await page.waitForURL(/#\/clusters\/us-west-2\/a10g-4x$/);
     await waitForOperation(page, "SUCCEEDED");
     const made = (await sb.api(`/v1/clusters/a10g-4x?region=${REGION}`)).json;
     const group = made.instance_groups[0];
     assert.deepEqual([group.instance_type, group.instance_count, group.capacity_type], ["ml.g5.8xlarge", 4, "on-demand"]);
 
     // And its Instance groups show the GPUs per group; their advisor adds a group from an option
-    await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/a10g-4x`);
+    await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/a10g-4x/groups`);
     await page.getByTestId("gpus-a10g").filter({ hasText: "0 used / 4 free of 4" }).waitFor({ timeout: 30_000 });
     await page.getByText("Capacity advisor", { exact: true }).click();
     await ask(page, { gpus: 2, model: "a10g" });
@@ -93,7 +97,7 @@ describe("capacity advisor", () => {
   test("a training plan an option needs is bought from the advisor, its fee shown and confirmed", async () => {
     const { context, page, problems } = await newPage(browser);
     await signIn(page, sb);
-    await page.evaluate(() => (window.location.hash = "#/clusters/new"));
+    await wizardGroups(page);
     await page.getByText("Capacity advisor", { exact: true }).click();
     await ask(page, { gpus: 16, model: "b200", hours: 72 });
     const row = page.getByRole("table", { name: "Capacity options" }).getByRole("row").nth(1);

@@ -36,7 +36,7 @@ test("health check two nodes from the Nodes tab: plan, progress, per-node result
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
+  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/nodes`);
   // the latent fault is invisible until checked: both nodes are Schedulable
   await page.locator(`[data-testid="health-${faulty}"]`, { hasText: "Schedulable" }).waitFor();
   await page.getByRole("checkbox", { name: `Select ${faulty}` }).click();
@@ -82,7 +82,7 @@ test("health check a whole group with no node selected: pick the group, one chec
   const spare = (await sb.api(`/v1/clusters/${CLUSTER}/nodes?region=${REGION}&group=spare`)).json.items.map((n) => n.node_id);
   assert.equal(spare.length, 2);
   await signIn(page, sb);
-  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
+  await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/nodes`);
   await page.locator(`[data-testid="health-${spare[0]}"]`, { hasText: "Schedulable" }).waitFor();
   await page.getByRole("button", { name: "Health check", exact: true }).click();
   const dialog = page.getByRole("dialog");

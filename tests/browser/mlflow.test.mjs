@@ -4,7 +4,7 @@
 // MLflow", and following the link opens the experiment with the loss and throughput the job logged.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-mlflow";
@@ -31,7 +31,7 @@ test("submit a job reporting to MLflow, then open its experiment from the job pa
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   await signIn(page, sb);
-  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  const detail = `#/clusters/${REGION}/${CLUSTER}/jobs`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   await page.getByRole("table", { name: "Jobs" }).getByText("No jobs").waitFor();
 
@@ -53,7 +53,7 @@ test("submit a job reporting to MLflow, then open its experiment from the job pa
   assert.match(planned, /create Kubernetes ServiceAccount br-mlf-mlflow \(step submit\)/);
   assert.match(await dialog.innerText(), /reports to MLflow \(experiment br-exp\)/);
   await dialog.getByRole("button", { name: "Submit job" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   await assertCleanText(page, "job.submit operation");
 

@@ -3,7 +3,7 @@
 // the files and bytes to the end, the model then shows in the list, and the deploy form offers its path.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-models";
@@ -55,7 +55,7 @@ test("download a model from the Endpoints page: plan, progress to the end, then 
   await shot(page, "models-plan");
   await dialog.getByRole("button", { name: "Download", exact: true }).click();
 
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   const step = await page.locator('[data-step="download"]').innerText();
   assert.match(step, /complete: 7\/7 files, (\d+)\/\1 bytes/, step);

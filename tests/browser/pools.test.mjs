@@ -5,7 +5,7 @@
 // answers), then released (all unassigned again); every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-pools";
@@ -42,8 +42,9 @@ async function kube(path) {
 const podsLabelled = async (model) =>
   (await kube(`/api/v1/namespaces/default/pods?labelSelector=${encodeURIComponent(`podstart.dev/pool=${POOL},${MODEL_LABEL}=${model}`)}`)).items;
 
+/** The action was accepted on the Endpoints tab (a flash follows it): its operation's page, to the end. */
 async function succeeded(page, what) {
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   await assertCleanText(page, what);
 }
@@ -60,7 +61,7 @@ async function changesOf(dialog) {
 
 async function openEndpoints(page) {
   await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/endpoints`);
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await page.getByRole("table", { name: "Model pools" }).waitFor();
 }
 
 test("create a model pool, deploy an endpoint on it, assign workers, chat, release them", async () => {

@@ -4,7 +4,7 @@
 // to SUCCEEDED, and the job page shows the head and worker pods and the driver's log with a new line arriving live.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-ray";
@@ -28,8 +28,9 @@ test("turn the KubeRay operator on, submit the VERL recipe, see a new driver log
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   await signIn(page, sb);
-  const detail = `#/clusters/${REGION}/${CLUSTER}`;
-  await page.evaluate((h) => (window.location.hash = h), detail);
+  const detail = `#/clusters/${REGION}/${CLUSTER}/jobs`;
+  const features = `#/clusters/${REGION}/${CLUSTER}/features`;
+  await page.evaluate((h) => (window.location.hash = h), features);
 
   // The switch, its plan (every object it applies), Apply, progress to SUCCEEDED, ACTIVE with its version.
   const panel = page.getByRole("table", { name: "Advanced features" });
@@ -42,11 +43,12 @@ test("turn the KubeRay operator on, submit the VERL recipe, see a new driver log
   assert.match(planned, /create Kubernetes Deployment kuberay-system\/kuberay-operator/);
   assert.equal(await page.getByTestId("plan-hourly").innerText(), "$0.00 / hour");
   await page.getByRole("button", { name: "Apply changes" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   await assertCleanText(page, "features.update operation");
-  await page.evaluate((h) => (window.location.hash = h), detail);
+  await page.evaluate((h) => (window.location.hash = h), features);
   await panel.locator('[data-testid="feature-kuberay_operator"][data-status="ACTIVE"]').waitFor();
+  await page.evaluate((h) => (window.location.hash = h), detail);
 
   // Submit the VERL recipe: the review shows the RayJob it creates, the operator already on.
   await page.getByRole("button", { name: "Submit job" }).click();
@@ -63,13 +65,13 @@ test("turn the KubeRay operator on, submit the VERL recipe, see a new driver log
   assert.match(await changes.innerText(), /create Kubernetes RayJob br-grpo \(step submit\)/);
   assert.doesNotMatch(await changes.innerText(), /CustomResourceDefinition/); // on already: none lines only
   await dialog.getByRole("button", { name: "Submit job" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   await assertCleanText(page, "job.submit operation");
 
   // The job page: a head and a worker pod, the driver's log, a newer step while following.
   await page.evaluate((h) => (window.location.hash = h), detail);
-  await page.getByRole("link", { name: "br-grpo" }).click();
+  await page.getByRole("table", { name: "Jobs" }).getByRole("link", { name: "br-grpo" }).click();
   await page.getByRole("heading", { name: "br-grpo", level: 1 }).waitFor();
   const pods = page.getByRole("table", { name: "Pods" });
   await pods.getByText(/-head-/).waitFor();

@@ -3,7 +3,7 @@
 // confirm, and follow the operation batch by batch to SUCCEEDED; the nodes end on the new release.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-software";
@@ -34,7 +34,7 @@ describe("software update through the UI", () => {
     const since = mutations.length;
     const { context, page, problems } = await newPage(browser);
     await signIn(page, sb);
-    await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}`);
+    await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/${CLUSTER}/groups`);
     await page.getByRole("heading", { name: CLUSTER, level: 1 }).waitFor();
     await page.getByRole("button", { name: "Update software" }).click();
     const dialog = page.getByRole("dialog").filter({ hasText: `Update the software of ${CLUSTER}?` });
@@ -56,7 +56,7 @@ describe("software update through the UI", () => {
     await shot(page, "software-update-plan");
     await dialog.getByRole("button", { name: "Update software" }).click();
     // The operation page: the watch step says which batch it is at, then both steps succeed.
-    await page.waitForURL(/#\/operations\/op-/);
+    await viewOperationFromFlash(page, "cluster.software_update");
     await page.locator('li.ps-step[data-step="watch"]').filter({ hasText: /workers: batch [12] of 2/ }).waitFor({ timeout: 120_000 });
     await shot(page, "software-update-batch");
     await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 120_000 });

@@ -8,7 +8,7 @@
 // Every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, clickRefused, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { assertCleanText, checkPage, clickRefused, flashOf, flashStatus, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-storage";
@@ -40,7 +40,7 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   await signIn(page, sb);
-  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  const detail = `#/clusters/${REGION}/${CLUSTER}/storage`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   const storage = page.getByRole("table", { name: "Storage" });
   await storage.getByText("podstart-data", { exact: true }).waitFor();
@@ -61,21 +61,21 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
   await dialog.getByRole("textbox", { name: "Volume name" }).fill("train");
   assert.equal(await dialog.getByRole("textbox", { name: "Namespace" }).count(), 0, "the namespace is chosen, not typed");
   await dialog.getByRole("button", { name: "Add storage" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
-  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
-  await assertCleanText(page, "storage.add operation");
+  // The Storage tab stays: a flash follows the add, and the claim binds on the tab, live.
+  const added = await flashOf(page, "storage.add");
+  await flashStatus(page, added, "SUCCEEDED", 60_000);
+  await page.locator('[data-testid="pvc-train"]', { hasText: "Bound (train in default)" }).waitFor({ timeout: 30_000 });
   await shot(page, "storage-added");
-
-  await page.evaluate((h) => (window.location.hash = h), detail);
-  await page.locator('[data-testid="pvc-train"]', { hasText: "Bound (train in default)" }).waitFor();
   const row = await storage.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "train", exact: true }) }).innerText();
   assert.match(row, new RegExp(`${BUCKET}/datasets/`), row);
   await assertCleanText(page, "cluster storage panel");
+  await checkPage(page, "cluster-storage-added");
 
   await page.getByRole("button", { name: "Remove train" }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page, "storage.remove");
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await assertCleanText(page, "storage.remove operation");
   const left = (await sb.api(`/v1/clusters/${CLUSTER}/storage?region=${REGION}`)).json.items.map((i) => i.name);
   assert.ok(!left.includes("train"), left.join(", "));
   const objects = await sb.aws(`
@@ -96,7 +96,7 @@ test("turn observability on from the Advanced features panel, watch it finish, s
   const bodies = [];
   page.on("request", (r) => { if (r.method() === "PATCH" && !r.url().includes("dry_run")) bodies.push(r.postDataJSON()); });
   await signIn(page, sb);
-  const detail = `#/clusters/${REGION}/${CLUSTER}`;
+  const detail = `#/clusters/${REGION}/${CLUSTER}/features`;
   await page.evaluate((h) => (window.location.hash = h), detail);
   const panel = page.getByRole("table", { name: "Advanced features" });
   await panel.locator('[data-testid="feature-observability"][data-status="DISABLED"]').waitFor();
@@ -113,12 +113,13 @@ test("turn observability on from the Advanced features panel, watch it finish, s
   assert.equal(await page.getByTestId("plan-hourly").innerText(), "$0.00 / hour");
   assert.match(await page.getByTestId("plan-changes").innerText(), /^[1-9]\d* changes?$/);
   await assertCleanText(page, "features panel with a pending change");
+  await checkPage(page, "cluster-features-tab");
   await apply.click();
 
-  // Progress on the operation page: prerequisites first, each watched to ACTIVE, then the feature.
-  await page.waitForURL(/#\/operations\/op-/);
+  // The tab stays (a flash follows the update); its operation page: prerequisites first, each watched to ACTIVE, then
+  // the feature.
+  const opId = await viewOperationFromFlash(page, "features.update");
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
-  const opId = decodeURIComponent(page.url().split("/operations/")[1]);
   const op = (await sb.api(`/v1/operations/${opId}`)).json;
   assert.equal(op.kind, "features.update");
   assert.deepEqual(op.steps.map((s) => s.name), ["cert_manager", "metrics_server", "observability"]);
@@ -135,20 +136,21 @@ print(" ".join(sorted(boto3.client("eks", region_name="${REGION}").list_addons(c
   await panel.locator('[data-testid="feature-observability"][data-status="ACTIVE"]').waitFor();
   await panel.getByTestId("deps-cert_manager").getByText("Needed by HyperPod observability").waitFor();
 
-  // Turning cert-manager off while observability needs it: explained before, refused (409) on Apply, nothing changes.
+  // Turning cert-manager off while observability needs it: explained before, refused (409) by the plan, Apply stays
+  // disabled, nothing changes.
   await page.getByLabel("Enable cert-manager").click();
   await panel.getByTestId("deps-cert_manager").getByText(/Needed by HyperPod observability: turn that off too/).waitFor();
-  await clickRefused(page, apply);
-  await page.getByText(/cert_manager is needed by observability/).first().waitFor();
+  await page.getByTestId("plan-error").getByText(/cert_manager is needed by observability/).waitFor();
+  assert.ok(await apply.isDisabled(), "Apply waits for a plan that is not refused");
   assert.equal(problems.filter((p) => !p.startsWith("http 409") && !p.includes("409")).length, 0, problems.join("\n"));
-  problems.length = 0; // the refused request's 409 is expected
+  problems.length = 0; // the refused plan's 409 is expected
   await shot(page, "features-refused");
   const live = (await sb.api(`/v1/clusters/${CLUSTER}/features?region=${REGION}`)).json;
   assert.equal(live.cert_manager.status, "ACTIVE");
 
   const mine = mutations.slice(since).filter((m) => !m.dry_run); // plans change nothing and need no key
-  assert.equal(mine.length, 2, JSON.stringify(mine));
+  assert.equal(mine.length, 1, JSON.stringify(mine)); // the refused change was never sent
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
-  assert.deepEqual(bodies[1], { cert_manager: { enabled: false } });
+  assert.equal(bodies.length, 1, JSON.stringify(bodies));
   assert.deepEqual(problems, []);
 });

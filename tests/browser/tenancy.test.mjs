@@ -13,7 +13,7 @@
 //    the namespace is gone.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, clickRefused, createCluster, launch, mutations, newPage, shot, signIn, startSandbox } from "./lib.mjs";
+import { addonsActive, assertCleanText, checkPage, createCluster, flashOf, flashStatus, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-tenancy";
@@ -44,7 +44,8 @@ after(async () => {
   await sb?.stop();
 });
 
-const detail = `#/clusters/${REGION}/${CLUSTER}`;
+const cluster = `#/clusters/${REGION}/${CLUSTER}`;
+const detail = `${cluster}/namespaces`;
 const go = (page, hash) => page.evaluate((h) => (window.location.hash = h), hash);
 const namespaces = async () => (await sb.api(`/v1/clusters/${CLUSTER}/namespaces?region=${REGION}`)).json.items.map((n) => n.name);
 
@@ -86,17 +87,20 @@ test("an admin creates a namespace from the cluster page, sees it listed, and su
   assert.match(await defaultRow.innerText(), /default[\s\S]*podstart-data \(\/data\)[\s\S]*PodStart may write job Secrets/);
   assert.ok(await defaultRow.getByRole("button", { name: "Delete namespace default" }).isDisabled(), "default is never deleted");
 
-  // A system namespace's name: the plan says why, Create is refused, and the reason lands on the Name field.
+  await checkPage(page, "cluster-namespaces-tab");
+  // A system namespace's name: the plan says why, Create stays disabled, and back on the form the reason is on the
+  // Name field.
   await page.getByRole("button", { name: "Create namespace" }).click();
   const dialog = page.getByRole("dialog");
   const nameBox = dialog.getByRole("textbox", { name: "Name" });
   await nameBox.fill("kube-system");
   await dialog.getByRole("button", { name: "Review" }).click();
   await dialog.getByTestId("plan-error").filter({ hasText: /kube-system is a system namespace/ }).waitFor();
-  await clickRefused(page, dialog.getByRole("button", { name: "Create namespace" }));
+  assert.ok(await dialog.getByRole("button", { name: "Create namespace" }).isDisabled(), "Create waits for a plan that is not refused");
+  await dialog.getByRole("button", { name: "Back" }).click();
   await errorDescribes(page, nameBox, "kube-system is a system namespace");
   await shot(page, "tenancy-namespace-refused");
-  problems.length = 0; // the refused plan's and request's 422s are expected
+  problems.length = 0; // the refused plan's 422 is expected
   assert.deepEqual(await namespaces(), ["default"], "a refusal changes nothing");
 
   // A good name: the plan (the Namespace, its Secrets Role, its data volume), then the progress, here.
@@ -112,7 +116,8 @@ test("an admin creates a namespace from the cluster page, sees it listed, and su
   await dialog.getByRole("button", { name: "Create namespace" }).click();
   await dialog.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   assert.ok(page.url().endsWith(detail), `still on the cluster page: ${page.url()}`);
-  await page.getByText(`Namespace ${NS} on ${CLUSTER}: succeeded.`).waitFor(); // the flash, with the operation's link
+  // the flash, with the operation's link, says it succeeded
+  await flashStatus(page, await flashOf(page, "namespace.create"), "SUCCEEDED");
   await assertCleanText(page, "namespace created");
   await dialog.getByRole("button", { name: "Close" }).first().click();
   await table.locator(`[data-testid="namespace-${NS}"][data-status="Active"]`).waitFor();
@@ -121,6 +126,7 @@ test("an admin creates a namespace from the cluster page, sees it listed, and su
   await shot(page, "tenancy-namespace-listed");
 
   // Submit a job into it: the namespace is chosen from PodStart's, never typed (kube-system is not offered).
+  await page.getByRole("tab", { name: "Jobs", exact: true }).click();
   await page.getByRole("button", { name: "Submit job" }).click();
   const submit = page.getByRole("dialog");
   await submit.getByRole("textbox", { name: "Parameter epochs" }).waitFor();
@@ -133,15 +139,16 @@ test("an admin creates a namespace from the cluster page, sees it listed, and su
   assert.match(await submit.getByText(/namespace team-a/).first().innerText(), new RegExp(`${JOB}: .*namespace ${NS}`));
   await submit.getByTestId("plan-changes").waitFor();
   await submit.getByRole("button", { name: "Submit job" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page, "job.submit");
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
   const job = await sb.api(`/v1/clusters/${CLUSTER}/jobs/${JOB}?region=${REGION}&namespace=${NS}`);
   assert.equal(job.status, 200, JSON.stringify(job.json));
   assert.equal(job.json.namespace, NS);
 
   const mine = mutations.slice(since);
+  // the refused kube-system was never sent (its plan said no): the namespace, then the job
   assert.deepEqual(mine.map((m) => `${m.method} ${m.path}`), [
-    `POST /v1/clusters/${CLUSTER}/namespaces`, `POST /v1/clusters/${CLUSTER}/namespaces`, `POST /v1/clusters/${CLUSTER}/jobs`]);
+    `POST /v1/clusters/${CLUSTER}/namespaces`, `POST /v1/clusters/${CLUSTER}/jobs`]);
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);
   assert.deepEqual(problems, []);
 });
@@ -165,6 +172,7 @@ test("an operator cannot create or delete a namespace, nor choose a registered b
   assert.equal(await describedBy(page, del), "Only an admin can delete namespaces (you are operator).");
   await shot(page, "tenancy-operator-namespaces");
 
+  await go(page, `${cluster}/storage`);
   await page.getByRole("button", { name: "Add storage" }).click();
   const dialog = page.getByRole("dialog");
   assert.equal(await dialog.getByRole("textbox", { name: "Bucket" }).count(), 0, "no free text box for the bucket");
@@ -186,10 +194,8 @@ test("an operator cannot create or delete a namespace, nor choose a registered b
   assert.deepEqual(spaces.map((o) => o.name.split(" ")[0]), ["default", NS], JSON.stringify(spaces));
   await dialog.getByRole("option", { name: NS }).click();
   await dialog.getByRole("button", { name: "Add storage" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
-  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
-  await go(page, detail);
-  await page.locator('[data-testid="pvc-datasets"]', { hasText: `Bound (datasets in ${NS})` }).waitFor();
+  await flashStatus(page, await flashOf(page, "storage.add"), "SUCCEEDED", 60_000);
+  await page.locator('[data-testid="pvc-datasets"]', { hasText: `Bound (datasets in ${NS})` }).waitFor({ timeout: 30_000 });
 
   const mine = mutations.slice(since);
   assert.deepEqual(mine.map((m) => `${m.method} ${m.path}`), [`POST /v1/clusters/${CLUSTER}/storage`]);
@@ -200,8 +206,8 @@ test("the deploy form refuses an internet-facing endpoint without source ranges,
   const { page, problems } = await newPage(browser);
   const since = mutations.length;
   await signIn(page, sb, sb.tokens.operator);
-  await go(page, `${detail}/endpoints`);
-  await page.getByRole("heading", { name: "Endpoints", level: 1 }).waitFor();
+  await go(page, `${cluster}/endpoints`);
+  await page.getByRole("table", { name: "Inference endpoints" }).waitFor();
   await page.getByRole("button", { name: "Deploy endpoint" }).click();
   const dialog = page.getByRole("dialog");
   await dialog.getByText(/ml\.g5\.8xlarge \(group gpu: /).waitFor();
@@ -243,11 +249,11 @@ test("the deploy form refuses an internet-facing endpoint without source ranges,
   await assertCleanText(page, "deploy plan with exposure", [KEY_VALUE]);
   await shot(page, "tenancy-exposure-plan");
   await dialog.getByRole("button", { name: "Deploy" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
+  await viewOperationFromFlash(page, "endpoint.deploy");
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
 
   // Its page says who can reach it and that a key is required (never the key).
-  await go(page, `${detail}/endpoints/${EP}`);
+  await go(page, `${cluster}/endpoints/${EP}`);
   await page.getByTestId("endpoint-reach").filter({ hasText: "Internet-facing, from 203.0.113.0/24" }).waitFor();
   assert.match(await page.getByTestId("endpoint-api-key").innerText(), /^Required: callers send Authorization: Bearer <key> or X-Api-Key/);
   // Try it goes through PodStart, which sends the key to the endpoint's gate: the user never handles it.
@@ -264,7 +270,7 @@ test("the deploy form refuses an internet-facing endpoint without source ranges,
   // An admin is offered "Public": then the source ranges are optional, and the plan says anyone can reach it.
   const admin = await newPage(browser);
   await signIn(admin.page, sb);
-  await go(admin.page, `${detail}/endpoints`);
+  await go(admin.page, `${cluster}/endpoints`);
   await admin.page.getByRole("button", { name: "Deploy endpoint" }).click();
   const d2 = admin.page.getByRole("dialog");
   await d2.getByRole("textbox", { name: "Endpoint name" }).fill("open-ep");
@@ -290,10 +296,10 @@ test("an admin deletes the namespace after reading what goes with it and typing 
   await dialog.getByTestId("plan-error").filter({ hasText: `namespace ${NS} holds volumes PodStart added (datasets): remove them first` }).waitFor();
   problems.length = 0; // the refused plan's 409 is expected
   await dialog.getByRole("button", { name: "Cancel" }).click();
+  await go(page, `${cluster}/storage`);
   await page.getByRole("button", { name: "Remove datasets" }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
-  await page.waitForURL(/#\/operations\/op-/);
-  await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+  await flashStatus(page, await flashOf(page, "storage.remove"), "SUCCEEDED", 60_000);
   await go(page, detail);
 
   await table.getByRole("button", { name: `Delete namespace ${NS}` }).click();

@@ -171,7 +171,7 @@ function Shell({ config, onSignOut }: { config: AuthConfig; onSignOut: () => voi
         navigationOpen={navOpen}
         onNavigationChange={({ detail }) => setNavOpen(detail.open)}
         ariaLabels={{ navigation: "Navigation", navigationClose: "Close navigation", navigationToggle: "Open navigation", notifications: "Notifications" }}
-        notifications={<Flashbar items={flash.items} stackItems={flash.items.length > 2}
+        notifications={<Flashbar items={flash.items}
           i18nStrings={{ ariaLabel: "Notifications", notificationBarText: "Notifications", notificationBarAriaLabel: "View all notifications",
             errorIconAriaLabel: "Error", successIconAriaLabel: "Success", warningIconAriaLabel: "Warning", infoIconAriaLabel: "Info", inProgressIconAriaLabel: "In progress" }} />}
         breadcrumbs={<BreadcrumbGroup items={breadcrumbs(route)} ariaLabel="Breadcrumbs" expandAriaLabel="Show path" onFollow={follow} />}

@@ -27,7 +27,7 @@ import EndpointsPage, { byModel, deploySummary, downloadBody, endpointBody, fmtB
 const ready: Endpoint = {
   name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
   model_source: "s3", instance_type: "ml.g5.8xlarge", gpus: 1, replicas: 2, ready_replicas: 2, service: "internal",
-  status: "READY", service_name: "chat", objects: [], live: true, created_by: "admin", created_at: "2026-01-01T00:00:00Z",
+  status: "READY", ready: true, service_name: "chat", objects: [], live: true, created_by: "admin", created_at: "2026-01-01T00:00:00Z",
   internet_facing: false, public: false, source_ranges: [], api_key_required: false,
 };
 const failed: Endpoint = { ...ready, name: "bad", status: "FAILED", ready_replicas: 0, message: "ErrImagePull: sandbox.invalid/vllm:v1" };
@@ -68,8 +68,8 @@ describe("deploy request", () => {
       .toBe("m: managed (inference operator), 2 × ml.g5.8xlarge, model org/m");
   });
 
-  it("routes #/clusters/{region}/{name}/endpoints and words a pool's workers by model", () => {
-    expect(parseRoute("#/clusters/us-west-2/llm/endpoints")).toEqual({ page: "endpoints", region: "us-west-2", name: "llm" });
+  it("routes #/clusters/{region}/{name}/endpoints (the cluster's Endpoints tab) and words a pool's workers by model", () => {
+    expect(parseRoute("#/clusters/us-west-2/llm/endpoints")).toEqual({ page: "cluster", region: "us-west-2", name: "llm", tab: "endpoints" });
     expect(parseRoute("#/clusters/us-west-2/llm/endpoints/chat%20a")).toEqual({ page: "endpoint", region: "us-west-2", name: "llm", endpoint: "chat a" });
     expect(href.endpoint("us-west-2", "llm", "chat a")).toBe("#/clusters/us-west-2/llm/endpoints/chat%20a");
     expect(byModel({ name: "p", cluster: "c", region: "r", engine: "vllm", image: "i", instance_type: "t", gpus_per_worker: 1, workers: 3,
@@ -157,12 +157,17 @@ describe("Endpoints page", () => {
     const dialog = await screen.findByRole("dialog");
     fireEvent.change(within(dialog).getByLabelText("Endpoint name"), { target: { value: "x" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
-    // The plan is refused the same way: the plan says so, and the final button shows why at the field.
+    // The plan is refused as the deploy would be: the plan says so, Deploy stays disabled (nothing is sent), and back
+    // on the form the Image field says why.
     expect((await within(dialog).findByTestId("plan-error")).textContent).toMatch(/HTTP 422/);
-    fireEvent.click(within(dialog).getByRole("button", { name: "Deploy" }));
+    const deployButton = within(dialog).getByRole("button", { name: "Deploy" });
+    await waitFor(() => expect(deployButton.getAttribute("aria-disabled")).toBe("true"));
+    fireEvent.click(deployButton);
+    expect(apiMock.deployEndpoint).not.toHaveBeenCalled();
+    fireEvent.click(within(dialog).getByRole("button", { name: "Back" }));
     await within(dialog).findByText("the image tag `latest` is not pinned");
     expect(within(dialog).getByLabelText("Image")).toBeTruthy();
-    expect(apiMock.deployEndpoint.mock.calls[0][2]).toMatchObject({ name: "x", mode: "self-managed", instance_type: "ml.g5.8xlarge", gpus: 1 });
+    expect(apiMock.planDeployEndpoint.mock.calls[0][2]).toMatchObject({ name: "x", mode: "self-managed", instance_type: "ml.g5.8xlarge", gpus: 1 });
     expect(document.body.textContent).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
   });
 

@@ -53,7 +53,10 @@ describe("scale an instance group", () => {
     expect(apiMock.planScaleInstanceGroup).not.toHaveBeenCalled();
     const count = within(dialog).getByLabelText("Instance count");
     for (const v of ["", "3", "30", "3"]) fireEvent.change(count, { target: { value: v } });
+    // Save waits while the plan of the typed count is being computed
+    expect(within(dialog).getByRole("button", { name: "Save" }).getAttribute("aria-disabled")).toBe("true");
     expect((await within(dialog).findByTestId("plan-hourly")).textContent).toBe("$0.24 / hour");
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Save" }).getAttribute("aria-disabled")).not.toBe("true"));
     expect(apiMock.planScaleInstanceGroup).toHaveBeenCalledTimes(1);
     expect(apiMock.planScaleInstanceGroup.mock.calls[0].slice(0, 4)).toEqual(["llm", "us-west-2", "workers", { instance_count: 3 }]);
     expect(within(dialog).getByTestId("plan-changes").textContent).toBe("1 change");
@@ -72,16 +75,27 @@ describe("scale an instance group", () => {
     expect(within(dialog).getByTestId("plan-hourly").textContent).toBe("-$0.24 / hour");
   });
 
-  it("a refused plan shows the plan's error; Save still shows the field error", async () => {
+  it("a refused plan says why at the field, and Save stays disabled: nothing is sent", async () => {
     apiMock.planScaleInstanceGroup.mockRejectedValue(refused("instance_count", "999 exceeds the quota"));
-    apiMock.patchInstanceGroup.mockRejectedValue(refused("instance_count", "999 exceeds the quota"));
     render(<ScaleModal cluster="llm" region="us-west-2" group={group} onClose={() => {}} />);
     const dialog = screen.getByRole("dialog");
     fireEvent.change(within(dialog).getByLabelText("Instance count"), { target: { value: "999" } });
     expect((await within(dialog).findByTestId("plan-error")).textContent).toMatch(/HTTP 422/);
-    fireEvent.click(within(dialog).getByRole("button", { name: "Save" }));
-    await within(dialog).findByText("999 exceeds the quota");
-    expect(apiMock.patchInstanceGroup.mock.calls[0][3]).toEqual({ instance_count: 999 });
+    await within(dialog).findByText("999 exceeds the quota"); // at the field (described-by the input)
+    const save = within(dialog).getByRole("button", { name: "Save" });
+    expect(save.getAttribute("aria-disabled")).toBe("true");
+    fireEvent.click(save);
+    expect(apiMock.patchInstanceGroup).not.toHaveBeenCalled();
+  });
+
+  it("checks the count as it is typed with the API's rule (no plan for a count the schema refuses)", async () => {
+    render(<ScaleModal cluster="llm" region="us-west-2" group={group} onClose={() => {}} />);
+    const dialog = screen.getByRole("dialog");
+    fireEvent.change(within(dialog).getByLabelText("Instance count"), { target: { value: "2001" } });
+    await within(dialog).findByText("Input should be less than or equal to 2000");
+    await new Promise((r) => setTimeout(r, 500));
+    expect(apiMock.planScaleInstanceGroup).not.toHaveBeenCalled();
+    expect(within(dialog).getByRole("button", { name: "Save" }).getAttribute("aria-disabled")).toBe("true");
   });
 });
 

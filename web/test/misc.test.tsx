@@ -1,9 +1,11 @@
 import { render } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { captureTokenFromUrl, getToken, loadConfig } from "../src/auth";
-import { VirtualTable } from "../src/components/VirtualTable";
-import { parseRoute } from "../src/lib/router";
-import { buildBody } from "../src/pages/CreateCluster";
+import { fireEvent, screen } from "@testing-library/react";
+import { breadcrumbs, titleOf } from "../src/App";
+import { ResourceTable } from "../src/components/ResourceTable";
+import { href, parseRoute } from "../src/lib/router";
+import { buildBody, clientErrors, emptyDraft, knownFields, stepOf } from "../src/pages/CreateCluster";
 import { emptyGroup } from "../src/components/InstanceGroupFields";
 
 describe("sign-in token", () => {
@@ -34,45 +36,85 @@ describe("sign-in token", () => {
 });
 
 describe("routes", () => {
-  it("parses the hash routes", () => {
+  it("parses the hash routes: every page and tab has its own", () => {
     expect(parseRoute("")).toEqual({ page: "clusters" });
     expect(parseRoute("#/clusters/new")).toEqual({ page: "create" });
-    expect(parseRoute("#/clusters/us-west-2/llm")).toEqual({ page: "cluster", region: "us-west-2", name: "llm" });
+    expect(parseRoute("#/clusters/us-west-2/llm")).toEqual({ page: "cluster", region: "us-west-2", name: "llm", tab: "details" });
+    expect(parseRoute("#/clusters/us-west-2/llm/nodes")).toEqual({ page: "cluster", region: "us-west-2", name: "llm", tab: "nodes" });
+    expect(parseRoute("#/clusters/us-west-2/llm/bogus")).toEqual({ page: "notfound", path: "/clusters/us-west-2/llm/bogus" });
+    expect(parseRoute("#/clusters/us-west-2/llm/jobs/train?namespace=team")).toEqual({ page: "job", region: "us-west-2", name: "llm", job: "train", namespace: "team" });
+    expect(parseRoute("#/jobs?cluster=llm&region=us-west-2")).toEqual({ page: "jobs", cluster: "llm", region: "us-west-2" });
+    expect(parseRoute("#/endpoints")).toEqual({ page: "endpoints", cluster: undefined, region: undefined });
+    expect(parseRoute("#/settings")).toEqual({ page: "settings" });
     expect(parseRoute("#/operations?cluster=llm&status=FAILED")).toEqual({ page: "operations", cluster: "llm", status: "FAILED" });
     expect(parseRoute("#/operations/op-1")).toEqual({ page: "operation", id: "op-1" });
+    expect(href.cluster("us-west-2", "llm", "groups")).toBe("#/clusters/us-west-2/llm/groups");
+    expect(href.cluster("us-west-2", "llm")).toBe("#/clusters/us-west-2/llm");
+    expect(href.allJobs({ cluster: "llm", region: "us-west-2" })).toBe("#/jobs?cluster=llm&region=us-west-2");
+  });
+
+  it("gives every page breadcrumbs and a title", () => {
+    expect(breadcrumbs(parseRoute("#/clusters/us-west-2/llm/jobs/train")).map((b) => b.text)).toEqual(["Clusters", "llm", "Jobs", "train"]);
+    expect(breadcrumbs(parseRoute("#/clusters/us-west-2/llm/nodes")).map((b) => b.href)).toEqual(["#/clusters", "#/clusters/us-west-2/llm", "#/clusters/us-west-2/llm/nodes"]);
+    expect(breadcrumbs(parseRoute("#/settings")).map((b) => b.text)).toEqual(["Settings"]);
+    expect(titleOf(parseRoute("#/clusters/us-west-2/llm/groups"))).toBe("Instance groups · llm");
   });
 });
 
 describe("create request body", () => {
-  it("sends the contract's fields, optional ones only when set", () => {
-    const group = { ...emptyGroup("workers"), availability_zone: "us-west-2a", instance_type: "ml.g5.8xlarge", instance_count: "2" };
-    const body = buildBody({ region: "us-west-2", name: " llm ", group, kubernetes_version: "", vpc_cidr: "", node_recovery: "automatic", s3: true, fsx: false, fsx_capacity: "1200" });
+  it("sends the contract's fields for every group, optional ones only when set", () => {
+    const workers = { ...emptyGroup("workers"), availability_zone: "us-west-2a", instance_type: "ml.g5.8xlarge", instance_count: "2" };
+    const cpu = { ...emptyGroup("cpu"), availability_zone: "us-west-2b", instance_type: "ml.c5.large", instance_count: "1" };
+    const body = buildBody({ ...emptyDraft(), region: "us-west-2", name: " llm ", groups: [workers, cpu], fsx: true, fsx_capacity: "2400" });
     expect(body).toEqual({
       name: "llm",
       region: "us-west-2",
       node_recovery: "automatic",
-      instance_groups: [{ name: "workers", instance_type: "ml.g5.8xlarge", instance_count: 2, availability_zone: "us-west-2a", capacity_type: "on-demand", efa_only: false, volume_size_gb: 500 }],
-      storage: { s3: true, fsx_lustre: null },
+      instance_groups: [
+        { name: "workers", instance_type: "ml.g5.8xlarge", instance_count: 2, availability_zone: "us-west-2a", capacity_type: "on-demand", efa_only: false, volume_size_gb: 500 },
+        { name: "cpu", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2b", capacity_type: "on-demand", efa_only: false, volume_size_gb: 500 },
+      ],
+      storage: { s3: true, fsx_lustre: { storage_capacity_gib: 2400, throughput_mb_per_tib: 250 } },
     });
+  });
+
+  it("says what is wrong at each field as it is typed, on the step that shows it", () => {
+    const draft = { ...emptyDraft(), name: "Bad_Name", region: "us-west-2", fsx: true, fsx_capacity: "1000",
+      groups: [{ ...emptyGroup("a"), availability_zone: "us-west-2a", instance_type: "ml.c5.large" }, { ...emptyGroup("a"), instance_count: "0" }] };
+    const e = clientErrors(draft);
+    expect(e.name).toBe("String should match pattern '^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$'");
+    expect(e["storage.fsx_lustre.storage_capacity_gib"]).toBe("Input should be greater than or equal to 1200");
+    expect(e["instance_groups.1.name"]).toMatch(/unique/);
+    expect(e["instance_groups.1.instance_count"]).toBe("Input should be greater than or equal to 1");
+    expect(e["instance_groups.1.instance_type"]).toBe("Choose an instance type.");
+    expect(["name", "instance_groups.1.name", "storage.fsx_lustre.storage_capacity_gib", "node_recovery"].map(stepOf)).toEqual([0, 1, 2, 3]);
+    expect(knownFields(2)).toContain("instance_groups.1.instance_count");
   });
 });
 
-describe("VirtualTable", () => {
-  it("renders 2,000 rows as a window of rows, fast", () => {
-    // jsdom does no layout: give elements the size a browser would.
-    for (const [prop, v] of [["offsetHeight", 600], ["offsetWidth", 1000], ["clientHeight", 600]] as const)
-      Object.defineProperty(HTMLElement.prototype, prop, { configurable: true, get: () => v });
-    HTMLElement.prototype.getBoundingClientRect = () => ({ width: 1000, height: 600, top: 0, left: 0, right: 1000, bottom: 600, x: 0, y: 0, toJSON: () => ({}) });
-    const items = Array.from({ length: 2000 }, (_, i) => ({ id: `op-${i}`, n: i }));
+describe("ResourceTable", () => {
+  const items = Array.from({ length: 2000 }, (_, i) => ({ id: `op-${String(i).padStart(4, "0")}`, n: i, at: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }));
+  const columns = [
+    { id: "id", header: "Operation", cell: (r: (typeof items)[number]) => r.id, sortValue: (r: (typeof items)[number]) => r.id, isRowHeader: true },
+    { id: "n", header: "Number", cell: (r: (typeof items)[number]) => String(r.n), sortValue: (r: (typeof items)[number]) => r.n },
+  ];
+
+  it("shows 2,000 rows a page at a time, sorted, filtered, with its preferences saved", () => {
+    localStorage.clear();
     const t0 = performance.now();
-    const { container } = render(
-      <VirtualTable label="Operations" items={items} rowKey={(r) => r.id} columns={[{ id: "id", header: "Operation", cell: (r) => r.id }]} height={600} />,
-    );
-    const ms = performance.now() - t0;
-    const rows = container.querySelectorAll("tbody tr:not([aria-hidden])");
-    expect(rows.length).toBeGreaterThan(5);
-    expect(rows.length).toBeLessThan(100);
-    expect(container.querySelector("table")?.getAttribute("aria-rowcount")).toBe("2001");
-    expect(ms).toBeLessThan(1000);
+    const { container, unmount } = render(<ResourceTable id="t1" title="Operations" items={items} columns={columns} trackBy="id" defaultSort={{ column: "n", descending: true }} />);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    const rows = () => [...container.querySelectorAll("tbody tr")].map((r) => r.textContent ?? "");
+    expect(rows()).toHaveLength(20); // a page
+    expect(rows()[0]).toContain("op-1999"); // newest first
+    expect(screen.getByRole("heading", { name: /Operations/ }).textContent).toContain("(2000)");
+    fireEvent.change(screen.getByLabelText("Filter operations"), { target: { value: "op-0042" } });
+    expect(rows()).toHaveLength(1);
+    expect(rows()[0]).toContain("op-0042");
+    unmount();
+    localStorage.setItem("podstart.table.t1", JSON.stringify({ pageSize: 50, contentDisplay: [{ id: "id", visible: true }, { id: "n", visible: false }] }));
+    const again = render(<ResourceTable id="t1" title="Operations" items={items} columns={columns} trackBy="id" />);
+    expect(again.container.querySelectorAll("tbody tr")).toHaveLength(50);
+    expect(again.container.querySelector("thead")?.textContent).not.toContain("Number");
   });
 });

@@ -2,8 +2,14 @@ import { act, fireEvent, render, screen, waitFor } from "@testing-library/react"
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ApiError, api, request, type Answer } from "../src/api/client";
 import { ConfirmModal } from "../src/components/ConfirmModal";
+import Flashbar from "@cloudscape-design/components/flashbar";
+import { FlashProvider, useFlash } from "../src/lib/flash";
 import { useMutation, type Mutation, type MutationOptions } from "../src/lib/mutation";
 import { createOperation } from "./fixtures";
+
+function Flashes() {
+  return <Flashbar items={useFlash().items} />;
+}
 
 type Send = (args: { n: number }, key: string) => Promise<Answer<unknown>>;
 
@@ -22,7 +28,7 @@ function harness(send: Send, options: MutationOptions<unknown> = {}) {
       </div>
     );
   }
-  render(<Probe />);
+  render(<FlashProvider><Probe /><Flashes /></FlashProvider>);
   return ref as { current: Mutation<{ n: number }, unknown> };
 }
 
@@ -31,9 +37,14 @@ const networkError = () => new ApiError(0, { title: "Network error", detail: "Co
 const text = (id: string) => screen.getByTestId(id).textContent;
 
 describe("useMutation", () => {
-  beforeEach(() => window.history.replaceState(null, "", "/#/clusters"));
+  beforeEach(() => {
+    window.history.replaceState(null, "", "/#/clusters");
+    // the flash reads the operation once it follows it
+    vi.spyOn(api, "operation").mockImplementation(async (id: string) => createOperation({ id, status: "SUCCEEDED", phase: null }));
+  });
+  afterEach(() => vi.restoreAllMocks());
 
-  it("goes to the operation's progress after a 202, and is busy meanwhile", async () => {
+  it("stays on the page after a 202: a flash follows the operation (links to it and to its cluster); busy meanwhile", async () => {
     let release!: (a: Answer<unknown>) => void;
     const send = vi.fn<Send>(() => new Promise((r) => (release = r)));
     const m = harness(send);
@@ -47,7 +58,27 @@ describe("useMutation", () => {
       await done;
     });
     expect(text("busy")).toBe("false");
-    expect(window.location.hash).toBe("#/operations/op-abc123");
+    expect(window.location.hash).toBe("#/clusters");
+    const flash = document.querySelector('[data-testid="flash-operation"]')!;
+    expect(flash.getAttribute("data-operation")).toBe("op-abc123");
+    expect(flash.getAttribute("data-status")).toBe("RUNNING");
+    expect(screen.getByRole("link", { name: "View operation" }).getAttribute("href")).toBe("#/operations/op-abc123");
+    expect(screen.getByRole("link", { name: "View cluster llm" }).getAttribute("href")).toBe("#/clusters/us-west-2/llm");
+    // the flash reads the record and follows it to its end
+    await waitFor(() => expect(document.querySelector('[data-testid="flash-operation"]')!.getAttribute("data-status")).toBe("SUCCEEDED"));
+  });
+
+  it("afterAccepted runs after the flash (a dialog closes); onAccepted replaces the default", async () => {
+    const after = vi.fn();
+    const m = harness(vi.fn<Send>(async () => accepted("op-after1")), { afterAccepted: after });
+    await act(() => m.current.run({ n: 1 }));
+    expect(after).toHaveBeenCalledWith(expect.objectContaining({ id: "op-after1" }));
+    expect(document.querySelector('[data-operation="op-after1"]')).not.toBeNull();
+    const own = vi.fn();
+    const m2 = harness(vi.fn<Send>(async () => accepted("op-own1")), { onAccepted: own });
+    await act(() => m2.current.run({ n: 1 }));
+    expect(own).toHaveBeenCalledOnce();
+    expect(document.querySelector('[data-operation="op-own1"]')).toBeNull();
   });
 
   it("sends a fresh Idempotency-Key for each user action", async () => {
@@ -67,7 +98,7 @@ describe("useMutation", () => {
     await act(() => m.current.run({ n: 1 }));
     expect(send).toHaveBeenCalledTimes(2);
     expect(send.mock.calls[0][1]).toBe(send.mock.calls[1][1]);
-    expect(window.location.hash).toBe("#/operations/op-retried1");
+    expect(document.querySelector('[data-operation="op-retried1"]')).not.toBeNull();
   });
 
   it("after retries run out, says resending is safe, and a resend of the same request reuses the key", async () => {

@@ -161,12 +161,17 @@ describe("Namespaces panel", () => {
     const dialog = await screen.findByRole("dialog");
     fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "kube-system" } });
     fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
+    // Create waits for the plan (computing: disabled), then sends
+    const confirm = within(dialog).getByRole("button", { name: "Create namespace" });
+    expect(confirm.getAttribute("aria-disabled")).toBe("true");
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Create namespace" }).getAttribute("aria-disabled")).not.toBe("true"));
     fireEvent.click(within(dialog).getByRole("button", { name: "Create namespace" }));
     await within(dialog).findByText("kube-system is a system namespace"); // back on the form, at the field
     fireEvent.change(within(dialog).getByLabelText("Name"), { target: { value: "team-b" } });
     expect(within(dialog).queryByText("kube-system is a system namespace")).toBeNull();
     fireEvent.click(within(dialog).getByRole("button", { name: "Review" }));
     expect((await within(dialog).findByTestId("plan-changes")).textContent).toBe("1 change");
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Create namespace" }).getAttribute("aria-disabled")).not.toBe("true"));
     fireEvent.click(within(dialog).getByRole("button", { name: "Create namespace" }));
     await waitFor(() => expect(apiMock.createNamespace).toHaveBeenCalledTimes(2));
     expect(apiMock.createNamespace.mock.calls[1][2]).toEqual({ name: "team-b" });

@@ -23,7 +23,7 @@ import { Time } from "../lib/time";
 import { validate } from "../lib/validate";
 import { ConfirmModal } from "./ConfirmModal";
 import { useNamespaces } from "./NamespaceSelect";
-import { PlanPanel } from "./PlanPanel";
+import { PlanPanel, usePlanGate } from "./PlanPanel";
 import { ProgressPanel } from "./ProgressPanel";
 import { ResourceTable } from "./ResourceTable";
 import { Status } from "./Status";
@@ -72,6 +72,13 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
     onAccepted: (o) => { flash.track(o); setOp(o); },
   });
   const local = validate("NamespaceCreate", { name: name.trim() }).name;
+  const gate = usePlanGate();
+  // A refused plan says why at the Name field (back on the form) until the name changes.
+  const [planError, setPlanError] = useState<string | undefined>();
+  const refused = gate.fieldErrors(["name"]).name;
+  useEffect(() => {
+    if (review && refused) setPlanError(refused);
+  }, [review, refused]);
   const ended = useEnded(() => `Namespace ${name} on ${cluster}`, onEnded);
   const body: NamespaceCreate = { name: name.trim() };
   const submit = async () => {
@@ -90,7 +97,7 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
           {review ? (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={() => setReview(false)}>Back</Button>
-              <Button variant="primary" loading={create.busy} onClick={() => void submit()}>Create namespace</Button>
+              <Button variant="primary" loading={create.busy} onClick={() => void submit()} disabled={!!gate.reason} disabledReason={gate.reason}>Create namespace</Button>
             </SpaceBetween>
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
@@ -106,15 +113,17 @@ export function CreateNamespaceModal({ cluster, region, onClose, onEnded }: { cl
           <Box data-testid="namespace-summary">
             {`Namespace ${body.name}, labelled as PodStart's, with the Role that lets PodStart write job Secrets there and the shared data volume (podstart-data, /data in pods).`}
           </Box>
-          <PlanPanel load={(signal) => api.planCreateNamespace(cluster, region, body, signal)} deps={[cluster, region, body.name]} />
+          <gate.Provider>
+            <PlanPanel load={(signal) => api.planCreateNamespace(cluster, region, body, signal)} deps={[cluster, region, body.name]} />
+          </gate.Provider>
         </SpaceBetween>
       ) : (
         <form onSubmit={(e) => { e.preventDefault(); if (body.name) setReview(true); }}>
           <SpaceBetween size="m">
             {create.errors.length > 0 && <Alert type="error" header="The namespace was not created">{create.errors.join("; ")}</Alert>}
-            <FormField label="Name" errorText={create.fieldErrors.name ?? (name ? local : undefined)}
+            <FormField label="Name" errorText={create.fieldErrors.name ?? (name ? local : undefined) ?? planError}
               description="A DNS label (lowercase letters, digits, '-'); not a system namespace (kube-*, aws-*, amazon-*, HyperPod's, the add-ons')">
-              <Input ariaLabel="Name" value={name} autoFocus onChange={({ detail }) => { setName(detail.value); create.clearField("name"); }} />
+              <Input ariaLabel="Name" value={name} autoFocus onChange={({ detail }) => { setName(detail.value); setPlanError(undefined); create.clearField("name"); }} />
             </FormField>
           </SpaceBetween>
         </form>

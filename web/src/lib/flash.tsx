@@ -24,7 +24,7 @@ export interface FlashApi {
 const Ctx = createContext<FlashApi>({ items: [], push: () => {}, track: () => {} });
 export const useFlash = () => useContext(Ctx);
 
-const KEEP = 4;
+const KEEP = 3;
 const POLL_MS = 3000;
 
 type Entry = { id: string; message?: Message; op?: Operation };

@@ -336,6 +336,14 @@ export default function CreateCluster() {
       </SpaceBetween>
     );
   };
+  // The capacity advisor: on the first step (where, before anything is chosen) and with the groups.
+  const advisor = (
+    <ExpandableSection variant="container" headerText="Capacity advisor"
+      headerDescription="Not sure where or what? Say how many GPUs: ranked options that fit now (zone, type, capacity, quota, price, start); one fills the groups (and the name, if empty), then the review shows it."
+      data-testid="capacity-advisor">
+      <CapacityAdvisor region={draft.region} onUse={applyOption} />
+    </ExpandableSection>
+  );
   const editLink = (to: number, what: string) => (
     <Button onClick={() => go(to)} ariaLabel={`Edit ${what}`}>Edit</Button>
   );
@@ -380,6 +388,7 @@ export default function CreateCluster() {
           description: "Name the cluster and choose where it runs. The defaults below suit most clusters.",
           errorText: errorBanner(0),
           content: (
+            <SpaceBetween size="l">
             <Container header={<Header variant="h2">Cluster details</Header>}>
               <SpaceBetween size="l">
                 <FormField label="Cluster name" constraintText="Lowercase letters, digits and '-', starting with a letter; at most 32 characters." errorText={err("name")}>
@@ -415,6 +424,8 @@ export default function CreateCluster() {
                 </FormField>
               </SpaceBetween>
             </Container>
+            {step === 0 && advisor}
+            </SpaceBetween>
           ),
         },
         {
@@ -472,11 +483,7 @@ export default function CreateCluster() {
                 );
               })}
               <Button iconName="add-plus" onClick={() => addGroup()} disabled={draft.groups.length >= 20}>Add instance group</Button>
-              <ExpandableSection variant="container" headerText="Capacity advisor"
-                headerDescription="Not sure where? Say how many GPUs: ranked options that fit now (zone, type, capacity, quota, price, start); one fills the groups."
-                data-testid="capacity-advisor">
-                <CapacityAdvisor region={draft.region} onUse={applyOption} />
-              </ExpandableSection>
+              {step === 1 && advisor}
             </SpaceBetween>
           ),
         },
