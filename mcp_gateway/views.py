@@ -440,7 +440,7 @@ def job_metrics(m: dict[str, Any]) -> dict[str, Any]:
         pts = [p for p in s.get("points") or [] if isinstance(p, dict)]
         if not pts:
             return {"name": s.get("name"), "steps": 0}
-        values = [p.get("value") for p in pts if isinstance(p.get("value"), (int, float))]
+        values: list[float] = [float(p["value"]) for p in pts if isinstance(p.get("value"), (int, float))]
         return {"name": s.get("name"), "steps": len(pts), "first": [pts[0].get("step"), pts[0].get("value")],
                 "last": [pts[-1].get("step"), pts[-1].get("value")], "min": min(values) if values else None}
     return _drop_none({"source": m.get("source"), "run": m.get("run"), "pod": m.get("pod"), "note": m.get("note"),

@@ -10,6 +10,8 @@ from functions.domain import manifests
 from functions.domain.cluster_record import ClusterRecord, GroupRecord
 from functions.domain.errors import InvalidInput, NotFound
 from functions.domain.operations import Operation, now_iso
+from functions.domain.planners.clusters import group_capacity
+from functions.domain.plans import Capacity
 from functions.domain.preferences import Preferences, prefs_key
 from functions.domain.views import (
     ClusterDetail,
@@ -25,8 +27,6 @@ from functions.domain.views import (
     RunningCost,
     StorageView,
 )
-from functions.domain.planners.clusters import group_capacity
-from functions.domain.plans import Capacity
 from functions.logic.deps import Deps
 from functions.logic.plans import price_lines
 

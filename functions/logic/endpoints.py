@@ -436,7 +436,8 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
                 if ep.request.get("service") == "model_pool" else "")
         raise EndpointUnavailable(f"endpoint {name} answered HTTP {status}: "
                                   f"{str(said) if said else data[:300].decode(errors='replace')}{hint}")
-    usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+    raw_usage = doc.get("usage")
+    usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
     tokens = {k: v for k in ("prompt_tokens", "completion_tokens") if isinstance(v := usage.get(k), int)}
     return InvokeResult(endpoint=name, status=status, model=doc.get("model"), content=content,
                         response=doc, truncated=truncated, path=body.path, latency_ms=latency_ms, **tokens)

@@ -65,6 +65,18 @@ def test_create_runs_the_five_steps_and_the_hyperpod_cluster_is_in_service(api: 
     assert detail["instance_groups"][0]["current_count"] == 2
     assert {d["name"] for d in detail["dependencies"]} >= {"eks-pod-identity-agent", "aws-mountpoint-s3-csi-driver"}
     assert detail["storage"][0]["kind"] == "s3-mountpoint"
+    # What it costs per hour now (the cluster page's Details): its 2 running instances, EKS, the NAT gateway, at the
+    # Price List's prices (the plan of the same request priced them the same), summed; nothing unknown.
+    same = body(name("cost"), instance_groups=[group(instance_type="ml.p5.48xlarge", instance_count=2)])
+    plan = api.post("/v1/clusters", json=same, params={"dry_run": "true"}).json()
+    unit = {line["item"]: line["unit_hourly"] for line in plan["cost"]["lines"]}
+    cost = detail["cost"]
+    lines = {line["item"]: line for line in cost["lines"]}
+    assert set(lines) == {"HyperPod ml.p5.48xlarge", "EKS control plane", "NAT gateway"}, lines
+    assert lines["HyperPod ml.p5.48xlarge"]["count"] == 2
+    assert all(lines[i]["unit_hourly"] == unit[i] for i in lines), (lines, unit)
+    assert cost["hourly"] == round(sum(line["hourly"] for line in lines.values()), 2) == cost["known_hourly"] > 0
+    assert cost["note"] is None and cost["as_of"]
     listed = {c["name"]: c for c in api.get("/v1/clusters").json()["items"]}
     assert listed[cluster]["status"] == "ACTIVE" and listed[cluster]["hyperpod_status"] == "InService"
     assert api.get("/v1/preferences").json()["active_cluster"] == {"name": cluster, "region": "us-west-2"}
@@ -108,6 +120,10 @@ def test_a_fault_in_each_step_fails_there_and_retry_resumes_without_repeating(ap
     before = STEPS[: STEPS.index(step)]
     assert all(by_name[s]["status"] == "SUCCEEDED" for s in before)
     assert api.get(f"/v1/clusters/{cluster}").json()["status"] == "FAILED"
+    if step == "hyperpod_cluster":  # a list across clusters names the one it could not read, and why
+        everywhere = api.get("/v1/jobs", params={"cluster": cluster}).json()
+        assert everywhere["items"] == [] and [u["cluster"] for u in everywhere["unreachable"]] == [cluster]
+        assert "FAILED" in everywhere["unreachable"][0]["reason"], everywhere
 
     mark = len(api.calls())
     retried = api.post(f"/v1/operations/{failed['id']}/retry")

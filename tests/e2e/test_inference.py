@@ -86,7 +86,31 @@ def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, view
         "content"]  # a model's answer, not the prompt echoed
     usage = r.json()["response"]["usage"]
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+    # tokens in/out and how long the engine took, said by PodStart (the test console shows them)
+    said = r.json()
+    assert (said["prompt_tokens"], said["completion_tokens"]) == (usage["prompt_tokens"], usage["completion_tokens"])
+    assert isinstance(r.json()["latency_ms"], int) and r.json()["latency_ms"] >= 0
+    assert r.json()["path"] == "/v1/chat/completions"
     assert chat(viewer, cluster, ep).status_code == 403
+    # a completion: the engine's /v1/completions, its text as the content
+    r = api.post(f"/v1/clusters/{cluster}/endpoints/{ep}/invoke", json={"prompt": "Once upon a time", "max_tokens": 32})
+    assert r.status_code == 200, r.text
+    assert r.json()["path"] == "/v1/completions" and r.json()["response"]["object"] == "text_completion"
+    assert r.json()["content"] == r.json()["response"]["choices"][0]["text"] and r.json()["content"]
+    assert r.json()["completion_tokens"] <= 32
+    # a chat and a prompt at once, or neither: refused naming why, nothing sent to the engine
+    for bad in ({"prompt": "x", "messages": [{"role": "user", "content": "x"}]}, {"max_tokens": 5}):
+        r = api.post(f"/v1/clusters/{cluster}/endpoints/{ep}/invoke", json=bad)
+        assert r.status_code == 422 and "messages" in r.text and "prompt" in r.text, r.text
+
+    # Listed across clusters (GET /v1/endpoints, a viewer's read), and filtered to this cluster
+    everywhere = viewer.get("/v1/endpoints").json()
+    mine = [e for e in everywhere["items"] if (e["cluster"], e["name"]) == (cluster, ep)]
+    assert len(mine) == 1 and mine[0]["status"] == "READY" and mine[0]["region"] == "us-west-2", everywhere
+    only = api.get("/v1/endpoints", params={"cluster": cluster}).json()
+    assert {e["cluster"] for e in only["items"]} == {cluster} and ep in [e["name"] for e in only["items"]]
+    assert api.get("/v1/endpoints", params={"cluster": "no-such-cluster"}).json() == {
+        "items": [], "next_token": None, "unreachable": []}
 
     same = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 2})
     assert same.status_code == 200 and same.json()["changed"] is False

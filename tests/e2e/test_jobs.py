@@ -8,6 +8,7 @@ refuses, and change nothing: no AWS write, no Kubernetes object, no operation, a
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -171,6 +172,29 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert logs["pod"] == pod and len(logs["lines"]) <= 2 and "samples/s" in logs["lines"][-1]
     r = api.get(f"{base}/jobs/train/logs", params={"pod": "someone-else"})
     assert r.status_code == 422 and "pod" in r.text
+
+    # Metrics by step (the job page's chart): no MLflow here, so parsed from the first pod's log; a viewer reads them.
+    metrics = eventually(lambda: (x := viewer.get(f"{base}/jobs/train/metrics").json())["source"] == "logs"
+                         and len((x["series"] or [{}])[0].get("points", [])) >= 2 and x)
+    assert metrics["pod"] == pod
+    series = {m["name"]: m["points"] for m in metrics["series"]}
+    assert set(series) == {"loss", "throughput (samples/s)"}, series
+    steps = [p["step"] for p in series["loss"]]
+    assert steps == sorted(set(steps)) and all(p["value"] > 0 for p in series["loss"])  # one point a step
+    # each point is what the pod's log printed for that step
+    lines = api.get(f"{base}/jobs/train/logs", params={"pod": pod, "tail": 500}).json()["lines"]
+    said = [m for ln in lines if (m := re.search(r" step (\d+) loss ([\d.]+) ", ln))]
+    printed = {int(m.group(1)): float(m.group(2)) for m in said}
+    assert all(printed[p["step"]] == p["value"] for p in series["loss"] if p["step"] in printed), (printed, series)
+    assert any(p["step"] in printed for p in series["loss"])
+    assert api.get(f"{base}/jobs/nothing/metrics").status_code == 404
+
+    # Jobs across clusters (GET /v1/jobs, the Jobs page): this one, with where it runs; filtered by cluster.
+    everywhere = viewer.get("/v1/jobs").json()
+    row = next(j for j in everywhere["items"] if (j["cluster"], j["name"]) == (cluster, "train"))
+    assert row["region"] == "us-west-2" and row["namespace"] == "default" and row["status"] == "Running"
+    only = api.get("/v1/jobs", params={"cluster": cluster, "status": "Running"}).json()
+    assert [(j["cluster"], j["name"]) for j in only["items"]] == [(cluster, "train")] and only["unreachable"] == []
 
     # A killed pod is a restart counted against the budget; the next one exhausts it and the job fails.
     kube.delete("v1", "Pod", pod, "default")

@@ -166,6 +166,16 @@ def test_submit_with_mlflow_runs_scoped_and_links_the_ui(api: Any, viewer: Any, 
     assert "Experiment: llama-sft" in page.text and "Run: sft" in page.text and "loss" in page.text
     assert httpx.get(url.split("?")[0] + "?authToken=forged").status_code == 403
 
+    # The job page's chart: what the job logged to MLflow, step by step (read from the tracking server's MLflow
+    # API), the run named after the job; a viewer reads it too.
+    metrics = eventually(lambda: (m := viewer.get(f"{base}/jobs/sft/metrics").json())["source"] == "mlflow"
+                         and len({s["name"] for s in m["series"]}) == 2 and m, timeout=30.0)
+    assert metrics["run"] == "sft"
+    series = {s["name"]: s["points"] for s in metrics["series"]}
+    assert set(series) == {"loss", "train_samples_per_second"}
+    loss = series["loss"]
+    assert [p["step"] for p in loss] == sorted(p["step"] for p in loss) and loss[0]["value"] > loss[-1]["value"] > 0
+
     async def mcp(c: Any) -> Any:
         return await c.call_tool("get_job", {"cluster": cluster, "job": "sft", "mlflow_link": True})
 
