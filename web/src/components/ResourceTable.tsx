@@ -1,10 +1,11 @@
 // The one table: every list in the UI is a Cloudscape Table driven by useCollection, with a text filter (and the
 // page's own filters beside it), sorting, pages, saved preferences (page size, columns shown and their order, line
 // wrap, striped rows, column widths), a sticky header, resizable columns, and the actions column kept in view.
-import { useCallback, useMemo, useState, type ReactNode } from "react";
+import { Suspense, lazy, useCallback, useMemo, useState, type ReactNode } from "react";
 import { useCollection } from "@cloudscape-design/collection-hooks";
 import Box from "@cloudscape-design/components/box";
-import CollectionPreferences, { type CollectionPreferencesProps } from "@cloudscape-design/components/collection-preferences";
+import Button from "@cloudscape-design/components/button";
+import type { CollectionPreferencesProps } from "@cloudscape-design/components/collection-preferences";
 import Header from "@cloudscape-design/components/header";
 import Pagination from "@cloudscape-design/components/pagination";
 import SpaceBetween from "@cloudscape-design/components/space-between";
@@ -38,6 +39,10 @@ interface Prefs {
 }
 
 const PAGE_SIZES = [10, 20, 50, 100];
+
+// The preferences dialog (columns with drag and drop) loads on first paint's heels, not in the first chunk: the
+// gear shows at once (disabled until it has loaded).
+const CollectionPreferences = lazy(() => import("@cloudscape-design/components/collection-preferences"));
 
 function loadPrefs(id: string): Partial<Prefs> {
   try {
@@ -222,6 +227,7 @@ export function ResourceTable<T>(p: ResourceTableProps<T>) {
         pagination={<Pagination {...paginationProps} openEnd={p.hasMore} onNextPageClick={({ detail }) => onPage(detail)}
           ariaLabels={{ nextPageLabel: "Next page", previousPageLabel: "Previous page", pageLabel: (n) => `Page ${n}` }} />}
         preferences={
+          <Suspense fallback={<Button variant="icon" iconName="settings" ariaLabel="Preferences" disabled />}>
           <CollectionPreferences
             title="Preferences"
             confirmLabel="Confirm"
@@ -244,6 +250,7 @@ export function ResourceTable<T>(p: ResourceTableProps<T>) {
               options: p.columns.map((c) => ({ id: c.id, label: c.header || c.id, alwaysVisible: c.isRowHeader })),
             }}
           />
+          </Suspense>
         }
         footer={p.footer}
       />
