@@ -192,6 +192,16 @@ class ClientHooks:
                           str(context.get("client_region") or ""))
 
 
+def _known(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    from sandbox.aws.runtime import RUNTIME
+
+    parts = [p for p in urlsplit(url).path.split("/") if p]
+    return bool(len(parts) >= 2 and parts[0] == "clusters" and RUNTIME.kube is not None
+                and RUNTIME.kube.store_or_none(parts[1]) is not None)
+
+
 def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
     """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` names
     (`.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates them."""
@@ -237,7 +247,8 @@ class KubeHooks:
 
         from functions.domain import rbac
 
-        why = rbac.refused(method, url, namespaced=lambda ns: _namespace_rules(url, ns))
+        # no such embedded cluster (gone with a same-named twin): its API server's own 404 answers, not RBAC
+        why = rbac.refused(method, url, namespaced=lambda ns: _namespace_rules(url, ns)) if _known(url) else None
         self.calls.append("kubernetes", _KUBE_VERBS.get(method.upper(), method.title()),
                           {"path": urlsplit(url).path}, "sent" if why is None else "Forbidden")
         if why is not None:
