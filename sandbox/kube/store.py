@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import ipaddress
 import json
@@ -13,6 +14,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -122,6 +124,7 @@ class ClusterStore:
         self._applied: dict[AppliedKey, Obj] = {}
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
+        self._dry = False  # inside dry_run(): writes are computed and answered, never stored
         self.evictions: list[tuple[str, str]] = []  # (namespace, pod) evicted through pods/eviction, in order
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -241,6 +244,17 @@ class ClusterStore:
             self._watchers.clear()
             self._cond.notify_all()
 
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """`?dryRun=All`: everything inside runs every check and answers as it would, and stores nothing (the
+        lock is held throughout, so no other request sees the dry state)."""
+        with self._lock:
+            self._dry = True
+            try:
+                yield
+            finally:
+                self._dry = False
+
     # ---------------------------------------------------------------- helpers
 
     def _bucket(self, rt: ResourceType) -> dict[tuple[str, str], Obj]:
@@ -269,6 +283,10 @@ class ClusterStore:
         return obj
 
     def _write(self, rt: ResourceType, ns: str, name: str, obj: Obj, etype: str, old: Obj | None) -> Obj:
+        if self._dry:
+            if old is not None:
+                obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", "")
+            return self._present(rt, obj)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         self._bucket(rt)[(ns, name)] = obj
@@ -288,6 +306,8 @@ class ClusterStore:
         self._cond.notify_all()
 
     def _remove(self, rt: ResourceType, ns: str, name: str) -> Obj:
+        if self._dry:
+            return copy.deepcopy(self._bucket(rt)[(ns, name)])
         obj = self._bucket(rt).pop((ns, name))
         self._changed_at.pop((rt.storage_key, ns, name), None)
         for key in [k for k in self._applied if k[:3] == (rt.storage_key, ns, name)]:
@@ -538,6 +558,7 @@ class ClusterStore:
             meta["generation"] = 1
             if rt.status and not keep_status:
                 obj.pop("status", None)
+            _normalize(rt, obj)
             self._defaults(rt, obj)
             self._manage(obj, manager, "Update", rt.api_version)
             return self._write(rt, ns, name, obj, "ADDED", None)
@@ -593,12 +614,15 @@ class ClusterStore:
                     result["status"] = copy.deepcopy(old["status"])
                 else:
                     result.pop("status", None)
+            _normalize(rt, result)
             if _spec_of(result) != _spec_of(old) or (not rt.status and result.get("status") != old.get("status")):
                 meta["generation"] = int(om.get("generation", 1)) + 1
             self._manage(result, manager, "Update", rt.api_version)
         if _without_rv(result) == _without_rv(old):
             return self._present(rt, old)
         if result["metadata"].get("deletionTimestamp") and not result["metadata"].get("finalizers"):
+            if self._dry:
+                return self._present(rt, result)
             self._bucket(rt)[(ns, name)] = result
             return self._present(rt, self._remove(rt, ns, name))
         return self._write(rt, ns, name, result, "MODIFIED", old)
@@ -681,13 +705,15 @@ class ClusterStore:
                 raise not_found(rt.qualified, name)
             seed = copy.deepcopy(body)
             self._manage(seed, manager, "Apply", rt.api_version, fields)
-            self._applied[key] = copy.deepcopy(body)
+            if not self._dry:
+                self._applied[key] = copy.deepcopy(body)
             return self.create_rt(rt, ns or None, seed)
         live = copy.deepcopy(self._bucket(rt)[(ns, name)])
         prune_unapplied(live, self._applied.get(key, {}), body)
         merged = strategic_merge(live, body)
         self._manage(merged, manager, "Apply", rt.api_version, fields, subresource)
-        self._applied[key] = copy.deepcopy(body)
+        if not self._dry:
+            self._applied[key] = copy.deepcopy(body)
         return self._replace(rt, ns, name, merged, subresource, check_rv=bool(meta.get("resourceVersion")))
 
     def _scale_of(self, rt: ResourceType, obj: Obj) -> Obj:
@@ -866,6 +892,19 @@ class LogBuffer:
                 return "".join(reversed(taken))
             taken.append(c)
         return "".join(reversed(taken))
+
+
+def _normalize(rt: ResourceType, obj: Obj) -> None:
+    """What the API server does to every write of a kind before storing it: a Secret's `stringData` is merged
+    into `data` (base64, winning over the same key in `data`) and never stored; its `type` defaults to Opaque."""
+    if rt.storage_key == ("", "secrets"):
+        string_data = obj.pop("stringData", None)
+        if isinstance(string_data, dict) and string_data:
+            data: Obj = obj["data"] if isinstance(obj.get("data"), dict) else {}
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+            obj["data"] = data
+        obj.setdefault("type", "Opaque")
 
 
 def random_suffix(n: int = 5) -> str:
