@@ -18,10 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from sandbox.kube import openapi
+from sandbox.kube import authz, openapi, tables
 from sandbox.kube.errors import ApiError, bad_request, not_found
 from sandbox.kube.operators import DEFAULT_RECONCILERS, ControllerLoop, Reconciler
-from sandbox.kube.registry import ALL_VERBS, ResourceType, TypeRegistry
+from sandbox.kube.proto import PROTOBUF, decode_object
+from sandbox.kube.registry import REVIEWS, ResourceType, TypeRegistry
 from sandbox.kube.store import ClusterStore, Obj, get_path
 
 VERSION_INFO = {
@@ -51,115 +52,6 @@ def _sorted_versions(versions: list[str]) -> list[str]:
     return sorted(versions, key=_version_priority, reverse=True)
 
 
-def _age(timestamp: str | None) -> str:
-    if not timestamp:
-        return "<unknown>"
-    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    secs = max(int((datetime.now(UTC) - created).total_seconds()), 0)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size * 2 or (unit == "m" and secs >= 120):
-            return f"{secs // size}{unit}"
-    return f"{secs}s"
-
-
-def _ready_pods(o: Obj) -> str:
-    statuses = get_path(o, "status.containerStatuses") or []
-    total = len(get_path(o, "spec.containers") or [])
-    return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
-
-
-_COLUMNS: dict[tuple[str, str], list[tuple[str, Any]]] = {
-    ("", "pods"): [
-        ("Ready", _ready_pods),
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        ("Restarts", lambda o: "0"),
-    ],
-    ("", "namespaces"): [("Status", lambda o: get_path(o, "status.phase") or "")],
-    ("", "persistentvolumeclaims"): [
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        ("Volume", lambda o: get_path(o, "spec.volumeName") or ""),
-    ],
-    ("", "persistentvolumes"): [
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        (
-            "Claim",
-            lambda o: "/".join(
-                filter(None, (get_path(o, "spec.claimRef.namespace"), get_path(o, "spec.claimRef.name")))
-            ),
-        ),
-    ],
-    ("", "services"): [
-        ("Type", lambda o: get_path(o, "spec.type") or ""),
-        ("Cluster-IP", lambda o: get_path(o, "spec.clusterIP") or ""),
-    ],
-    ("apps", "deployments"): [
-        (
-            "Ready",
-            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
-        ),
-        ("Up-to-date", lambda o: get_path(o, "status.updatedReplicas") or 0),
-        ("Available", lambda o: get_path(o, "status.availableReplicas") or 0),
-    ],
-    ("apps", "statefulsets"): [
-        (
-            "Ready",
-            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
-        ),
-    ],
-    ("batch", "jobs"): [
-        (
-            "Status",
-            lambda o: next(
-                (
-                    c["type"]
-                    for c in get_path(o, "status.conditions") or []
-                    if c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                ),
-                "Running",
-            ),
-        ),
-        (
-            "Completions",
-            lambda o: f"{get_path(o, 'status.succeeded') or 0}/{get_path(o, 'spec.completions') or 1}",
-        ),
-    ],
-}
-
-
-def _table(rt: ResourceType, objs: list[Obj], list_meta: Obj, include: str) -> Obj:
-    extra: list[tuple[str, Any]] = list(_COLUMNS.get(rt.storage_key, []))
-    for name, path in rt.printer_columns:
-        if path != ".metadata.creationTimestamp" and "[" not in path:
-            extra.append((name, lambda o, p=path: get_path(o, p)))
-    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}]
-    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0} for n, _ in extra]
-    columns.append({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0})
-    rows = []
-    for o in objs:
-        cells = [
-            o["metadata"]["name"],
-            *[fn(o) for _, fn in extra],
-            _age(o["metadata"].get("creationTimestamp")),
-        ]
-        row: Obj = {"cells": ["" if c is None else c for c in cells]}
-        if include == "Object":
-            row["object"] = o
-        elif include != "None":
-            row["object"] = {
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": o["metadata"],
-            }
-        rows.append(row)
-    return {
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta,
-        "columnDefinitions": columns,
-        "rows": rows,
-    }
-
-
 def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> list[Obj]:
     out: list[Obj] = []
     for rt in registry.in_group_version(group, version):
@@ -168,7 +60,7 @@ def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> li
             "singularName": rt.singular,
             "namespaced": rt.namespaced,
             "kind": rt.kind,
-            "verbs": list(ALL_VERBS),
+            "verbs": list(rt.verbs),
         }
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)
@@ -197,6 +89,10 @@ def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> li
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        if rt.storage_key == ("", "serviceaccounts"):
+            out.append({"name": "serviceaccounts/token", "singularName": "", "namespaced": True,
+                        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest",
+                        "verbs": ["create"]})
         if rt.storage_key == ("", "pods"):
             out.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
             out.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
@@ -279,15 +175,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         self._warnings: list[str] = []
+        self._user, self._impersonating = authz.ADMIN, False
         try:
             body = self._read_body()
-            if "protobuf" in self.headers.get("Content-Type", ""):
-                raise ApiError(
-                    415,
-                    "UnsupportedMediaType",
-                    "this sandbox API server reads JSON and YAML only, not protobuf "
-                    "(use kubectl apply -f / create -f instead of kubectl create <kind> / run)",
-                )
             parts = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             segs = [s for s in parts.path.split("/") if s]
@@ -321,8 +211,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---------------------------------------------------------------- routing
 
+    def _authorize(self, store: ClusterStore, attrs: authz.Attributes) -> None:
+        """An impersonating request (`kubectl --as`) may do what the cluster's RBAC grants that user."""
+        if not self._impersonating:
+            return
+        allowed, _ = authz.authorize(store, self._user, attrs)
+        if not allowed:
+            raise authz.forbidden(self._user, attrs)
+
     def _route(self, store: ClusterStore, method: str, segs: list[str], query: dict[str, str], body: bytes) -> None:
         registry = store.registry
+        self._user, self._impersonating = authz.user_of(self.headers)
+        if not segs or segs[0] not in ("api", "apis") or len(segs) <= (2 if segs[0] == "api" else 3):
+            self._authorize(store, authz.Attributes(verb=method.lower(), path="/" + "/".join(segs)))
         if method == "GET" and segs == ["version"]:
             return self._json(200, VERSION_INFO)
         if method == "GET" and segs == ["api"]:
@@ -385,19 +286,33 @@ class _Handler(BaseHTTPRequestHandler):
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if (
-            sub not in (None, "status", "scale", "log", "eviction")
+            sub not in (None, "status", "scale", "log", "eviction", "token")
             or (sub == "eviction" and rt.storage_key != ("", "pods"))
+            or (sub == "token" and rt.storage_key != ("", "serviceaccounts"))
             or (sub == "status" and not rt.status)
             or (sub == "log" and rt.storage_key != ("", "pods"))
         ):
             raise _NO_SUCH_RESOURCE
+        verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method) or (
+            ("watch" if watch else ("get" if name else "list")) if method == "GET"
+            else ("delete" if name else "deletecollection"))
+        self._authorize(store, authz.Attributes(verb=verb, group=group, resource=rt.plural, subresource=sub or "",
+                                                name=name or "", namespace=namespace or ""))
         manager = query.get("fieldManager") or self.headers.get("User-Agent", "unknown").split("/")[0]
         accept = self.headers.get("Accept", "")
         table = "as=Table" in accept
+        if rt.kind in REVIEWS and method == "POST" and name is None:
+            return self._json(201, authz.review(store, self._user, rt.kind, self._decode(body)))
+        if rt.group == "metrics.k8s.io" and method == "GET" and not watch:
+            from sandbox.kube import metrics
+
+            return self._json(200, metrics.read(store, rt, namespace, name, query))
         if name is None:
             return self._collection(store, rt, method, namespace, query, body, watch, table, manager)
         if method == "POST" and sub == "eviction":
             return self._json(201, store.evict(namespace or "default", name))
+        if method == "POST" and sub == "token":
+            return self._json(201, authz.token_request(store, namespace or "default", name, self._decode(body)))
         if method == "GET" and sub == "log":
             return self._logs(store, namespace or "default", name, query)
         if method == "GET" and watch:
@@ -406,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET":
             obj = store.get_scale(rt, namespace, name) if sub == "scale" else store.get_rt(rt, namespace, name)
             if table and sub is None:
-                obj = _table(
+                obj = tables.table(
                     rt,
                     [obj],
                     {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
@@ -477,8 +392,10 @@ class _Handler(BaseHTTPRequestHandler):
             "preferredVersion": gvs[0],
         }
 
-    @staticmethod
-    def _decode(body: bytes) -> Obj:
+    def _decode(self, body: bytes) -> Obj:
+        """A request body: JSON, or Kubernetes protobuf (what kubectl's typed clients send)."""
+        if self.headers.get("Content-Type", "").split(";")[0].strip() == PROTOBUF:
+            return decode_object(body)
         try:
             obj = json.loads(body or b"null")
         except ValueError as err:
@@ -512,7 +429,7 @@ class _Handler(BaseHTTPRequestHandler):
                 query.get("continue"),
             )
             if table:
-                listed = _table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
+                listed = tables.table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
             return self._json(200, listed)
         if method == "POST":
             obj = self._decode(body)
@@ -552,7 +469,7 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 etype, obj = event
                 if table and etype != "ERROR":
-                    obj = _table(
+                    obj = tables.table(
                         rt,
                         [obj],
                         {"resourceVersion": obj["metadata"].get("resourceVersion", "")},

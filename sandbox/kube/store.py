@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from sandbox.kube.authz import DEFAULT_RBAC
 from sandbox.kube.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from sandbox.kube.patching import fields_v1, json_patch, merge_patch, prune_unapplied, strategic_merge
 from sandbox.kube.registry import ResourceType, TypeRegistry, types_from_crd
@@ -125,9 +126,12 @@ class ClusterStore:
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
         self._dry = False  # inside dry_run(): writes are computed and answered, never stored
+        self._event_names: dict[tuple[str, str, str, str], str] = {}  # what record_event aggregates
         self.evictions: list[tuple[str, str]] = []  # (namespace, pod) evicted through pods/eviction, in order
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for obj in DEFAULT_RBAC:  # what a new cluster's RBAC bootstrap creates
+            self.create(copy.deepcopy(obj))
 
     # ---------------------------------------------------------------- in-process API (by apiVersion/kind)
 
@@ -203,6 +207,40 @@ class ClusterStore:
             if (self._ns(rt, namespace), name) not in self._bucket(rt):
                 return None
             return self.delete_rt(rt, self._ns(rt, namespace), name)
+
+    def record_event(self, obj: Obj, etype: str, reason: str, message: str, component: str, host: str = "") -> None:
+        """A core/v1 Event about `obj`, as a controller's event recorder writes it: the same reason and message
+        about the same object again counts up (`count`, `lastTimestamp`) instead of adding an event."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        key = (namespace, meta.get("uid", ""), reason, message)
+        now = now_rfc3339()
+        with self._lock:
+            if self._closed or ("", namespace) not in self._objects.get(NS_GK, {}):
+                return
+            name = self._event_names.get(key)
+            current = self.get("v1", "Event", name, namespace) if name else None
+            if current is not None:
+                current["count"] = int(current.get("count") or 1) + 1
+                current["lastTimestamp"] = now
+                self.put(current)
+                return
+            name = f"{meta.get('name', 'object')}.{uuid.uuid4().hex[:16]}"
+            self._event_names[key] = name
+            source: Obj = {"component": component}
+            if host:
+                source["host"] = host
+            self.create({
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": {k: v for k, v in (("apiVersion", obj.get("apiVersion")), ("kind", obj.get("kind")),
+                                                     ("name", meta.get("name")), ("namespace", meta.get("namespace")),
+                                                     ("uid", meta.get("uid")),
+                                                     ("resourceVersion", meta.get("resourceVersion"))) if v},
+                "reason": reason, "message": message, "type": etype, "source": source,
+                "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+                "reportingComponent": component, "reportingInstance": host or component,
+            })
 
     def elapsed(self, obj: Obj) -> float:
         """Wall seconds since the object was created or its generation last changed."""

@@ -8,7 +8,17 @@ reconcilers). Add a family here, or a single reconciler with `KubeApiServer.add_
 
 from __future__ import annotations
 
-from sandbox.kube.operators import downloads, garbage, inference, kuberay, scheduler, storage, training, workloads
+from sandbox.kube.operators import (
+    downloads,
+    garbage,
+    inference,
+    kuberay,
+    metrics_server,
+    scheduler,
+    storage,
+    training,
+    workloads,
+)
 from sandbox.kube.operators.base import ReconcileContext, Reconciler
 from sandbox.kube.operators.loop import ControllerLoop
 
@@ -21,6 +31,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "garbage": garbage.RECONCILERS,
     "inference": inference.RECONCILERS,
     "downloads": downloads.RECONCILERS,
+    "metrics_server": metrics_server.RECONCILERS,
 }
 DEFAULT_RECONCILERS: tuple[Reconciler, ...] = tuple(r for family in REGISTRY.values() for r in family)
 
