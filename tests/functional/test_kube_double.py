@@ -449,7 +449,7 @@ def test_kubectl_get_apply_delete(server: KubeApiServer, tmp_path: Path) -> None
     manifest = tmp_path / "app.yaml"
     dep = _deployment("kubectl-app", 1) | {"metadata": {"name": "kubectl-app", "labels": {"app": "x"}}}
     manifest.write_text(yaml.safe_dump(dep))
-    assert "serverside-applied" in kubectl("apply", "--server-side", "--validate=false", "-f", str(manifest))
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", str(manifest))
     assert "kubectl-app" in kubectl("get", "deploy", "-l", "app=x")
     assert kubectl("get", "deploy", "-l", "app=nope", "-o", "name") == ""
     assert "deleted" in kubectl("delete", "-f", str(manifest))
