@@ -123,6 +123,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     _t("networking.k8s.io/v1", "ingressclasses", "IngressClass", False),
     _t("discovery.k8s.io/v1", "endpointslices", "EndpointSlice"),
     _t("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa", "status"),
+    # stored as v2, also served as v1 (what `kubectl autoscale` creates), converted (conversion.py)
+    _t("autoscaling/v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa", "status"),
     # what `kubectl auth can-i` and `kubectl auth whoami` create (answered from the cluster's RBAC, authz.py)
     _t("authorization.k8s.io/v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
     _t("authorization.k8s.io/v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from sandbox.kube.authz import DEFAULT_RBAC
+from sandbox.kube.conversion import from_storage, to_storage
 from sandbox.kube.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from sandbox.kube.patching import fields_v1, json_patch, merge_patch, prune_unapplied, strategic_merge
 from sandbox.kube.registry import ResourceType, TypeRegistry, types_from_crd
@@ -91,7 +92,7 @@ class Watcher:
         return self.pred(obj)
 
     def _put(self, etype: str, obj: Obj) -> None:
-        out = copy.deepcopy(obj)
+        out = from_storage(self.rt, copy.deepcopy(obj))
         out["apiVersion"] = self.rt.api_version
         self.events.put((etype, out))
 
@@ -127,6 +128,7 @@ class ClusterStore:
         self._closed = False
         self._dry = False  # inside dry_run(): writes are computed and answered, never stored
         self._event_names: dict[tuple[str, str, str, str], str] = {}  # what record_event aggregates
+        self._event_stamp = 0
         self.evictions: list[tuple[str, str]] = []  # (namespace, pod) evicted through pods/eviction, in order
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -225,7 +227,10 @@ class ClusterStore:
                 current["lastTimestamp"] = now
                 self.put(current)
                 return
-            name = f"{meta.get('name', 'object')}.{uuid.uuid4().hex[:16]}"
+            # as the event recorder names them: the object, then the time in hex (so events list in order)
+            stamp = max(time.time_ns(), self._event_stamp + 1)
+            self._event_stamp = stamp
+            name = f"{meta.get('name', 'object')}.{stamp:x}"
             self._event_names[key] = name
             source: Obj = {"component": component}
             if host:
@@ -304,7 +309,7 @@ class ClusterStore:
 
     @staticmethod
     def _present(rt: ResourceType, obj: Obj) -> Obj:
-        out = copy.deepcopy(obj)
+        out = from_storage(rt, copy.deepcopy(obj))
         out["apiVersion"] = rt.api_version
         out["kind"] = rt.kind
         return out
@@ -562,7 +567,7 @@ class ClusterStore:
     ) -> Obj:
         if not isinstance(body, dict):
             raise bad_request("the request body must be an object")
-        obj = copy.deepcopy(body)
+        obj = to_storage(rt, copy.deepcopy(body))
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -615,7 +620,7 @@ class ClusterStore:
         old = self._lookup(rt, ns, name)
         if not isinstance(body, dict):
             raise bad_request("the request body must be an object")
-        new = copy.deepcopy(body)
+        new = to_storage(rt, copy.deepcopy(body))
         meta = new.get("metadata")
         if not isinstance(meta, dict):
             meta = new["metadata"] = {}
@@ -703,7 +708,7 @@ class ClusterStore:
             if subresource == "scale":
                 current = self._scale_of(rt, self._lookup(rt, ns, name))
             else:
-                current = self._lookup(rt, ns, name)
+                current = from_storage(rt, self._lookup(rt, ns, name))
             if ctype == PATCH_JSON:
                 patched = json_patch(copy.deepcopy(current), patch)
             elif ctype == PATCH_MERGE:
@@ -746,7 +751,7 @@ class ClusterStore:
             if not self._dry:
                 self._applied[key] = copy.deepcopy(body)
             return self.create_rt(rt, ns or None, seed)
-        live = copy.deepcopy(self._bucket(rt)[(ns, name)])
+        live = from_storage(rt, copy.deepcopy(self._bucket(rt)[(ns, name)]))
         prune_unapplied(live, self._applied.get(key, {}), body)
         merged = strategic_merge(live, body)
         self._manage(merged, manager, "Apply", rt.api_version, fields, subresource)

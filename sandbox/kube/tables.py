@@ -299,6 +299,33 @@ def _text(path: str, empty: str = "") -> Cell:
     return lambda o: get_path(o, path) or empty
 
 
+def _hpa_targets(o: Obj) -> str:
+    """`cpu: 45%/70%` per metric (`<unknown>` until the autoscaler measured it), as the printer shows it."""
+    spec_metrics = get_path(o, "spec.metrics") or []
+    if not spec_metrics and get_path(o, "spec.targetCPUUtilizationPercentage") is not None:  # autoscaling/v1
+        current = get_path(o, "status.currentCPUUtilizationPercentage")
+        now = f"{current}%" if current is not None else "<unknown>"
+        return f"cpu: {now}/{get_path(o, 'spec.targetCPUUtilizationPercentage')}%"
+    currents = {(m.get("resource") or {}).get("name"): (m.get("resource") or {}).get("current") or {}
+                for m in get_path(o, "status.currentMetrics") or [] if m.get("type") == "Resource"}
+    out = []
+    for m in spec_metrics:
+        resource = m.get("resource") or {}
+        if m.get("type") != "Resource":
+            out.append(f"<unknown>/{m.get('type', '')}")
+            continue
+        target = resource.get("target") or {}
+        current = currents.get(resource.get("name")) or {}
+        if target.get("averageUtilization") is not None:
+            used = current.get("averageUtilization")
+            out.append(f"{resource.get('name')}: {f'{used}%' if used is not None else '<unknown>'}/"
+                       f"{target['averageUtilization']}%")
+        else:
+            wanted = target.get("averageValue") or target.get("value")
+            out.append(f"{resource.get('name')}: {current.get('averageValue') or '<unknown>'}/{wanted}")
+    return ", ".join(out) or "<none>"
+
+
 WORKLOAD_WIDE = [_col("Containers", _names, 1), _col("Images", _images, 1), _col("Selector", _selector, 1)]
 
 # the columns after Name, by (group, plural)
@@ -433,7 +460,7 @@ BUILTIN: dict[tuple[str, str], list[Column]] = {
     ("autoscaling", "horizontalpodautoscalers"): [
         _col("Reference", lambda o: f"{get_path(o, 'spec.scaleTargetRef.kind')}/"
                                     f"{get_path(o, 'spec.scaleTargetRef.name')}"),
-        _col("Targets", lambda o: "<unknown>"), _col("MinPods", _num("spec.minReplicas"), kind="integer"),
+        _col("Targets", _hpa_targets), _col("MinPods", _num("spec.minReplicas"), kind="integer"),
         _col("MaxPods", _num("spec.maxReplicas"), kind="integer"),
         _col("Replicas", _num("status.currentReplicas"), kind="integer"), AGE,
     ],

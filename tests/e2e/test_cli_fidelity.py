@@ -291,6 +291,14 @@ def test_deployment_rollout_scale_expose(env: dict[str, str]) -> None:
     header, rows = table(kubectl(env, "get", "svc", "web", "-n", NS))
     assert header == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
     assert rows[0][1] == "ClusterIP" and rows[0][3] == "<none>" and rows[0][4] == "80/TCP"
+    # kubectl autoscale creates an autoscaling/v1 HPA; kubectl get reads it as v2 (stored once, converted)
+    assert "horizontalpodautoscaler.autoscaling/web autoscaled" in kubectl(
+        env, "autoscale", "deployment", "web", "-n", NS, "--min=1", "--max=4", "--cpu-percent=70")
+    header, rows = table(kubectl(env, "get", "hpa", "web", "-n", NS))
+    assert header == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+    assert rows[0][1:5] == ["Deployment/web", "cpu: <unknown>/70%", "1", "4"]
+    metrics = json.loads(kubectl(env, "get", "hpa.v2.autoscaling", "web", "-n", NS, "-o", "jsonpath={.spec.metrics}"))
+    assert metrics[0]["resource"]["target"] == {"type": "Utilization", "averageUtilization": 70}
 
 
 def test_a_job_runs_to_completion(env: dict[str, str]) -> None:

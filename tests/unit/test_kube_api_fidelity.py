@@ -258,3 +258,21 @@ def test_node_rows_carry_status_roles_and_version() -> None:
     assert [c["name"] for c in t["columnDefinitions"] if c["priority"] == 0] == [
         "Name", "Status", "Roles", "Age", "Version"]
     assert t["rows"][0]["cells"][:5] == ["n1", "Ready,SchedulingDisabled", "gpu", "5m", "v1.32.3-eks-473151a"]
+
+
+def test_an_autoscaling_v1_hpa_is_stored_as_v2_and_read_back_as_either(store: ClusterStore) -> None:
+    registry = store.registry
+    v1, v2 = registry.lookup("autoscaling", "v1", "horizontalpodautoscalers"), \
+        registry.lookup("autoscaling", "v2", "horizontalpodautoscalers")
+    assert v1 is not None and v2 is not None
+    store.create_rt(v1, "ml", {"metadata": {"name": "web"}, "spec": {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1, "maxReplicas": 4, "targetCPUUtilizationPercentage": 70}})
+    as_v2 = store.get_rt(v2, "ml", "web")
+    assert as_v2["spec"]["metrics"] == [{"type": "Resource", "resource": {
+        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]
+    store.patch_rt(v1, "ml", "web", "application/merge-patch+json", b'{"spec": {"targetCPUUtilizationPercentage": 50}}')
+    as_v1 = store.get_rt(v1, "ml", "web")
+    assert as_v1["apiVersion"] == "autoscaling/v1" and as_v1["spec"]["targetCPUUtilizationPercentage"] == 50
+    assert "metrics" not in as_v1["spec"]
+    assert tables.table(v2, [store.get_rt(v2, "ml", "web")], {}, "None")["rows"][0]["cells"][2] == "cpu: <unknown>/50%"
