@@ -439,6 +439,17 @@ def unknown_fields(value: Any, schema: Obj, schemas: dict[str, Obj], path: str =
     `structural`: a CRD's schema, where an object that declares no properties and does not preserve unknown
     fields keeps none (the API server prunes them); a built-in free-form object (FieldsV1, RawExtension) keeps
     all."""
+    return _walk(value, schema, schemas, path, patch, structural)[0]
+
+
+def pruned(value: Any, schema: Obj, schemas: dict[str, Obj], patch: bool = False, structural: bool = False) -> Any:
+    """`value` without the fields its schema does not declare: what the API server keeps of a write it does not
+    refuse (a built-in kind's JSON decodes into its Go type; a CRD's object is pruned to its structural schema)."""
+    return _walk(value, schema, schemas, "", patch, structural)[1]
+
+
+def _walk(value: Any, schema: Obj, schemas: dict[str, Obj], path: str, patch: bool,
+          structural: bool) -> tuple[list[str], Any]:
     if isinstance(schema.get("$ref"), str) or isinstance(schema.get("allOf"), list):
         structural = False  # a reference leads to a built-in schema
     schema = _resolve(schema, schemas)
@@ -448,20 +459,31 @@ def unknown_fields(value: Any, schema: Obj, schemas: dict[str, Obj], path: str =
         extra = schema.get("additionalProperties")
         preserve = schema.get("x-kubernetes-preserve-unknown-fields") is True
         closed = not preserve and extra is not True and (bool(props) or (structural and not props))
+        kept: dict[str, Any] = {}
         for key, item in value.items():
             if patch and any(str(key).startswith(d) for d in _DIRECTIVES):
+                kept[key] = item
                 continue
             where = f"{path}.{key}" if path else str(key)
             if isinstance(props, dict) and key in props:
-                out += unknown_fields(item, props[key], schemas, where, patch, structural)
+                found, kept[key] = _walk(item, props[key], schemas, where, patch, structural)
+                out += found
             elif isinstance(extra, dict):
-                out += unknown_fields(item, extra, schemas, where, patch, structural)
+                found, kept[key] = _walk(item, extra, schemas, where, patch, structural)
+                out += found
             elif closed and not (structural and schema.get("x-kubernetes-embedded-resource")):
                 out.append(where)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            else:
+                kept[key] = item
+        return out, kept
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        items = []
         for i, item in enumerate(value):
-            out += unknown_fields(item, schema["items"], schemas, f"{path}[{i}]", patch, structural)
-    return out
+            found, one = _walk(item, schema["items"], schemas, f"{path}[{i}]", patch, structural)
+            out += found
+            items.append(one)
+        return out, items
+    return out, value
 
 
 # ---------------------------------------------------------------------------------------------- per cluster
@@ -509,29 +531,30 @@ class Published:
 
 
 def validate_fields(docs: Documents, rt: ResourceType, body: Any, directive: str, *, patch: bool = False,
-                    apply: bool = False, name: str = "", namespace: str | None = None) -> list[str]:
-    """Unknown fields in a write's body, as the API server's field validation treats them: Strict raises a
-    400 naming them, Warn returns the warnings to send (`Warning` headers), Ignore returns nothing."""
+                    apply: bool = False, name: str = "", namespace: str | None = None) -> tuple[Any, list[str]]:
+    """A write's body as the API server's field validation treats its unknown fields: Strict raises a 400 naming
+    them; Warn (the default) and Ignore drop them from what is stored, Warn returning the warnings to send
+    (`Warning` headers). Returns (the body to store, the warnings)."""
     from sandbox.kube.errors import ApiError
 
     directive = directive or "Warn"
     if directive not in ("Strict", "Warn", "Ignore"):
         raise ApiError(400, "BadRequest", f"fieldValidation must be one of Ignore, Warn, Strict, not {directive!r}")
-    if directive == "Ignore" or not isinstance(body, dict):
-        return []
+    if not isinstance(body, dict):
+        return body, []
     found = docs.schema(rt.group, rt.version, rt.kind)
     if found is None:
-        return []
+        return body, []
     schema = found[1]
-    unknown = unknown_fields(body, schema, builtin_schemas(), patch=patch, structural=bool(rt.from_crd))
+    unknown, kept = _walk(body, schema, builtin_schemas(), "", patch, bool(rt.from_crd))
     if not unknown:
-        return []
-    if directive == "Warn":
-        return [f'unknown field "{u}"' for u in unknown]
-    if apply:
-        where = f"{namespace}/{name}" if namespace else name
-        raise ApiError(400, "BadRequest", f"failed to create typed patch object ({where}; {rt.api_version}, "
-                       f"Kind={rt.kind}): " + ", ".join(f".{u}: field not declared in schema" for u in unknown))
-    listed = ", ".join(f'unknown field "{u}"' for u in unknown)
-    raise ApiError(400, "BadRequest", f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                   f"strict decoding error: {listed}")
+        return body, []
+    if directive == "Strict":
+        if apply:
+            where = f"{namespace}/{name}" if namespace else name
+            raise ApiError(400, "BadRequest", f"failed to create typed patch object ({where}; {rt.api_version}, "
+                           f"Kind={rt.kind}): " + ", ".join(f".{u}: field not declared in schema" for u in unknown))
+        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+        raise ApiError(400, "BadRequest", f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                       f"strict decoding error: {listed}")
+    return kept, ([f'unknown field "{u}"' for u in unknown] if directive == "Warn" else [])

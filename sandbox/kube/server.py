@@ -332,15 +332,18 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "PUT":
             obj = self._decode(body)
             if sub is None:
-                self._validated(store, rt, query, obj, name=name, namespace=namespace)
+                obj = self._validated(store, rt, query, obj, name=name, namespace=namespace)
             with dry:
                 return self._json(200, store.replace_rt(rt, namespace, name, obj, sub, manager))
         if method == "PATCH":
             ctype = self.headers.get("Content-Type", "application/merge-patch+json").split(";")[0].strip()
             apply = ctype == "application/apply-patch+yaml"
             if sub is None and ctype != "application/json-patch+json":
-                self._validated(store, rt, query, _patch_body(body, apply), patch=not apply, apply=apply, name=name,
-                                namespace=namespace)
+                given = _patch_body(body, apply)
+                kept = self._validated(store, rt, query, given, patch=not apply, apply=apply, name=name,
+                                       namespace=namespace)
+                if kept is not given:
+                    body = json.dumps(kept).encode()
             if apply and query.get("dryRun") == "All":
                 dry_run_apply(store, rt, namespace, name, body)  # what PodStart's plans rely on: schema errors
             with dry:
@@ -372,13 +375,16 @@ class _Handler(BaseHTTPRequestHandler):
         raise _NO_SUCH_RESOURCE
 
     def _validated(self, store: ClusterStore, rt: ResourceType, query: dict[str, str], body: Any, *,
-                   patch: bool = False, apply: bool = False, name: str = "", namespace: str | None = None) -> None:
-        """The request's `fieldValidation` (Warn when absent, as the API server) against the kind's schema."""
+                   patch: bool = False, apply: bool = False, name: str = "", namespace: str | None = None) -> Any:
+        """The request's `fieldValidation` (Warn when absent, as the API server) against the kind's schema: the
+        body to store (unknown fields dropped), or a 400 under Strict."""
         published = self.server.api.published(store.name)
         crds = store.list("apiextensions.k8s.io/v1", "CustomResourceDefinition") if rt.from_crd else []
         docs = published.documents(store.registry.all(), crds) if rt.from_crd else openapi.Documents([], [])
-        self._warnings += openapi.validate_fields(docs, rt, body, query.get("fieldValidation", ""), patch=patch,
-                                                  apply=apply, name=name, namespace=namespace)
+        kept, warnings = openapi.validate_fields(docs, rt, body, query.get("fieldValidation", ""), patch=patch,
+                                                 apply=apply, name=name, namespace=namespace)
+        self._warnings += warnings
+        return kept
 
     @staticmethod
     def _api_group(group: str, versions: list[str]) -> Obj:
@@ -432,8 +438,7 @@ class _Handler(BaseHTTPRequestHandler):
                 listed = tables.table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
             return self._json(200, listed)
         if method == "POST":
-            obj = self._decode(body)
-            self._validated(store, rt, query, obj, namespace=namespace)
+            obj = self._validated(store, rt, query, self._decode(body), namespace=namespace)
             with store.dry_run() if query.get("dryRun") == "All" else contextlib.nullcontext():
                 return self._json(201, store.create_rt(rt, namespace, obj, manager))
         if method == "DELETE":

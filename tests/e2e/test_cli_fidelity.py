@@ -209,6 +209,12 @@ def test_apply_validates_against_the_servers_schema(env: dict[str, str]) -> None
     cm = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  namespace: {NS}\ndata:\n  a: '1'\n"
     assert kubectl(env, "create", "-f", "-", stdin=cm).strip() == "configmap/plain created"
     assert kubectl(env, "replace", "-f", "-", stdin=cm.replace("'1'", "'2'")).strip() == "configmap/plain replaced"
+    # --validate=warn: kubectl prints the server's warning and the server drops the field, as Go decoding does
+    loose = run(env, str(KUBECTL), "apply", "-f", "-", "--validate=warn",
+                stdin=typo.replace("name: api\n", "name: loose\n"))
+    assert 'Warning: unknown field "spec.template.spec.containers[0].imagePullPolice"' in loose.stderr
+    kept = json.loads(kubectl(env, "get", "deploy", "loose", "-n", NS, "-o", "jsonpath={.spec.template.spec}"))
+    assert kept["containers"][0]["name"] == "loose" and "imagePullPolice" not in kept["containers"][0]
 
 
 def test_explain_reads_the_openapi_documents(env: dict[str, str]) -> None:

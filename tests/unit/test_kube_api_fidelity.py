@@ -179,12 +179,14 @@ def test_unknown_fields_are_named_as_the_api_server_names_them() -> None:
     assert strict.value.code == 400 and strict.value.message == (
         'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "metadata.labelz", '
         'unknown field "spec.containers[0].imagePullPolice"')
-    assert openapi.validate_fields(docs, pod, body, "Warn") == [
-        'unknown field "metadata.labelz"', 'unknown field "spec.containers[0].imagePullPolice"']
-    assert openapi.validate_fields(docs, pod, body, "Ignore") == []
+    kept, warnings = openapi.validate_fields(docs, pod, body, "Warn")
+    assert warnings == ['unknown field "metadata.labelz"', 'unknown field "spec.containers[0].imagePullPolice"']
+    assert kept["metadata"] == {"name": "p"} and "imagePullPolice" not in kept["spec"]["containers"][0]
+    assert kept["spec"]["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}  # a map keeps its keys
+    assert openapi.validate_fields(docs, pod, body, "Ignore") == (kept, [])
     # a strategic merge patch's directives are not fields
     patch = {"spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "c", "$patch": "x"}]}}
-    assert openapi.validate_fields(docs, pod, patch, "Strict", patch=True) == []
+    assert openapi.validate_fields(docs, pod, patch, "Strict", patch=True) == (patch, [])
 
 
 def test_a_crd_schema_prunes_what_it_does_not_declare_unless_it_preserves_it() -> None:
@@ -198,8 +200,9 @@ def test_a_crd_schema_prunes_what_it_does_not_declare_unless_it_preserves_it() -
     rt = types_from_crd(crd)[0]
     docs = openapi.Documents([rt], [crd])
     body = {"metadata": {"name": "j"}, "spec": {"steps": 3, "free": {"any": 1}, "closed": {"x": 1}, "typo": 1}}
-    assert openapi.validate_fields(docs, rt, body, "Warn") == ['unknown field "spec.closed.x"',
-                                                               'unknown field "spec.typo"']
+    kept, warnings = openapi.validate_fields(docs, rt, body, "Warn")
+    assert warnings == ['unknown field "spec.closed.x"', 'unknown field "spec.typo"']
+    assert kept["spec"] == {"steps": 3, "free": {"any": 1}, "closed": {}}
     v3 = docs.v3("example.com", "v1")
     assert v3 is not None and "com.example.v1.Job" in v3["components"]["schemas"]
     patch_op = v3["paths"]["/apis/example.com/v1/namespaces/{namespace}/jobs/{name}"]["patch"]
