@@ -47,6 +47,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="PodStart REST API /v1 (validation, reads, operations)",
             timeout_s=29,
             env=(*_COMMON_ENV, "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS", "DATA_BUCKET", "AUDIT_TABLE",
+                 "REGISTERED_BUCKETS", "LIMITS",
                  "AUDIT_RETENTION_DAYS", "PODSTART_READER_ROLE_ARNS"),
         ),
         LambdaSpec(
@@ -83,7 +84,8 @@ LAMBDAS: dict[str, LambdaSpec] = {
             name="live",
             handler="functions.live.handler.handler",
             description="Live socket: WebSocket $connect/$disconnect/messages, podstart bus events to every socket",
-            env=("STATE_TABLE", "LIVE_TABLE", "LIVE_ENDPOINT", "LIVE_FOLLOWER_FUNCTION", "POWERTOOLS_SERVICE_NAME"),
+            env=("STATE_TABLE", "LIVE_TABLE", "LIVE_ENDPOINT", "LIVE_FOLLOWER_FUNCTION", "POWERTOOLS_SERVICE_NAME",
+                 "LIMITS"),
         ),
         LambdaSpec(
             name="follow",
@@ -91,7 +93,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="Live socket: follows one pod's log to one socket (up to 14 minutes)",
             memory_mb=256,
             timeout_s=900,
-            env=("STATE_TABLE", "LIVE_TABLE", "POWERTOOLS_SERVICE_NAME"),
+            env=("STATE_TABLE", "LIVE_TABLE", "POWERTOOLS_SERVICE_NAME", "LIMITS"),
         ),
         LambdaSpec(
             name="liveauth",

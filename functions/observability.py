@@ -12,8 +12,20 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-logger = Logger()  # service name from POWERTOOLS_SERVICE_NAME
+from functions.domain import redaction
+
+
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    """Every log record passes PodStart's one redaction before it is written: a credential-looking value (an
+    exception's message quoting a request, a key=value) or a key that names a secret is masked."""
+
+    def serialize(self, log: Any) -> str:
+        return super().serialize(redaction.redact(log, bound=False))
+
+
+logger = Logger(logger_formatter=RedactingFormatter())  # service name from POWERTOOLS_SERVICE_NAME
 metrics = Metrics(namespace="PodStart")
 
 

@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from functions.domain.limits import Limits
+
 
 class CommonSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
@@ -33,6 +35,10 @@ class ApiSettings(_WorkflowArns):
     audit_table: str = ""
     audit_retention_days: int = 400
     data_bucket: str = ""
+    # buckets an admin registered at deploy time (context podstart:registeredBuckets): `bucket` or `bucket/prefix/`,
+    # comma-separated; the API's S3 grants name exactly these and the data bucket
+    registered_buckets: str = ""
+    limits: Limits = Limits()  # env LIMITS: JSON (context podstart:limits)
     max_body_bytes: int = 256 * 1024
     # the roles with the podstart-api group's access entry (this function's, the live socket's); a reconcile plan
     # checks them
@@ -87,6 +93,7 @@ class LiveSettings(BaseSettings):
     live_follower_function: str = ""
     user_pool_id: str = ""
     user_pool_client_ids: str = ""  # comma-separated app clients whose access tokens may connect
+    limits: Limits = Limits()  # env LIMITS: JSON (context podstart:limits)
     aws_region: str = Field(default="us-west-2", alias="AWS_REGION")
 
 

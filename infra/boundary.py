@@ -25,6 +25,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from functions.domain.tenancy import Registration
 from infra.checkov import skip
 from infra.data import DataConstruct
 from infra.nag import acknowledge_wildcards
@@ -153,9 +154,11 @@ class RolesBoundaryConstruct(Construct):
 
     policy: iam.ManagedPolicy
 
-    def __init__(self, scope: Construct, construct_id: str, *, data: DataConstruct):
+    def __init__(self, scope: Construct, construct_id: str, *, data: DataConstruct,
+                 registered: list[Registration] | None = None):
         super().__init__(scope, construct_id)
         self._data = data
+        self._registered = list(registered or [])
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
@@ -223,11 +226,25 @@ class RolesBoundaryConstruct(Construct):
             iam.PolicyStatement(
                 sid="LifecycleScripts", actions=["s3:GetObject"], resources=[assets.arn_for_objects("lifecycle/*")]
             ),
+            *self._registered_statements(),
             iam.PolicyStatement(
                 sid="JobsLogToMlflow",
                 actions=MLFLOW_JOB_ACTIONS,
                 resources=[f"arn:{_P}:sagemaker:*:{_A}:mlflow-tracking-server/*"],
             ),
+        ]
+
+    def _registered_statements(self) -> list[iam.PolicyStatement]:
+        """The buckets an admin registered (context podstart:registeredBuckets): a volume's role may list them and
+        read/write under their registered prefix (its own policy narrows to its prefix and read_only)."""
+        if not self._registered:
+            return []
+        return [
+            iam.PolicyStatement(sid="RegisteredBuckets", actions=["s3:ListBucket"],
+                                resources=sorted({f"arn:{_P}:s3:::{r.bucket}" for r in self._registered})),
+            iam.PolicyStatement(sid="RegisteredBucketObjects",
+                                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                                resources=sorted({f"arn:{_P}:s3:::{r.bucket}/{r.prefix}*" for r in self._registered})),
         ]
 
     def _acknowledge(self) -> None:
@@ -242,6 +259,7 @@ class RolesBoundaryConstruct(Construct):
                 self._data.data_bucket.arn_for_objects("*"),
                 self._data.assets_bucket.arn_for_objects("lifecycle/*"),
                 f"arn:{_P}:sagemaker:*:{_A}:mlflow-tracking-server/*",
+                *sorted({f"arn:{_P}:s3:::{r.bucket}/{r.prefix}*" for r in self._registered}),
             ],
             reason="A permissions boundary is a ceiling, not a grant: it lists what the roles PodStart makes may "
             "ever do (AmazonEKSClusterPolicy's and HyperPod node actions, which support no resource-level "

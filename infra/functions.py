@@ -26,6 +26,8 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from functions.domain.limits import Limits
+from functions.domain.tenancy import Registration
 from functions.lambdas import LAMBDAS, LIVE_FOLLOWER, LambdaSpec
 from infra.bundling import build_bundle, bundle_hash
 from infra.checkov import skip, skip_log_group
@@ -137,9 +139,13 @@ class FunctionsConstruct(Construct):
         event_bus_arn: str,
         boundary_arn: str,
         reserved_concurrency: Mapping[str, int | None] | None = None,
+        registered: list[Registration] | None = None,
+        limits: Limits | None = None,
     ):
         super().__init__(scope, construct_id)
         self._data = data
+        self._registered = list(registered or [])
+        self._limits = limits or Limits()
         self._event_bus_arn = event_bus_arn
         self._boundary_arn = boundary_arn
         self._reserved = {**RESERVED_CONCURRENCY, **(reserved_concurrency or {})}
@@ -201,6 +207,9 @@ class FunctionsConstruct(Construct):
             "PERMISSIONS_BOUNDARY_ARN": self._boundary_arn,
             "WORKFLOW_ARNS": "{}",  # replaced by allow_workflows()
             "PODSTART_MCP_READ_ONLY": "false",
+            "REGISTERED_BUCKETS": ",".join(f"{r.bucket}/{r.prefix}" if r.prefix else r.bucket
+                                           for r in self._registered),
+            "LIMITS": self._limits.model_dump_json(),
         }
         unknown = set(spec.env) - set(values) - _LATE_ENV
         if unknown:
@@ -373,9 +382,11 @@ class FunctionsConstruct(Construct):
             role,
             sid="ListMountedBuckets",
             actions=["s3:ListBucket"],
-            resources=[f"arn:{cdk.Aws.PARTITION}:s3:::*"],
-            reason="Adding S3 storage checks the user-named bucket exists (HeadBucket) and the storage page lists "
-            "a mounted bucket's keys (ListObjectsV2); both are authorized as s3:ListBucket; read-only.",
+            resources=[self._data.data_bucket.bucket_arn,
+                       *sorted({f"arn:{cdk.Aws.PARTITION}:s3:::{r.bucket}" for r in self._registered})],
+            reason="Adding S3 storage checks the bucket exists (HeadBucket) and the storage page lists a mounted "
+            "bucket's keys (ListObjectsV2), both authorized as s3:ListBucket: PodStart's data bucket and the buckets "
+            "an admin registered (context podstart:registeredBuckets) only; read-only.",
         )
         grant(
             role,

@@ -8,6 +8,10 @@ from pathlib import Path
 import aws_cdk as cdk
 from constructs import Construct, IConstruct
 
+from functions.domain.identifiers import key_problem
+from functions.domain.limits import Limits
+from functions.domain.storage import bucket_problem
+from functions.domain.tenancy import Registration, parse_registrations
 from infra.api import STAGE, ApiConstruct
 from infra.auth import AuthConstruct
 from infra.boundary import RolesBoundaryConstruct
@@ -41,6 +45,30 @@ def reserved_concurrency_overrides(value: object) -> dict[str, int | None]:
     return overrides
 
 
+def registered_buckets(raw: object) -> list[Registration]:
+    """Context ``podstart:registeredBuckets``: buckets PodStart may read besides its own, each ``bucket`` or
+    ``bucket/prefix/``, as a list, JSON text or comma-separated text. Names are checked by S3's rules."""
+    if raw is None or raw == "":
+        return []
+    if isinstance(raw, str):
+        raw = json.loads(raw) if raw.strip().startswith("[") else raw
+    if not isinstance(raw, list | str):
+        raise ValueError("podstart:registeredBuckets: a list of bucket or bucket/prefix/ strings")
+    regs = parse_registrations(raw if isinstance(raw, str) else [str(x) for x in raw])
+    for r in regs:
+        why = bucket_problem(r.bucket) or (key_problem(r.prefix) if r.prefix else None)
+        if why:
+            raise ValueError(f"podstart:registeredBuckets: {r.bucket}/{r.prefix}: {why}")
+    return regs
+
+
+def limits_override(raw: object) -> Limits:
+    """Context ``podstart:limits``: the fair-share limits (functions.domain.limits.Limits), as an object or JSON."""
+    if raw is None or raw == "":
+        return Limits()
+    return Limits.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
+
+
 class PodStartStack(cdk.Stack):
     def __init__(
         self,
@@ -58,7 +86,8 @@ class PodStartStack(cdk.Stack):
 
         self.data = DataConstruct(self, "Data")
         self.bus = EventBusConstruct(self, "Events")
-        self.boundary = RolesBoundaryConstruct(self, "RolesBoundary", data=self.data)
+        registered = registered_buckets(self.node.try_get_context("podstart:registeredBuckets"))
+        self.boundary = RolesBoundaryConstruct(self, "RolesBoundary", data=self.data, registered=registered)
         self.functions = FunctionsConstruct(
             self,
             "Functions",
@@ -66,6 +95,8 @@ class PodStartStack(cdk.Stack):
             event_bus_arn=self.bus.bus.event_bus_arn,
             boundary_arn=self.boundary.arn,
             reserved_concurrency={k: v for k, v in self._reserved.items() if k != WEB_DEPLOY},
+            registered=registered,
+            limits=limits_override(self.node.try_get_context("podstart:limits")),
         )
         self.workflows = WorkflowsConstruct(
             self,

@@ -163,6 +163,17 @@ KNOWN: dict[tuple[str, str], Known] = {
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
         "delete_job", "Delete a job and its pods." + TRACK, destructive=True),
+    ("get", "/v1/buckets"): Known(
+        "list_buckets", "Buckets PodStart may mount: its data bucket (operators), registered ones (admins).",
+        small=True),
+    ("get", "/v1/clusters/{cluster}/namespaces"): Known(
+        "list_namespaces", "PodStart namespaces (default + admin-made): jobs, secrets, volumes go only there.",
+        small=True),
+    ("post", "/v1/clusters/{cluster}/namespaces"): Known(
+        "create_namespace", "Admin: create a PodStart namespace (data volume, Secrets access)." + TRACK),
+    ("delete", "/v1/clusters/{cluster}/namespaces/{namespace}"): Known(
+        "delete_namespace", "Admin: delete a PodStart namespace and all in it; confirm=name. Ask first." + TRACK,
+        destructive=True),
     ("get", "/v1/clusters/{cluster}/secrets"): Known(
         "list_secrets", "Secret names in a namespace (never values).", small=True),
     ("post", "/v1/clusters/{cluster}/secrets"): Known(

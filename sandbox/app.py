@@ -172,6 +172,8 @@ class Sandbox:
             # the sandbox's /ws follows logs in this process, as the API function
             "PODSTART_READER_ROLE_ARNS": self._role("podstart-api", "lambda.amazonaws.com"),
             "PERMISSIONS_BOUNDARY_ARN": self._boundary(),
+            "REGISTERED_BUCKETS": self.settings.registered_buckets,
+            **({"LIMITS": self.settings.limits} if self.settings.limits else {}),
         })
         self._clear_settings_caches()
         make_resolver_thread_safe()

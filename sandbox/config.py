@@ -21,6 +21,10 @@ class SandboxSettings(BaseSettings):
     state_dir: Path = Field(default=Path(".podstart"), description="Where the token files are written")
     aws_port: int = Field(default=0, description="Port of the embedded AWS endpoint (0: any free port)")
     kube_port: int = Field(default=0, description="Port of the embedded Kubernetes API (0: any free port)")
+    registered_buckets: str = Field(default="team-datasets-123456789012", description=(
+        "Buckets PodStart may read besides its data bucket (bucket or bucket/prefix/, comma-separated), as the "
+        "deploy-time context podstart:registeredBuckets registers them; the sandbox seeds this one"))
+    limits: str = Field(default="", description="Fair-share limits as JSON (functions.domain.limits.Limits)")
     mutation_slots: int = Field(default=4, ge=1, description=(
         "Mutating API requests handled at once; more wait their turn. On AWS each invocation has its own "
         "CPU; here all share one interpreter, and a burst of 100 would starve the first past its Lambda "

@@ -3,7 +3,10 @@
 
 One writer task sends everything (events and log lines arrive from other threads through one queue); each
 follow runs functions.logic.live_logs.run on its own thread and is closed when the client unfollows or the
-socket goes (no follow outlives its socket); one user holds at most MAX_FOLLOWS_PER_USER follows at a time.
+socket goes (no follow outlives its socket). Fair share (functions.domain.limits, leases in the state store as
+deployed): a user holds at most `sockets_per_user` sockets and `follows_per_user` follows, everybody together
+`sockets_total` and `follows_total`; past a limit the socket (or the follow) gets a 429 error message with
+`retry_after` and the socket closes (1013, try again later), never a hang.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from functions.domain import live
 from functions.domain.errors import Problem
+from functions.domain.limits import Lease, Leases, Limits, TooMany, refusal
 from functions.domain.ports import LogStream
 from sandbox.events_feed import EventFeed
 
@@ -36,28 +40,58 @@ class _Running:
             self.stream.close()
 
 
+SOCKET_SECONDS = 2 * 3600  # a socket's lease (API Gateway closes a WebSocket after 2 hours); renewed per socket
+TRY_AGAIN_LATER = 1013  # WebSocket close code
+
+
 class LiveSockets:
     def __init__(self, feed: EventFeed) -> None:
         self.feed = feed
-        self._lock = threading.Lock()
-        self._per_user: dict[str, int] = {}
+
+    @staticmethod
+    def _leases() -> tuple[Leases, Limits]:
+        from functions.api.deps import services
+        from functions.settings import api_settings
+
+        s = services()
+        assert s.leases is not None
+        return s.leases, api_settings().limits
 
     def follows_of(self, sub: str) -> int:
-        with self._lock:
-            return self._per_user.get(sub, 0)
+        leases, limits = self._leases()
+        return leases.held("follow", sub, limits.follows_per_user)
 
-    def _take(self, sub: str) -> bool:
-        with self._lock:
-            if self._per_user.get(sub, 0) >= live.MAX_FOLLOWS_PER_USER:
-                return False
-            self._per_user[sub] = self._per_user.get(sub, 0) + 1
-            return True
+    def sockets_of(self, sub: str) -> int:
+        leases, limits = self._leases()
+        return leases.held("socket", sub, limits.sockets_per_user)
 
-    def _give_back(self, sub: str) -> None:
-        with self._lock:
-            self._per_user[sub] = max(0, self._per_user.get(sub, 0) - 1)
+    def _take(self, sub: str) -> Lease | TooMany:
+        leases, limits = self._leases()
+        held = leases.hold("follow", sub, limits.follows_per_user, limits.follows_total, live.MAX_FOLLOW_SECONDS)
+        return refusal("log follows", held, limits) if isinstance(held, str) else held
+
+    async def admit(self, websocket: WebSocket, user: str) -> Lease | None:
+        """The user's share of sockets, or a 429 message and the socket closed (1013)."""
+        leases, limits = self._leases()
+        held = await asyncio.to_thread(leases.hold, "socket", user, limits.sockets_per_user, limits.sockets_total,
+                                       SOCKET_SECONDS)
+        if isinstance(held, Lease):
+            return held
+        await websocket.send_json(live.too_many(None, refusal("live sockets", held, limits)))
+        await websocket.close(code=TRY_AGAIN_LATER)
+        return None
 
     async def serve(self, websocket: WebSocket, user: str) -> None:
+        lease = await self.admit(websocket, user)
+        if lease is None:
+            return
+        try:
+            await self._serve(websocket, user)
+        finally:
+            leases, _ = self._leases()
+            await asyncio.to_thread(leases.release, lease)
+
+    async def _serve(self, websocket: WebSocket, user: str) -> None:
         loop = asyncio.get_running_loop()
         out: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=5000)
         follows: dict[str, _Running] = {}
@@ -75,7 +109,7 @@ class LiveSockets:
             while True:
                 await websocket.send_json(await out.get())
 
-        def follow(msg: live.FollowLogs, running: _Running) -> None:
+        def follow(msg: live.FollowLogs, running: _Running, lease: Lease) -> None:
             from functions.api.deps import services
             from functions.logic import live_logs
 
@@ -98,7 +132,7 @@ class LiveSockets:
             finally:
                 if follows.get(msg.id) is running:
                     follows.pop(msg.id, None)
-                self._give_back(user)
+                self._leases()[0].release(lease)
 
         await out.put({"type": "ready"})
         tasks = [asyncio.create_task(events()), asyncio.create_task(writer())]
@@ -119,12 +153,13 @@ class LiveSockets:
                     continue
                 if msg.id in follows:
                     follows.pop(msg.id).stop()  # following again under one id replaces the stream
-                if not self._take(user):
-                    await out.put(live.too_many(msg.id))
+                taken = await asyncio.to_thread(self._take, user)
+                if isinstance(taken, TooMany):
+                    await out.put(live.too_many(msg.id, taken))
                     continue
                 running = _Running()
                 follows[msg.id] = running
-                threading.Thread(target=follow, args=(msg, running), name=f"ws-follow-{msg.id}",
+                threading.Thread(target=follow, args=(msg, running, taken), name=f"ws-follow-{msg.id}",
                                  daemon=True).start()
                 if any(t.done() for t in tasks):
                     break

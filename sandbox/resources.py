@@ -72,6 +72,15 @@ def bucket_names() -> dict[str, str]:
     return {"data": f"podstart-data-{ACCOUNT}", "assets": f"podstart-assets-{ACCOUNT}"}
 
 
+# Seeded buckets of other teams: one an admin registered (PODSTART_REGISTERED_BUCKETS' default), one nobody did.
+TEAM_BUCKET = f"team-datasets-{ACCOUNT}"
+OTHER_TEAM_BUCKET = f"other-team-private-{ACCOUNT}"
+TEAM_OBJECTS = {"datasets/alpaca_en_demo.json": b'[{"instruction": "Say hi", "input": "", "output": "Hi!"}]\n',
+                "datasets/README.md": b"Team datasets for fine-tuning.\n",
+                "checkpoints/.keep": b""}
+OTHER_OBJECTS = {"payroll/2026.csv": b"name,salary\n", "keys/notes.txt": b"not for PodStart\n"}
+
+
 def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dict[str, Any]:
     """Tables, bus, buckets, state machines and event rules; returns the names and ARNs handlers need."""
     ddb = client("dynamodb", REGION)
@@ -89,11 +98,14 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
     if BUS_NAME not in {b["Name"] for b in events.list_event_buses().get("EventBuses", [])}:
         events.create_event_bus(Name=BUS_NAME)
     s3 = client("s3", REGION)
-    for bucket in bucket_names().values():
+    for bucket in [*bucket_names().values(), TEAM_BUCKET, OTHER_TEAM_BUCKET]:
         try:
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
         except s3.exceptions.BucketAlreadyOwnedByYou:
             pass
+    for bucket, objects in ((TEAM_BUCKET, TEAM_OBJECTS), (OTHER_TEAM_BUCKET, OTHER_OBJECTS)):
+        for key, content in objects.items():
+            s3.put_object(Bucket=bucket, Key=key, Body=content)
     sfn = client("stepfunctions", REGION)
     known = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines().get("stateMachines", [])}
     workflows: dict[str, str] = {}

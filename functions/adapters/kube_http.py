@@ -99,10 +99,12 @@ class KubeHttp:
         body = self.get(path, {"labelSelector": label_selector} if label_selector else None)
         return list((body or {}).get("items") or [])
 
-    def names(self, path: str) -> builtins.list[str]:
+    def names(self, path: str, label_selector: str | None = None) -> builtins.list[str]:
         """The names at `path` (a collection, or one object), read as a Table without the objects: a Secret's
         existence is checked, or its name listed, and its values never leave the API server. [] for a 404."""
-        url = self.host + path + "?" + urllib.parse.urlencode({"includeObject": "None", "limit": str(NAMES_LIMIT)})
+        query = {"includeObject": "None", "limit": str(NAMES_LIMIT),
+                 **({"labelSelector": label_selector} if label_selector else {})}
+        url = self.host + path + "?" + urllib.parse.urlencode(query)
         req = urllib.request.Request(url, headers={"Accept": TABLE_ACCEPT})
         try:
             with self._open(req, self.timeout) as r:
@@ -116,14 +118,15 @@ class KubeHttp:
         return [str(row["cells"][0]) for row in table.get("rows") or [] if row.get("cells")]
 
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
-                   max_response: int, timeout: float) -> tuple[int, bytes, bool]:
+                   max_response: int, timeout: float, headers: dict[str, str] | None = None) -> tuple[int, bytes, bool]:
         """POST body to `path` on the Service through the API server's proxy: (status, bytes, truncated)."""
         if not path.startswith("/v1/") or ".." in path or "?" in path:
             raise ValueError("proxy path must be an engine API path")
         url = (f"{self.host}/api/v1/namespaces/{_segment(namespace)}/services/"
                f"{_segment(service)}:{int(port)}/proxy{path}")
         req = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+                                     headers={"Content-Type": "application/json", "Accept": "application/json",
+                                              **(headers or {})})
         try:
             with self._open(req, timeout) as r:
                 data = r.read(max_response + 1)

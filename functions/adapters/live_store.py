@@ -34,10 +34,16 @@ class DynamoLiveConnections:
     def _expires(self) -> int:
         return int(self.clock()) + CONNECTION_SECONDS
 
-    def add_connection(self, connection_id: str, sub: str) -> None:
+    def add_connection(self, connection_id: str, sub: str, lease: list[list[str]] | None = None) -> None:
         self._ddb.put_item(TableName=self.table, Item={
             "pk": {"S": connection_id}, "sk": {"S": "connection"}, "sub": {"S": sub},
-            "expires_at": {"N": str(self._expires())}})
+            "lease": {"S": json.dumps(lease or [])}, "expires_at": {"N": str(self._expires())}})
+
+    def lease_of(self, connection_id: str) -> list[list[str]]:
+        item = self._ddb.get_item(TableName=self.table, ConsistentRead=True,
+                                  Key={"pk": {"S": connection_id}, "sk": {"S": "connection"}}).get("Item") or {}
+        raw = json.loads(item.get("lease", {}).get("S") or "[]")
+        return raw if isinstance(raw, list) else []
 
     def _items(self, connection_id: str) -> list[dict[str, Any]]:
         out, start = [], None

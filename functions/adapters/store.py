@@ -196,6 +196,7 @@ class DynamoStateStore:
 
     table: str
     region: str | None = None
+    ttl_attribute: str = "ttl"  # the table's TTL attribute (the live table's is expires_at)
 
     @property
     def _ddb(self) -> Any:
@@ -209,15 +210,16 @@ class DynamoStateStore:
     def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None:
         item: dict[str, Any] = {"pk": _s(pk), "sk": _s(sk), "body": _s(json.dumps(body, default=str))}
         if ttl:
-            item["ttl"] = _n(ttl)
+            item[self.ttl_attribute] = _n(ttl)
         self._ddb.put_item(TableName=self.table, Item=item)
 
-    def put_new(self, pk: str, sk: str, body: dict[str, Any]) -> bool:
+    def put_new(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> bool:
         """Write only if absent; False when the key is taken."""
+        item: dict[str, Any] = {"pk": _s(pk), "sk": _s(sk), "body": _s(json.dumps(body, default=str))}
+        if ttl:
+            item[self.ttl_attribute] = _n(ttl)
         try:
-            self._ddb.put_item(TableName=self.table, Item={"pk": _s(pk), "sk": _s(sk),
-                                                           "body": _s(json.dumps(body, default=str))},
-                               ConditionExpression="attribute_not_exists(pk)")
+            self._ddb.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(pk)")
         except ClientError as err:
             if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
                 return False

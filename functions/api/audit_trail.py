@@ -12,7 +12,9 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import APIGatewayRestResolver
 
-from functions.domain.audit import FACE_HEADER, AuditRecord, AuditResult, AuditTarget, face_of, redact
+from functions.api.edge import body_model, secret_paths
+from functions.domain import redaction
+from functions.domain.audit import FACE_HEADER, AuditRecord, AuditResult, AuditTarget, face_of
 from functions.domain.operations import Actor, now_iso
 from functions.domain.principal import Principal
 from functions.observability import logger, metrics
@@ -46,8 +48,8 @@ def build(app: APIGatewayRestResolver, status: int, body: str, replay: bool) -> 
         sent = event.json_body if event.body else None
     except Exception:
         sent = None
-    if isinstance(sent, dict) and event.path.rstrip("/").endswith("/secrets") and isinstance(sent.get("data"), dict):
-        sent = {**sent, "data": dict.fromkeys(sent["data"], "***")}  # a Secret's values, whatever their keys
+    model = body_model(app)
+    secret = secret_paths(model) if model is not None else frozenset()
     answer = _json(body) if status == 202 else None
     op = answer if isinstance(answer, dict) and str(answer.get("id", "")).startswith("op-") else None
     op_target = (op or {}).get("target") or {}
@@ -67,7 +69,9 @@ def build(app: APIGatewayRestResolver, status: int, body: str, replay: bool) -> 
                            or (sent.get("region") if isinstance(sent, dict) else None),
                            resource=args.get("group") or op_target.get("resource"),
                            operation_id=args.get("operation_id") or (op or {}).get("id")),
-        request=redact({"body": sent, "query": query} if sent is not None else {"query": query}),
+        # one redaction, on every path (refusals too): fields secret by schema, credential-looking values, keys
+        # that name secrets
+        request=redaction.redact({"body": sent, "query": query} if sent is not None else {"query": query}, secret),
         idempotency_key=_header(event.headers, "Idempotency-Key"),
         result=AuditResult(status=status, operation_id=(op or {}).get("id")),
         replay=replay, correlation_id=event.request_context.request_id,

@@ -17,6 +17,7 @@ from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
 from functions.domain.kinds import KINDS
+from functions.domain.limits import Leases
 from functions.domain.ports import AuditLog
 from functions.domain.service import OperationService
 from functions.logic.deps import Deps
@@ -29,6 +30,7 @@ class Services(Deps):
     settings: ApiSettings | None = None
     guard: PowertoolsIdempotencyGuard | None = None
     audit: AuditLog | None = None
+    leases: Leases | None = None  # fair share of long polls (functions.domain.limits)
 
 
 @lru_cache(maxsize=1)
@@ -45,7 +47,8 @@ def services() -> Services:
     )
     from functions.adapters.kube_http import connect
 
-    return Services(operations=ops, state=DynamoStateStore(s.state_table), reader=AwsClusterReader(),
+    state = DynamoStateStore(s.state_table)
+    return Services(operations=ops, state=state, reader=AwsClusterReader(), leases=Leases(state),
                     nodes=AwsNodeReader(), objects=AwsObjectLister(), mlflow=AwsMlflowServers(),
                     features=AwsFeatureReader(s.data_bucket), kube=connect, prices=AwsPriceList(), settings=s,
                     guard=guard,

@@ -3,7 +3,12 @@
     correlate -> authenticate (401) -> audit (records every mutating request but dry runs, with its answer)
               -> authorize (403, the role the route declares)
               -> admit_body (413, then 415 and 400 for routes that take a body)
-              -> validate_request (422) -> the route -> validate_response
+              -> validate_request (422) -> refuse_credentials (422) -> the route -> validate_response
+
+No secret value is stored: a body value that looks like a credential (functions.domain.redaction) is refused with
+a 422 naming the field and pointing to the secrets route, except in fields the body's schema marks `writeOnly`
+(a Secret's values) and in a model's free text (an invoke's chat); the audit record of any request, refused ones
+included, is redacted the same way.
 
 Powertools, with `enable_validation=True`, puts its OpenAPI request validation before every middleware given to
 `app.use`, so an anonymous caller would learn field rules (422) and make the API parse any body before anyone
@@ -21,6 +26,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -31,8 +37,10 @@ from aws_lambda_powertools.event_handler.middlewares.openapi_validation import (
     OpenAPIResponseValidationMiddleware,
 )
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 
 from functions.api.context import REPLAYED_HEADER, route_role
+from functions.domain import redaction
 from functions.domain.errors import (
     BadRequest,
     InvalidInput,
@@ -147,6 +155,38 @@ def admit_body(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> 
     return next_middleware(app)
 
 
+def body_model(app: APIGatewayRestResolver) -> type[BaseModel] | None:
+    """The pydantic model of the current route's body, if it takes one."""
+    route = app.context.get("_route")
+    params = route.dependant.body_params if route is not None else []
+    model = params[0].field_info.annotation if params else None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+@lru_cache(maxsize=128)
+def secret_paths(model: type[BaseModel]) -> frozenset[tuple[str, ...]]:
+    """The key paths of a body model its schema marks `writeOnly` (secret values), as `("body", ...)`."""
+    return frozenset(("body", *p) for p in redaction.write_only_paths(model.model_json_schema()))
+
+
+FREE_TEXT = "podstart_free_text"  # a body model whose strings are the user's own text (a chat): not scanned
+
+
+def refuse_credentials(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """A mutation never carries a credential outside a Secret's values: 422 naming each field, nothing stored."""
+    event = app.current_event
+    model = body_model(app)
+    if event.http_method in MUTATING_METHODS and model is not None and event.body \
+            and not getattr(model, FREE_TEXT, False):
+        skip = frozenset(p[1:] for p in secret_paths(model))
+        found = list(redaction.findings(event.json_body, (), skip))
+        if found:
+            raise InvalidInput.of([{"loc": ["body", *loc], "msg": f"this looks like {why}: PodStart never stores a "
+                                    f"credential; write it as a Secret (POST /v1/clusters/{{cluster}}/secrets) and "
+                                    f"reference the Secret by name"} for loc, why in found[:10]])
+    return next_middleware(app)
+
+
 class ValidateRequest(OpenAPIRequestValidationMiddleware):
     """Powertools' OpenAPI request validation (422), reading the body admit_body already admitted and parsed.
 
@@ -160,7 +200,7 @@ class ValidateRequest(OpenAPIRequestValidationMiddleware):
 
 def middlewares() -> list[Any]:
     """The chain, in order, for `app.use` on a resolver built with enable_validation=False."""
-    return [correlate, authenticate, audit, authorize, admit_body, ValidateRequest(),
+    return [correlate, authenticate, audit, authorize, admit_body, ValidateRequest(), refuse_credentials,
             OpenAPIResponseValidationMiddleware()]
 
 

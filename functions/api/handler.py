@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.adapters.kube_http import KubeUnavailable
 from functions.api import edge, openapi, problems
 from functions.api.context import json_response
 from functions.api.routes import (
@@ -21,6 +22,7 @@ from functions.api.routes import (
     features,
     inference,
     jobs,
+    namespaces,
     nodes,
     operations,
     preferences,
@@ -53,6 +55,7 @@ app.include_router(storage.router)
 app.include_router(inference.router)
 app.include_router(audit.router)
 app.include_router(nodes.router)
+app.include_router(namespaces.router)
 
 
 @lru_cache(maxsize=1)
@@ -72,6 +75,16 @@ def get_openapi() -> Response[str]:
 @app.exception_handler(Problem)
 def _problem(exc: Problem) -> Response[str]:
     return problems.from_problem(exc, _instance())
+
+
+@app.exception_handler(KubeUnavailable)
+def _kube_unavailable(exc: KubeUnavailable) -> Response[str]:
+    """The cluster's Kubernetes API refused or did not answer: a gateway error naming what to do, not a 500."""
+    hint = (" PodStart's access in the cluster lacks a grant it needs: POST /v1/clusters/{cluster}/reconcile "
+            "re-applies it." if exc.status == 403 else " Try again; the cluster may be busy or unreachable.")
+    return problems.problem_response({
+        "type": "https://podstart.dev/problems/cluster-unavailable", "title": "Cluster API unavailable",
+        "status": 502, "detail": f"{exc}.{hint}", "instance": _instance()})
 
 
 @app.exception_handler(RequestValidationError)

@@ -18,7 +18,9 @@ def problem_response(body: dict[str, Any], headers: dict[str, str] | None = None
 
 
 def from_problem(exc: Problem, instance: str | None) -> Response[str]:
-    return problem_response(exc.to_problem(instance))
+    retry_after = exc.extra.get("retry_after")
+    return problem_response(exc.to_problem(instance),
+                            {"Retry-After": str(retry_after)} if retry_after is not None else None)
 
 
 def _msg(err: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
 """Files PodStart ships unchanged: the lifecycle script, KEDA's schema, the model downloader script, the model-pool
-worker's supervisor."""
+worker's supervisor, the API key gate."""
 
 from __future__ import annotations
 
@@ -17,3 +17,11 @@ def download_script() -> str:
 def pool_worker_script() -> str:
     """The model-pool worker's constant supervisor script, as the ConfigMap carries it (read, never imported here)."""
     return POOL_WORKER_SCRIPT.read_text()
+
+
+GATE_SCRIPT = Path(__file__).resolve().parent / "podstart_gate.py"
+
+
+def gate_script() -> str:
+    """The API key gate's constant script, as the ConfigMap carries it (read, never imported here)."""
+    return GATE_SCRIPT.read_text()

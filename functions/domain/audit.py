@@ -16,9 +16,6 @@ from functions.domain.operations import Actor
 
 FACE_HEADER = "X-PodStart-Face"
 DEFAULT_RETENTION_DAYS = 400
-_SECRET_WORDS = ("secret", "password", "passwd", "token", "credential", "privatekey", "apikey", "authorization")
-_MAX_STR = 512
-_MAX_ITEMS = 50
 
 
 class Face(StrEnum):
@@ -30,25 +27,6 @@ class Face(StrEnum):
 def face_of(header: str | None) -> Face:
     value = (header or "").strip().lower()
     return Face(value) if value in Face.__members__ else Face.rest
-
-
-def _secret(key: str) -> bool:
-    folded = key.lower().replace("_", "").replace("-", "")
-    return any(w in folded for w in _SECRET_WORDS)
-
-
-def redact(value: Any, depth: int = 0) -> Any:
-    """A bounded copy of a request with anything that looks secret masked (keys named token, password...)."""
-    if depth > 6:
-        return "..."
-    if isinstance(value, dict):
-        return {str(k): ("***" if _secret(str(k)) else redact(v, depth + 1))
-                for k, v in list(value.items())[:_MAX_ITEMS]}
-    if isinstance(value, list):
-        return [redact(v, depth + 1) for v in value[:_MAX_ITEMS]]
-    if isinstance(value, str) and len(value) > _MAX_STR:
-        return value[:_MAX_STR] + "..."
-    return value
 
 
 class AuditTarget(BaseModel):
@@ -80,7 +58,8 @@ class AuditRecord(BaseModel):
     method: str
     path: str
     target: AuditTarget = Field(default_factory=AuditTarget)
-    request: dict[str, Any] = Field(default_factory=dict, description="Body and query, secrets redacted")
+    request: dict[str, Any] = Field(default_factory=dict, description="Body and query, secrets redacted "
+                                    "(functions.domain.redaction)")
     idempotency_key: str | None = None
     result: AuditResult
     replay: bool = Field(default=False, description="An earlier request's answer replayed (same Idempotency-Key)")

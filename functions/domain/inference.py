@@ -8,9 +8,11 @@ are a validated list (never a shell string), a token is a Secret's name (never i
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from functions.domain import engine_args, identifiers
 
 EndpointName = Annotated[str, Field(
     pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$", max_length=32,
@@ -23,9 +25,10 @@ SecretName = Annotated[str, Field(
     description="Name of a Kubernetes Secret holding the token under key `token` (create it with POST .../secrets)")]
 InstanceTypeName = Annotated[str, Field(pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9]+$", max_length=40,
                                         description="HyperPod instance type, e.g. ml.g5.12xlarge")]
-HfModelId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,96}/[A-Za-z0-9_.-]{1,96}$", max_length=193,
-                                 description="Hugging Face model id, org/name")]
-Revision = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="Branch, tag or commit (default main)")]
+HfModelId = Annotated[str, Field(max_length=193, description="Hugging Face model id, owner/name"),
+                      AfterValidator(identifiers.hf_model_id)]
+Revision = Annotated[str, Field(max_length=64, description="Branch, tag or commit (default main)"),
+                     AfterValidator(identifiers.revision)]
 
 IMAGE_RE = re.compile(r"^[a-z0-9]([a-z0-9._/-]{0,254}[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9._-]+)*"
                       r"(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[0-9a-f]{64})$")
@@ -53,18 +56,35 @@ class ModelSource(BaseModel):
     uri: str | None = Field(default=None, max_length=512, pattern=r"^/[A-Za-z0-9_.=/-]*$",
                             description="e.g. /data/models/org/name/main/")
     model_id: str | None = Field(default=None, max_length=193, pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$",
-                                 description="org/name, or a JumpStart model id")
+                                 description="owner/name (Hugging Face), or a JumpStart model id")
     revision: Revision | None = None
     token_secret: SecretName | None = None
     accept_eula: bool = Field(default=False, description="jumpstart: accept the model's end-user license")
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, v: str | None) -> str | None:
+        if v is not None and (any(seg in (".", "..") for seg in v.split("/")) or "//" in v):
+            raise ValueError(f"a path under the shared volume with no '.', '..' or empty segments, e.g. "
+                             f"{MODELS_PREFIX}Qwen/Qwen3-0.6B/main/")
+        return v
+
+    @field_validator("model_id")
+    @classmethod
+    def _model_id(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if info.data.get("source") == "huggingface":
+            return identifiers.hf_model_id(v)
+        if info.data.get("source") == "jumpstart":
+            return identifiers.jumpstart_model_id(v)
+        return v
 
     @model_validator(mode="after")
     def _fields(self) -> ModelSource:
         if self.source in ("s3", "fsx"):
             if not self.uri:
                 raise ValueError(f"uri is required for source {self.source} (e.g. {MODELS_PREFIX}org/name/main/)")
-            if ".." in self.uri.split("/"):
-                raise ValueError("uri may not contain '..'")
             if self.source == "s3" and not self.uri.startswith(MODELS_PREFIX):
                 raise ValueError(f"an s3 model lives under the shared bucket's {MODELS_PREFIX}")
             if self.model_id or self.token_secret:
@@ -74,8 +94,6 @@ class ModelSource(BaseModel):
                 raise ValueError(f"model_id is required for source {self.source}")
             if self.uri:
                 raise ValueError(f"source {self.source} takes model_id, not uri")
-            if self.source == "huggingface" and "/" not in self.model_id:
-                raise ValueError("a Hugging Face model_id is org/name")
         return self
 
     @property
@@ -167,23 +185,20 @@ Engine = Literal["vllm", "sglang"]
 ServiceShape = Literal["external", "internal", "model_pool"]
 RoutingStrategy = Literal["prefixaware", "kvaware", "session", "roundrobin"]
 
-# Flags PodStart sets itself (model path, host, port): a user value would fight the rendered Service.
-OWNED_FLAGS = {"--model", "--model-path", "--host", "--port", "--served-model-name", "--download-dir"}
 TP_FLAGS = {"vllm": ("--tensor-parallel-size", "-tp"), "sglang": ("--tp-size", "--tp", "--tensor-parallel-size")}
 PP_FLAGS = {"vllm": ("--pipeline-parallel-size", "-pp"), "sglang": ("--pp-size", "--pipeline-parallel-size")}
 DP_FLAGS = {"vllm": ("--data-parallel-size", "-dp"), "sglang": ("--dp-size", "--dp", "--data-parallel-size")}
 
 
 def flag_value(args: list[str], names: tuple[str, ...]) -> tuple[int | None, int | None]:
-    """(value, index) of the first integer flag among names, `--x N` or `--x=N`; ValueError if not an integer."""
-    for i, a in enumerate(args):
-        name, eq, val = a.partition("=")
-        if name in names:
-            raw = val if eq else (args[i + 1] if i + 1 < len(args) else "")
-            if not raw.isdigit():
-                raise ValueError(f"engine_args[{i}]: {name} needs a positive integer")
-            return int(raw), i
-    return None, None
+    """(value, index) of the first integer flag among names, in any spelling the engines accept (`--x N`, `--x=N`,
+    underscores for dashes); ValueError if not an integer."""
+    raw, i, spelled = engine_args.value_of(args, names)
+    if i is None:
+        return None, None
+    if raw is None or not raw.isdigit():
+        raise ValueError(f"engine_args[{i}]: {spelled} needs a positive integer")
+    return int(raw), i
 
 
 def parallelism(engine: str, args: list[str]) -> tuple[int, int, int]:
@@ -221,9 +236,15 @@ class EndpointCreate(BaseModel):
     service: ServiceShape = Field(default="internal", description="self-managed: external (NLB), internal "
                                                                   "(ClusterIP) or model_pool (warm pool workers)")
     pool: PoolName | None = Field(default=None, description="service model_pool: the pool whose workers serve")
-    internet_facing: bool = Field(default=False, description="service external: an internet-facing NLB")
-    source_ranges: list[str] = Field(default_factory=list, max_length=20,
+    public: bool = Field(default=False, description="internet_facing with no source range limit (admin only)")
+    internet_facing: bool = Field(default=False, validate_default=True,
+                                  description="service external: an internet-facing NLB; needs source_ranges (or "
+                                              "public, admin)")
+    source_ranges: list[str] = Field(default_factory=list, max_length=20, validate_default=True,
                                      description="service external: CIDRs allowed to reach the NLB")
+    api_key_secret: SecretName | None = Field(
+        default=None, description="self-managed: a PodStart Secret (key `api_key`) callers must send (Authorization: "
+                                  "Bearer, or X-Api-Key); invoke sends it")
     router: RouterSpec | None = Field(default=None, description="sglang, replicas > 1: the SGLang router in front")
 
     @field_validator("image")
@@ -237,15 +258,27 @@ class EndpointCreate(BaseModel):
         for i, a in enumerate(v):
             if not ARG_RE.match(a):
                 raise ValueError(f"engine_args[{i}]: one argument per element, no whitespace, at most 256 characters")
-            if a.partition("=")[0] in OWNED_FLAGS:
-                raise ValueError(f"engine_args[{i}]: {a.partition('=')[0]} is set by PodStart from model and service")
+        groups = tuple(tuple(sorted({n for names in fs.values() for n in names}))
+                       for fs in (TP_FLAGS, PP_FLAGS, DP_FLAGS))
+        for i, why in engine_args.refusals(v, read_once=groups):
+            raise ValueError(f"engine_args[{i}]: {why}")
         return v
 
     @field_validator("source_ranges")
     @classmethod
-    def _cidrs(cls, v: list[str]) -> list[str]:
+    def _cidrs(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        """CIDR blocks; and no accidental exposure: an internet-facing NLB names who may reach it (not everyone),
+        unless an admin says public."""
         import ipaddress
 
+        if info.data.get("internet_facing") and not info.data.get("public"):
+            if not v:
+                raise ValueError("an internet-facing endpoint names the CIDRs allowed to reach it (e.g. your "
+                                 "office's 203.0.113.0/24); an admin may set public: true to open it to everyone")
+            everyone = [c for c in v if c.strip() in OPEN_RANGES]
+            if everyone:
+                raise ValueError(f"{everyone[0]} is everyone on the internet: name narrower ranges, or an admin sets "
+                                 f"public: true")
         out = []
         for c in v:
             try:
@@ -254,11 +287,18 @@ class EndpointCreate(BaseModel):
                 raise ValueError(f"{c!r} is not a CIDR block") from None
         return out
 
+    @field_validator("internet_facing")
+    @classmethod
+    def _exposure(cls, v: bool, info: ValidationInfo) -> bool:
+        if info.data.get("public") and not v:
+            raise ValueError("public opens an internet-facing endpoint to everyone: it goes with internet_facing: true")
+        return v
+
     @model_validator(mode="after")
     def _paths(self) -> EndpointCreate:
         if self.mode == "managed":
-            wrong = [f for f in ("engine", "router", "pool") if getattr(self, f) is not None]
-            wrong += [f for f in ("engine_args", "source_ranges") if getattr(self, f)]
+            wrong = [f for f in ("engine", "router", "pool", "api_key_secret") if getattr(self, f) is not None]
+            wrong += [f for f in ("engine_args", "source_ranges", "public", "internet_facing") if getattr(self, f)]
             wrong += ["service"] if self.service != "internal" else []
             if wrong:
                 raise ValueError(f"{', '.join(wrong)}: self-managed fields; managed endpoints are served "
@@ -287,8 +327,11 @@ class EndpointCreate(BaseModel):
             raise ValueError("service model_pool needs pool")
         if self.service != "model_pool" and self.pool:
             raise ValueError("pool goes with service model_pool")
-        if self.service != "external" and (self.internet_facing or self.source_ranges):
-            raise ValueError("internet_facing and source_ranges go with service external")
+        if self.service != "external" and (self.internet_facing or self.source_ranges or self.public):
+            raise ValueError("internet_facing, public and source_ranges go with service external")
+        if self.api_key_secret and self.service == "model_pool":
+            raise ValueError("api_key_secret: a pool's workers serve every endpoint of the pool; put the key on a "
+                             "self-managed endpoint with service external or internal")
         if self.router and self.router.enabled:
             if self.engine != "sglang":
                 raise ValueError("the router is the SGLang router: engine must be sglang")
@@ -313,6 +356,9 @@ class EndpointCreate(BaseModel):
                 _, pp, dp = parallelism(self.engine, self.engine_args)
                 body["engine_args"] = [*self.engine_args, TP_FLAGS[self.engine][0], str(self.gpus // (pp * dp))]
         return body
+
+
+OPEN_RANGES = ("0.0.0.0/0", "::/0")
 
 
 class EndpointPatch(BaseModel):
@@ -347,6 +393,8 @@ class InvokeRequest(BaseModel):
     """POST .../endpoints/{endpoint}/invoke: an OpenAI-compatible chat body (the target is the endpoint's own)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    podstart_free_text: ClassVar[bool] = True  # the chat is the user's text: not scanned for credentials (still
+    # redacted in the audit record)
 
     messages: list[InvokeMessage] = Field(min_length=1, max_length=64)
     max_tokens: int = Field(default=256, ge=1, le=4096)

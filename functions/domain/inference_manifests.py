@@ -152,13 +152,55 @@ def managed_object(req: dict[str, Any], *, region: str, bucket: str, tls_bucket:
 
 # ------------------------------------------------------------------------------------- self-managed
 
-def engine_command(engine: str, model_arg: str, served_name: str, args: list[str]) -> list[str]:
+def engine_command(engine: str, model_arg: str, served_name: str, args: list[str], *, host: str = "0.0.0.0",
+                   port: int = ENGINE_PORT) -> list[str]:
     """argv of the serving container (no shell): the engine's OpenAI-compatible server."""
     if engine == "vllm":
-        return ["vllm", "serve", model_arg, "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+        return ["vllm", "serve", model_arg, "--host", host, "--port", str(port),
                 "--served-model-name", served_name, *args]
-    return ["python3", "-m", "sglang.launch_server", "--model-path", model_arg, "--host", "0.0.0.0",
-            "--port", str(ENGINE_PORT), "--served-model-name", served_name, "--enable-metrics", *args]
+    return ["python3", "-m", "sglang.launch_server", "--model-path", model_arg, "--host", host,
+            "--port", str(port), "--served-model-name", served_name, "--enable-metrics", *args]
+
+
+# -- the API key gate (functions/assets/podstart_gate.py) in front of a self-managed endpoint -------------------
+GATE = "podstart-gate"
+GATE_SCRIPT_KEY = "podstart_gate.py"
+GATE_MOUNT = "/opt/podstart-gate"
+API_KEY_KEY = "api_key"  # the key of the endpoint's Secret
+GATE_IMAGE = "python:3.12.12-slim-bookworm"  # the official Python image at an exact tag (the gate is stdlib only)
+GATE_PORT, UPSTREAM_PORT = ENGINE_PORT, ENGINE_PORT + 1
+
+
+def gate_configmap(script: str) -> dict[str, Any]:
+    """The constant gate script, mounted read-only into the pods of endpoints that require an API key."""
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(GATE), "data": {GATE_SCRIPT_KEY: script}}
+
+
+def _gate_container(secret: str) -> dict[str, Any]:
+    """The gate: the Service's `http` port; the pod's probes read the engine's /health through it."""
+    return {
+        "name": GATE, "image": GATE_IMAGE, "command": ["python3", f"{GATE_MOUNT}/{GATE_SCRIPT_KEY}"],
+        "ports": [{"name": "http", "containerPort": GATE_PORT}],
+        "env": [{"name": "PODSTART_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret, "key": API_KEY_KEY}}}],
+        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}},
+        "volumeMounts": [{"name": GATE, "mountPath": GATE_MOUNT, "readOnly": True}],
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
+                            "readOnlyRootFilesystem": True},
+    }
+
+
+def gated(spec: dict[str, Any], secret: str | None) -> dict[str, Any]:
+    """A pod spec with the gate in front of its first container when `secret` names the endpoint's API key: the
+    served container then listens on 127.0.0.1 only (its command says so), keeps no `http` port, and the probes
+    move to the gate (which passes /health through)."""
+    if not secret:
+        return spec
+    main = dict(spec["containers"][0])
+    probes = {k: main.pop(k) for k in ("startupProbe", "readinessProbe", "livenessProbe") if k in main}
+    main["ports"] = [p for p in main.get("ports") or [] if p.get("name") != "http"]
+    gate = {**_gate_container(secret), **probes}
+    return {**spec, "containers": [main, gate, *spec["containers"][1:]],
+            "volumes": [*(spec.get("volumes") or []), {"name": GATE, "configMap": {"name": GATE}}]}
 
 
 def _model_arg(model: dict[str, Any]) -> str:
@@ -177,7 +219,8 @@ def _probes() -> dict[str, Any]:
 
 
 def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, model: dict[str, Any] | None,
-                    served_name: str, args: list[str], spread_labels: dict[str, str]) -> dict[str, Any]:
+                    served_name: str, args: list[str], spread_labels: dict[str, str],
+                    api_key_secret: str | None = None) -> dict[str, Any]:
     """A serving pod: GPU requests equal to limits, probes, spread across nodes, the shared bucket at /data."""
     gpu = {"nvidia.com/gpu": str(gpus)}
     env: list[dict[str, Any]] = [{"name": "HF_HOME", "value": "/data/hf-cache"}]
@@ -185,7 +228,8 @@ def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, m
         env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": model["token_secret"],
                                                                        "key": TOKEN_KEY}}})
     model_arg = _model_arg(model) if model else "/data/models/unassigned"
-    return {
+    host, port = ("127.0.0.1", UPSTREAM_PORT) if api_key_secret else ("0.0.0.0", ENGINE_PORT)
+    return gated({
         "affinity": HYPERPOD_NODE_AFFINITY,
         "nodeSelector": {INSTANCE_TYPE_LABEL: instance_type},
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
@@ -195,7 +239,7 @@ def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, m
         "terminationGracePeriodSeconds": 60,
         "containers": [{
             "name": engine, "image": image,
-            "command": engine_command(engine, model_arg, served_name, args),
+            "command": engine_command(engine, model_arg, served_name, args, host=host, port=port),
             "ports": [{"name": "http", "containerPort": ENGINE_PORT}],
             "env": env,
             "resources": {"requests": {**gpu, "cpu": "4", "memory": "32Gi"},
@@ -205,7 +249,7 @@ def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, m
         }],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}},
                     {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
-    }
+    }, api_key_secret)
 
 
 def worker_deployment(req: dict[str, Any]) -> dict[str, Any]:
@@ -213,8 +257,8 @@ def worker_deployment(req: dict[str, Any]) -> dict[str, Any]:
     labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
     pod = worker_pod_spec(engine=req["engine"], image=req["image"], gpus=int(req["gpus"]),
                           instance_type=req["instance_type"], model=req["model"], served_name=_served(req["model"]),
-                          args=list(req.get("engine_args") or []),
-                          spread_labels=labels)
+                          args=list(req.get("engine_args") or []), spread_labels=labels,
+                          api_key_secret=None if _routed(req) else req.get("api_key_secret"))
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(worker_name(name), **labels),
         "spec": {"replicas": int(req.get("replicas", 1)), "selector": {"matchLabels": labels},
@@ -223,6 +267,10 @@ def worker_deployment(req: dict[str, Any]) -> dict[str, Any]:
                                            "annotations": {"podstart.dev/model-name": _served(req["model"])}},
                               "spec": pod}},
     }
+
+
+def _routed(req: dict[str, Any]) -> bool:
+    return bool((req.get("router") or {}).get("enabled"))
 
 
 def _served(model: dict[str, Any]) -> str:
@@ -277,10 +325,12 @@ def router_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": rname},
                "subjects": [{"kind": "ServiceAccount", "name": rname, "namespace": NAMESPACE}]}
     selector = f"{ENDPOINT_LABEL}={name},{ROLE_LABEL}=worker"
+    key = req.get("api_key_secret")
+    host, port = ("127.0.0.1", UPSTREAM_PORT) if key else ("0.0.0.0", ENGINE_PORT)
     args = ["python3", "-m", "sglang_router.launch_router", "--service-discovery",
             "--selector", f"{ENDPOINT_LABEL}={name}", f"{ROLE_LABEL}=worker",
             "--service-discovery-port", str(ENGINE_PORT), "--service-discovery-namespace", NAMESPACE,
-            "--policy", policy, "--host", "0.0.0.0", "--port", str(ENGINE_PORT),
+            "--policy", policy, "--host", host, "--port", str(port),
             "--prometheus-host", "0.0.0.0", "--prometheus-port", str(ROUTER_METRICS_PORT)]
     deploy = {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(rname, **labels),
@@ -289,7 +339,7 @@ def router_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
                                            "annotations": {"podstart.dev/worker-selector": selector,
                                                            "prometheus.io/scrape": "true",
                                                            "prometheus.io/port": str(ROUTER_METRICS_PORT)}},
-                              "spec": {"serviceAccountName": rname, "containers": [{
+                              "spec": gated({"serviceAccountName": rname, "containers": [{
                                   "name": "router", "image": SGLANG_ROUTER_IMAGE, "command": args,
                                   "ports": [{"name": "http", "containerPort": ENGINE_PORT},
                                             {"name": "metrics", "containerPort": ROUTER_METRICS_PORT}],
@@ -298,7 +348,7 @@ def router_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
                                   "readinessProbe": {"httpGet": {"path": "/health", "port": "http"},
                                                      "periodSeconds": 5},
                                   "livenessProbe": {"httpGet": {"path": "/health", "port": "http"},
-                                                    "periodSeconds": 15}}]}}},
+                                                    "periodSeconds": 15}}]}, key)}},
     }
     return [sa, role, binding, deploy]
 
@@ -320,11 +370,12 @@ def scaled_object(req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def self_managed_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every object of a self-managed endpoint, in apply order."""
+def self_managed_objects(req: dict[str, Any], gate_script: str = "") -> list[dict[str, Any]]:
+    """Every object of a self-managed endpoint, in apply order (the gate's ConfigMap first when it needs a key)."""
     if req.get("service") == "model_pool":
         return [service(req)]
-    out: list[dict[str, Any]] = [worker_deployment(req), disruption_budget(req)]
+    out: list[dict[str, Any]] = [gate_configmap(gate_script)] if req.get("api_key_secret") else []
+    out += [worker_deployment(req), disruption_budget(req)]
     if (req.get("router") or {}).get("enabled"):
         out += router_objects(req)
     out.append(service(req))
@@ -333,10 +384,11 @@ def self_managed_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def endpoint_objects(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str) -> list[dict[str, Any]]:
+def endpoint_objects(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str,
+                     gate_script: str = "") -> list[dict[str, Any]]:
     if req["mode"] == "managed":
         return [managed_object(req, region=region, bucket=bucket, tls_bucket=tls_bucket)]
-    return self_managed_objects(req)
+    return self_managed_objects(req, gate_script)
 
 
 def object_refs(objs: list[dict[str, Any]]) -> list[dict[str, str]]:

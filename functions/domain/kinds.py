@@ -3,6 +3,9 @@ start, retry or cancel it), and how long each step may take at real AWS speed.""
 
 from __future__ import annotations
 
+from typing import Any
+
+from functions.domain.errors import Forbidden
 from functions.domain.features import STEPS as FEATURE_STEPS
 from functions.domain.principal import Role
 
@@ -37,16 +40,33 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
     "nodes.health_check": ("start", "results"),
+    "namespace.create": ("namespace", "data_volume"),
+    "namespace.delete": ("namespace", "gone"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
-# admin actions; the rest needs an operator. A retry or cancel needs what the kind needs.
+# admin actions; so is whatever destroys data or reaches the internet; the rest needs an operator. A retry or
+# cancel needs what the operation needs (its kind, and for some kinds its request: `required_role`).
 REQUIRED_ROLE: dict[str, Role] = {
     "cluster.delete": Role.admin,
     "cluster.import": Role.admin,
     "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
     "instance_group.delete": Role.admin,  # terminates every instance of the group (as nodes.delete does)
+    "namespace.create": Role.admin,  # a new place where operators may act (and a Role for PodStart's API there)
+    "namespace.delete": Role.admin,  # everything in it goes: jobs, Secrets, claims
 }
+
+
+def _admin_for(kind: str, request: dict[str, Any]) -> str | None:
+    """Why this operation needs an admin when its kind alone would not: it destroys data or reaches the internet."""
+    if kind == "storage.remove" and request.get("kind") == "fsx_lustre":
+        return "it deletes an FSx file system and every file on it"
+    if kind == "storage.add" and request.get("kind") == "s3" and request.get("registered"):
+        return f"it mounts {request.get('bucket')}, a registered bucket PodStart does not own"
+    endpoint = request.get("endpoint") if kind == "endpoint.deploy" else None
+    if isinstance(endpoint, dict) and endpoint.get("public"):
+        return "it puts an endpoint on the internet with no source range (public: true)"
+    return None
 
 H = 3600.0
 # Generous multiples of the expected durations (EKS ~10 min, HyperPod create ~20 min, FSx ~15 min,
@@ -84,12 +104,37 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
+    "namespace.create": {"namespace": 0.25 * H, "data_volume": 0.25 * H},
+    # a namespace goes once every object in it has (pods stop gracefully, finalizers run)
+    "namespace.delete": {"namespace": 0.25 * H, "gone": 1 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 
 
-def required_role(kind: str) -> Role:
+def required_role(kind: str, request: dict[str, Any] | None = None) -> Role:
+    """The role that may start, retry or cancel an operation of `kind` with this (normalized) request."""
+    if request is not None and _admin_for(kind, request):
+        return Role.admin
     return REQUIRED_ROLE.get(kind, Role.operator)
+
+
+def check_role(role: str | None, kind: str, request: dict[str, Any]) -> None:
+    """Refuse (403) an actor whose role is below what this operation needs: at start, in its dry run, on retry
+    and cancel. `role` is the actor's role name (viewer | operator | admin); an actor with no role is PodStart's
+    own (a test, the sweep): every face's request carries its caller's role (functions.api.context.actor)."""
+    if role is None:
+        return
+    need = required_role(kind, request)
+    have = Role[role] if role in Role.__members__ else Role.viewer
+    if have < need:
+        why = role_reason(kind, request)
+        raise Forbidden(f"this action needs the {need.name} role" + (f" ({why})" if why else "")
+                        + f"; you are {have.name}")
+
+
+def role_reason(kind: str, request: dict[str, Any] | None = None) -> str | None:
+    """Why `required_role` is admin for this request (None when the kind alone says so, or it needs less)."""
+    return _admin_for(kind, request) if request is not None else None
 
 
 def step_budget(kind: str, step: str) -> float:

@@ -22,7 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from functions.domain.catalog import REGION_PATTERN
-from functions.domain.training import NAME, NAMESPACE
+from functions.domain.tenancy import Namespace
+from functions.domain.training import NAME
 
 MAX_FOLLOWS_PER_USER = 4  # concurrent log follows one user may hold, across their tabs
 MAX_MESSAGE_BYTES = 4096
@@ -45,7 +46,7 @@ class FollowLogs(_Message):
     cluster: str = Field(pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")
     region: str | None = Field(None, pattern=REGION_PATTERN)
     job: str = Field(pattern=NAME)
-    namespace: str = Field("default", pattern=NAMESPACE)
+    namespace: Namespace = "default"
     pod: str | None = Field(None, pattern=POD, description="Default: the job's first pod")
     container: str | None = Field(None, pattern=CONTAINER)
     tail: int = Field(200, ge=0, le=1000, description="Lines of history before the live ones")
@@ -109,9 +110,14 @@ def log_end(sub: str, reason: str) -> dict[str, Any]:
     return {"type": "log_end", "id": sub, "reason": reason}
 
 
-def too_many(sub: str) -> dict[str, Any]:
-    return error(sub, 429, "Too many follows",
-                 f"at most {MAX_FOLLOWS_PER_USER} log follows at once per user: unfollow one (or close a tab) first")
+def too_many(sub: str | None, problem: Any = None) -> dict[str, Any]:
+    """A limit reached (functions.domain.limits.TooMany, or the per-user follows by default): 429 with
+    `retry_after` seconds."""
+    if problem is None:
+        return {**error(sub, 429, "Too many follows", f"at most {MAX_FOLLOWS_PER_USER} log follows at once per user: "
+                                                      f"unfollow one (or close a tab) first"), "retry_after": 5}
+    return {**error(sub, 429, problem.title, problem.detail), "retry_after": problem.retry_after,
+            "limit": problem.extra.get("limit"), "scope": problem.extra.get("scope")}
 
 
 class Lines:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions.domain import redaction
 from functions.domain.errors import Conflict
 
 STATUS_TOOL = "get_operation"
@@ -156,6 +157,7 @@ class Operation(BaseModel):
         """The record as every face shows it (REST body, MCP structured content, events)."""
         body = self.model_dump(mode="json", exclude={"request_hash", "version", "execution_arn", "revision",
                                                      "changed_at"})
+        body["request"] = env_names_only(body.get("request"))
         body["links"] = self.links
         body["version"] = self.version
         return body
@@ -165,6 +167,16 @@ class Operation(BaseModel):
         internal poll of a step, which only counts polls or merges outputs, leaves it alone)."""
         return (self.status, self.phase, self.attempt, self.error,
                 tuple((s.name, s.status, s.message, s.error) for s in self.steps))
+
+
+def env_names_only(value: Any) -> Any:
+    """A request as readers see it: the names of environment variables (a job's `env`), never their values."""
+    if isinstance(value, dict):
+        return {k: ({n: redaction.MASK for n in v} if k == "env" and isinstance(v, dict) else env_names_only(v))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [env_names_only(v) for v in value]
+    return value
 
 
 def advance(old: Operation, new: Operation, now: str | None = None) -> Operation:
@@ -204,14 +216,15 @@ def new_operation(
     request_digest: str | None = None,
 ) -> Operation:
     """`request_digest`: the hash of the request as the caller sent it (before admission normalized it),
-    which is what a replay of the same request compares with."""
+    which is what a replay of the same request compares with. The stored request passes the one redaction first
+    (a credential-looking value is masked; the REST edge refused any in the body already)."""
     ts = now or now_iso()
     return Operation(
         id=op_id,
         kind=kind,
         target=target,
         steps=tuple(Step(name=s) for s in steps),
-        request=request,
+        request=redaction.redact(request, by_key=False, bound=False),
         request_hash=request_digest or request_hash(kind, target, request),
         principal=principal,
         idempotency_key=idempotency_key,

@@ -88,8 +88,8 @@ class StateStore(Protocol):
 
     def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None: ...
 
-    def put_new(self, pk: str, sk: str, body: dict[str, Any]) -> bool:
-        """Write only if absent; False when the key is taken."""
+    def put_new(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> bool:
+        """Write only if absent; False when the key is taken. `ttl`: epoch seconds after which it may vanish."""
 
     def delete(self, pk: str, sk: str) -> None: ...
 
@@ -202,11 +202,12 @@ class ClusterKube(Protocol):
 
     def list(self, path: str, label_selector: str | None = None) -> builtins.list[dict[str, Any]]: ...
 
-    def names(self, path: str) -> builtins.list[str]:
+    def names(self, path: str, label_selector: str | None = None) -> builtins.list[str]:
         """Names at `path` (a collection or one object) without the objects (a Secret's values stay put)."""
 
     def proxy_post(self, namespace: str, service: str, port: int, path: str, body: bytes, *,
-                   max_response: int, timeout: float) -> tuple[int, bytes, bool]: ...
+                   max_response: int, timeout: float, headers: dict[str, str] | None = None
+                   ) -> tuple[int, bytes, bool]: ...
 
     def apply(self, manifest: dict[str, Any]) -> None:
         """Server-side apply (field manager podstart); the answer is dropped (a Secret's would echo its data)."""
@@ -246,7 +247,12 @@ class LiveConnections(Protocol):
     """The deployed live socket's state (DynamoDB; items expire with the connection's 2-hour life): who is
     connected, and which log follows each connection holds."""
 
-    def add_connection(self, connection_id: str, sub: str) -> None: ...
+    def add_connection(self, connection_id: str, sub: str, lease: builtins.list[builtins.list[str]] | None = None
+                       ) -> None:
+        """Record the connection, and the lease of its share of sockets (released on disconnect)."""
+
+    def lease_of(self, connection_id: str) -> builtins.list[builtins.list[str]]:
+        """The lease recorded with the connection ([] if none)."""
 
     def remove_connection(self, connection_id: str) -> builtins.list[str]:
         """Remove the connection and its follows; the follow ids removed."""

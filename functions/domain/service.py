@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from functions.domain import operations as ops
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.events import envelope
+from functions.domain.kinds import check_role
 from functions.domain.operations import Actor, Operation, OperationStatus, Target
 from functions.domain.ports import (
     EventPublisher,
@@ -101,6 +102,7 @@ class OperationService:
                     created.append(self._launch(orphan))
                     return orphan.id
             normalized = admission.normalize() if admission else request
+            check_role(principal.role, kind, normalized)  # what this very request needs (FSx removal: admin)
             op = ops.new_operation(
                 op_id=self.id_factory(), kind=kind, target=target, steps=steps, request=normalized,
                 principal=principal, idempotency_key=idempotency_key, request_digest=rhash,

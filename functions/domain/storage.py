@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from functions.domain import arns
 from functions.domain.manifests import FSX_VOLUME, MANAGED_LABELS, S3_CSI_DRIVER
 from functions.domain.ports import StateStore
+from functions.domain.tenancy import Namespace
 
 NAME_PATTERN = r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$"
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -97,8 +98,9 @@ class StorageAdd(BaseModel):
     kind: Literal["s3", "fsx_lustre"] = Field(description="s3: mount an existing bucket; fsx_lustre: new file system")
     name: str | None = Field(default=None, pattern=NAME_PATTERN,
                              description="Volume and claim name (default: s3-<bucket> or fsx-<capacity>)")
-    namespace: str = Field(default="default", pattern=NAMESPACE_PATTERN,
-                           description="Namespace of the PersistentVolumeClaim (made if missing)")
+    namespace: Namespace = Field(default="default",
+                                 description="A PodStart namespace for the PersistentVolumeClaim (default or one an "
+                                             "admin created)")
     bucket: str | None = Field(default=None, max_length=63, description="s3: an existing bucket of this account")
     prefix: str = Field(default="", max_length=512, description="s3: mount only this key prefix ('' = bucket)")
     read_only: bool = Field(default=False, description="s3: mount read-only (the role can only read)")

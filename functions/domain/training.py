@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from functions.domain import manifests, recipes
 from functions.domain import mlflow as mlf
+from functions.domain import namespaces, recipes
 from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
+from functions.domain.tenancy import Namespace
 
 NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"
 NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
@@ -84,7 +85,7 @@ class JobSubmit(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=NAME, description="Job name")
-    namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
+    namespace: Namespace = Field("default", description="A PodStart namespace (default or one an admin created)")
     recipe: str = Field(pattern=r"^[a-z][-a-z0-9]{0,31}$", description="Recipe name (GET /v1/recipes)")
     recipe_version: str = Field("1", pattern=r"^[0-9]{1,4}$", description="Recipe version")
     parameters: dict[str, Any] = Field(default_factory=dict, description="The recipe's parameters")
@@ -140,8 +141,8 @@ class SecretCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=SECRET_NAME, max_length=253, description="Secret name")
-    namespace: str = Field("default", pattern=NAMESPACE, description="Kubernetes namespace")
-    data: dict[str, str] = Field(min_length=1, max_length=16,
+    namespace: Namespace = Field("default", description="A PodStart namespace (default or one an admin created)")
+    data: dict[str, str] = Field(min_length=1, max_length=16, json_schema_extra={"writeOnly": True},
                                  description="Names and values (write-only)")
 
     @field_validator("data")
@@ -393,21 +394,15 @@ OPERATORS: dict[str, tuple[str, str, str, str]] = {
 FEATURES: dict[str, str] = {"pytorch": "training_operator", "ray": "kuberay_operator"}
 
 
-def submit_objects(job: JobSubmit, params: Any, *, namespace_exists: bool, data_volume_exists: bool,
-                   bucket: str, region: str) -> list[dict[str, Any]]:
-    """What the submit step applies, in order: the namespace when it is missing, the data contract (a PV on the
-    shared bucket bound to a PVC of the same name) in a namespace other than default that lacks it, the job's
-    MLflow ServiceAccount when it reports to MLflow (its Pod Identity role is the mlflow_access step's), the job."""
+def submit_objects(job: JobSubmit, params: Any, *, data_volume_exists: bool, bucket: str,
+                   region: str) -> list[dict[str, Any]]:
+    """What the submit step applies, in order, in a PodStart namespace (an admin made it; it is never made here):
+    the data contract (a PV on the shared bucket bound to a PVC of the same name) in a namespace other than default
+    that lacks it (namespace.create makes it; an older namespace may not have it), the job's MLflow ServiceAccount
+    when it reports to MLflow (its Pod Identity role is the mlflow_access step's), the job."""
     out: list[dict[str, Any]] = []
-    if not namespace_exists:
-        out.append({"apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": job.namespace, "labels": dict(MANAGED_LABELS)}})
     if job.namespace != "default" and not data_volume_exists:
-        pv, pvc = manifests.s3_volume(bucket, region, job.namespace)
-        pv_name = f"{DATA_VOLUME}-{job.namespace}"
-        pv["metadata"]["name"] = pv_name
-        pvc["spec"]["volumeName"] = pv_name
-        out += [pv, pvc]
+        out += namespaces.data_volume(bucket, region, job.namespace)
     if job.mlflow is not None:
         out.append(mlf.service_account_object(job.name, job.namespace, labels(job.name, job.recipe),
                                               job.mlflow.tracking_server_arn))

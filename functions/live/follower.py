@@ -8,7 +8,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.adapters.live_store import ApiGatewayPoster
-from functions.live.handler import deps, store
+from functions.live.handler import deps, leases, store
 from functions.logic import live_socket
 from functions.observability import logger, tracer
 
@@ -17,6 +17,7 @@ from functions.observability import logger, tracer
 @tracer.capture_lambda_handler(capture_response=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
     reason = live_socket.follow(deps(), store(), ApiGatewayPoster(str(event["endpoint"])),
-                                str(event["connection_id"]), event["follow"])
+                                str(event["connection_id"]), event["follow"], leases=leases(),
+                                lease=event.get("lease") or [])
     logger.info("follow ended", follow=event["follow"].get("id"), reason=reason)
     return {"ended": reason}

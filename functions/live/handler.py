@@ -13,6 +13,7 @@ from functions.adapters import aws
 from functions.adapters.kube_http import connect as kube_connect
 from functions.adapters.live_store import ApiGatewayPoster, DynamoLiveConnections
 from functions.adapters.store import DynamoStateStore
+from functions.domain.limits import Leases
 from functions.logic import live_socket
 from functions.logic.deps import Deps
 from functions.observability import logger, tracer
@@ -32,6 +33,12 @@ def deps() -> Deps:
     cluster read: find_record reads records only)."""
     return Deps(operations=cast(Any, None), state=DynamoStateStore(live_settings().state_table),
                 reader=cast(Any, None), kube=kube_connect)
+
+
+@lru_cache(maxsize=1)
+def leases() -> Leases:
+    """Fair-share leases (sockets, follows) in the live table, whose items expire on `expires_at`."""
+    return Leases(DynamoStateStore(live_settings().live_table, ttl_attribute="expires_at"))
 
 
 def _endpoint(ctx: dict[str, Any]) -> str:
@@ -56,15 +63,18 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     connection_id = str(ctx["connectionId"])
     sub = str((ctx.get("authorizer") or {}).get("sub") or "")
     if route == "$connect":
-        live_socket.connect(store(), connection_id, sub)
+        refused = live_socket.connect(store(), leases(), live_settings().limits, connection_id, sub)
+        if refused is not None:  # over the user's (or everybody's) share of sockets: the handshake answers 429
+            return {"statusCode": 429, "headers": {"Retry-After": str(refused.retry_after)},
+                    "body": json.dumps(refused.to_problem())}
         offered = (event.get("headers") or {}).get("Sec-WebSocket-Protocol", "")
         headers = {"Sec-WebSocket-Protocol": SUBPROTOCOL} if SUBPROTOCOL in offered.split(", ") else {}
         return {"statusCode": 200, "headers": headers}
     if route == "$disconnect":
-        live_socket.disconnect(store(), connection_id)
+        live_socket.disconnect(store(), leases(), connection_id)
         return {"statusCode": 200}
     endpoint = _endpoint(ctx)
     live_socket.message(deps(), store(), ApiGatewayPoster(endpoint),
                         lambda p: _start_follower({**p, "endpoint": endpoint}),
-                        connection_id, sub, str(event.get("body") or ""))
+                        connection_id, sub, str(event.get("body") or ""), leases(), live_settings().limits)
     return {"statusCode": 200}

@@ -3,6 +3,7 @@ contract (endpoint.update), delete (endpoint.delete), and invoke through the end
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from functions.domain.views import EndpointList, EndpointView, InvokeResult, NoC
 from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.namespaces import require_podstart_secrets
 from functions.logic.plans import Started, start_or_plan
 
 MAX_REQUEST_BYTES = 64 * 1024
@@ -64,6 +66,10 @@ class DeployAdmission:
         b = self.body
         if EndpointRecords(self.deps.state).load(self.rec.region, self.rec.name, b.name) is not None:
             raise Conflict(f"{self.rec.name} already has an endpoint {b.name!r}", errors=[NAME_TAKEN])
+        kube = self.deps.kube(self.rec.eks_cluster_name, self.rec.region)
+        require_podstart_secrets(kube, NAMESPACE, [(s, loc) for s, loc in (
+            (b.api_key_secret, ["body", "api_key_secret"]), (b.model.token_secret, ["body", "model", "token_secret"]))
+            if s])
         types = sorted({g.instance_type for g in self.rec.instance_groups})
         if b.service != "model_pool" and b.instance_type not in types:
             raise InvalidInput.field(["body", "instance_type"],
@@ -335,6 +341,19 @@ def delete_endpoint(deps: Deps, cluster: str, region: str | None, name: str, act
 
 # --------------------------------------------------------------------------------------------- invoke
 
+def api_key_header(kube: ClusterKube, namespace: str, secret: str | None) -> dict[str, str]:
+    """The header the endpoint's gate checks (X-Api-Key: the API server's proxy drops Authorization), read from
+    the endpoint's Secret for this one call: never stored, logged or returned."""
+    if not secret:
+        return {}
+    obj = kube.get(f"/api/v1/namespaces/{namespace}/secrets/{secret}") or {}
+    raw = (obj.get("data") or {}).get(im.API_KEY_KEY)
+    if not raw:
+        raise Conflict(f"the endpoint's API key Secret {secret} has no key `{im.API_KEY_KEY}`: write it again "
+                       f"(POST .../secrets with data.{im.API_KEY_KEY})")
+    return {"X-Api-Key": base64.b64decode(raw).decode()}
+
+
 def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, body: InvokeRequest) -> InvokeResult:
     """Only the endpoint's own Service, named by PodStart's record, is ever reached: nothing in the request
     says where to send it (the body is a chat, validated; the model field is the record's)."""
@@ -356,9 +375,11 @@ def invoke_endpoint(deps: Deps, cluster: str, region: str | None, name: str, bod
                 im.MODEL_NAME_ANNOTATION))), None)
             if served:
                 payload = json.dumps({"model": served, **body.model_dump(mode="json")}).encode()
+        headers = api_key_header(kube, ep.namespace, ep.request.get("api_key_secret"))
         status, data, truncated = kube.proxy_post(ep.namespace, ep.service_name, ep.service_port,
                                                   "/v1/chat/completions", payload,
-                                                  max_response=MAX_RESPONSE_BYTES, timeout=INVOKE_TIMEOUT_S)
+                                                  max_response=MAX_RESPONSE_BYTES, timeout=INVOKE_TIMEOUT_S,
+                                                  headers=headers)
     except Exception as err:  # unreachable cluster or endpoint
         raise EndpointUnavailable(f"endpoint {name} did not answer: {err}") from None
     try:

@@ -3,6 +3,7 @@ list, inspect, delete, bounded logs, and write-only secrets."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from functions.domain import kuberay, recipes, training
@@ -17,6 +18,7 @@ from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
+from functions.logic.namespaces import podstart_secrets, require_managed, require_podstart_secrets
 from functions.logic.plans import Started, start_or_plan
 
 KINDS = {"pytorch": training.API_VERSIONS["pytorch"], "ray": training.API_VERSIONS["ray"]}
@@ -45,16 +47,14 @@ def _tiered_checkpointing(hp: dict[str, Any] | None) -> bool:
 
 def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind: str) -> dict[str, Any]:
     """What a dry run reads to plan the steps: does the API server serve the job's kind (the operator step's
-    check), the namespace and its data volume (the submit step's), the free GPUs (the validate step's count)."""
+    check), the namespace's data volume (the submit step's), the free GPUs (the validate step's count)."""
     kube = _kube(deps, rec)
     api_version, k8s_kind, _, _ = training.OPERATORS[kind]
-    ns = kube.get(f"/api/v1/namespaces/{body.namespace}") is not None
-    pvc = ns and kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
+    pvc = kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
     served = live_reads.serves(kube, api_version, k8s_kind)
     if served and kind == "ray":  # the ray.io CRDs outlive a disabled KubeRay operator: its Deployment must exist
         served = kube.get(f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}") is not None
-    return {"operator_served": served, "namespace_exists": ns,
-            "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
+    return {"operator_served": served, "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
             "live": live_reads.live_gpus(kube, body.instance_type),
             "feature_inputs": None if served else live_reads.feature_inputs(deps, rec),
             **(_mlflow_facts(deps, rec, body) if body.mlflow else {})}
@@ -102,6 +102,8 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     r = recipes.RECIPES[(body.recipe, body.recipe_version)]
     kind = r.kind
     require_active(rec)
+    kube = _kube(deps, rec)
+    require_managed(kube, body.namespace, ["body", "namespace"])
     if body.elastic:
         types = {g.capacity_type for g in rec.instance_groups if g.instance_type == body.instance_type}
         hp = deps.reader.describe_hyperpod(rec.region, rec.hyperpod_cluster_name or rec.name)
@@ -113,6 +115,7 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
         raise InvalidInput.field(["body", "gpus_per_node" if body.gpus_per_node else "nodes"], why)
     if body.mlflow is not None:
         check_mlflow(deps, rec.region, body.mlflow)
+    require_podstart_secrets(kube, body.namespace, [(s, ["body", "secrets", i]) for i, s in enumerate(body.secrets)])
     api_version, k8s_kind = KINDS[kind]
     target = job_target(rec, body.namespace, body.name)
     request = {"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
@@ -152,7 +155,7 @@ def _find(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> tuple[st
     kube = _kube(deps, rec)
     for kind, (api_version, k8s_kind) in KINDS.items():
         obj = kube.get(_path(api_version, k8s_kind, namespace, name))
-        if obj is not None:
+        if obj is not None and _managed(obj):  # a job PodStart did not submit is not one of its jobs
             return kind, obj
     raise NotFound(f"no job {name!r} in namespace {namespace} of {rec.name}")
 
@@ -263,14 +266,15 @@ def write_secret(deps: Deps, cluster: str, region: str | None, body: training.Se
     A dry run (no operation: the Plan is built here) reads only whether the namespace exists (the apply's 404);
     it never reads the Secret (that would fetch its values) and its plan names the keys, never a value."""
     rec = find_record(deps, cluster, region)
+    require_managed(_kube(deps, rec), body.namespace, ["body", "namespace"])
     manifest = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
                 "metadata": {"name": body.name, "namespace": body.namespace,
                              "labels": {"app.kubernetes.io/managed-by": "podstart"}},
-                "stringData": dict(body.data)}
+                # base64 `data`, as the API server stores it (a server that does not merge stringData, like an
+                # older one or a double, still gives readers the values under `data`)
+                "data": {k: base64.b64encode(v.encode()).decode() for k, v in body.data.items()}}
     kube = _kube(deps, rec)
     if dry_run:
-        if kube.get(f"/api/v1/namespaces/{body.namespace}") is None:
-            raise NotFound(f"namespace {body.namespace!r} does not exist")
         return Plan(kind="secret.write", target={"cluster": rec.name, "region": rec.region,
                                                  "resource": f"secrets/{body.namespace}/{body.name}"},
                     changes=[Change(action="create", kind="Kubernetes Secret", name=body.name,
@@ -287,5 +291,6 @@ def secret_names(deps: Deps, cluster: str, region: str | None, namespace: str) -
     """The Secrets' names in a namespace, read as a Table without the objects: their values never leave the
     cluster (the download and deploy forms pick a token Secret by name)."""
     rec = find_record(deps, cluster, region)
-    names = _kube(deps, rec).names(f"/api/v1/namespaces/{namespace}/secrets")
-    return training.SecretNames(namespace=namespace, names=sorted(names))
+    kube = _kube(deps, rec)
+    require_managed(kube, namespace, ["query", "namespace"])
+    return training.SecretNames(namespace=namespace, names=sorted(podstart_secrets(kube, namespace)))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import training
+from functions.domain import tenancy, training
 from functions.domain.ports import ClusterKube
 from functions.logic.deps import Deps
 
@@ -27,6 +27,13 @@ def bucket(deps: Deps) -> str:
     """PodStart's data bucket, as the workflows read it from their settings."""
     settings = getattr(deps, "settings", None)
     return str(getattr(settings, "data_bucket", "") or getattr(deps.features, "bucket", "") or "podstart-data")
+
+
+def registrations(deps: Deps) -> list[tenancy.Registration]:
+    """Every bucket PodStart may read: its data bucket, then the ones an admin registered at deploy time."""
+    settings = getattr(deps, "settings", None)
+    return tenancy.registrations(bucket(deps), tenancy.parse_registrations(
+        str(getattr(settings, "registered_buckets", "") or "")))
 
 
 def feature_inputs(deps: Deps, rec: Any) -> Any:

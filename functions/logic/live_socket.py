@@ -10,6 +10,7 @@ from typing import Any
 
 from functions.domain import live
 from functions.domain.errors import Problem
+from functions.domain.limits import Lease, Leases, Limits, TooMany, refusal
 from functions.domain.ports import LiveConnections, LogStream, Poster
 from functions.logic import live_logs
 from functions.logic.deps import Deps
@@ -17,17 +18,29 @@ from functions.logic.deps import Deps
 CHECK_SECONDS = 5.0  # how often a follower checks its follow is still wanted (unfollow, disconnect)
 
 
-def connect(store: LiveConnections, connection_id: str, sub: str) -> None:
-    store.add_connection(connection_id, sub)
+SOCKET_SECONDS = 2 * 3600  # API Gateway closes a WebSocket connection after 2 hours
 
 
-def disconnect(store: LiveConnections, connection_id: str) -> list[str]:
-    """Forget the connection; its followers see their follow gone and stop."""
-    return store.remove_connection(connection_id)
+def connect(store: LiveConnections, leases: Leases, limits: Limits, connection_id: str, sub: str) -> TooMany | None:
+    """Admit a connection within the user's and the deployment's share of sockets (the 429 to answer if not)."""
+    held = leases.hold("socket", sub, limits.sockets_per_user, limits.sockets_total, SOCKET_SECONDS)
+    if isinstance(held, str):
+        return refusal("live sockets", held, limits)
+    store.add_connection(connection_id, sub, lease=held.to_json())
+    return None
+
+
+def disconnect(store: LiveConnections, leases: Leases, connection_id: str) -> list[str]:
+    """Forget the connection and give its share back; its followers see their follow gone and stop."""
+    lease = store.lease_of(connection_id)
+    gone = store.remove_connection(connection_id)
+    leases.release(Lease.from_json(lease))
+    return gone
 
 
 def message(deps: Deps, store: LiveConnections, poster: Poster, start_follower: Callable[[dict[str, Any]], None],
-            connection_id: str, sub: str, raw: str) -> None:
+            connection_id: str, sub: str, raw: str, leases: Leases | None = None, limits: Limits | None = None
+            ) -> None:
     """One client message: a follow is checked (the job and pod exist, the user's limit) and handed to a
     follower; an unfollow removes the follow (its follower ends it). Errors go back on the socket."""
     try:
@@ -44,11 +57,18 @@ def message(deps: Deps, store: LiveConnections, poster: Poster, start_follower: 
     except Problem as exc:
         poster.post(connection_id, live.error(msg.id, exc.status, exc.title, exc.detail, exc.errors or None))
         return
+    limits = limits or Limits()
     store.remove_follow(connection_id, msg.id)  # following again under one id replaces the stream
-    if not store.add_follow(connection_id, sub, msg.id, live.MAX_FOLLOWS_PER_USER):
-        poster.post(connection_id, live.too_many(msg.id))
+    if not store.add_follow(connection_id, sub, msg.id, limits.follows_per_user):
+        poster.post(connection_id, live.too_many(msg.id, refusal("log follows", "per user", limits)))
         return
-    start_follower({"connection_id": connection_id, "follow": msg.model_dump(mode="json")})
+    lease = leases.hold_total("follow", limits.follows_total, live.MAX_FOLLOW_SECONDS + 60) if leases else None
+    if leases is not None and lease is None:  # every follower is busy: nobody's follow waits in a queue
+        store.remove_follow(connection_id, msg.id)
+        poster.post(connection_id, live.too_many(msg.id, refusal("log follows", "in total", limits)))
+        return
+    start_follower({"connection_id": connection_id, "follow": msg.model_dump(mode="json"),
+                    "lease": lease.to_json() if lease else []})
 
 
 def broadcast(store: LiveConnections, poster: Poster, event: dict[str, Any]) -> int:
@@ -63,7 +83,8 @@ def broadcast(store: LiveConnections, poster: Poster, event: dict[str, Any]) -> 
 
 
 def follow(deps: Deps, store: LiveConnections, poster: Poster, connection_id: str, request: dict[str, Any],
-           max_seconds: float = live.MAX_FOLLOW_SECONDS, check_seconds: float = CHECK_SECONDS) -> str:
+           max_seconds: float = live.MAX_FOLLOW_SECONDS, check_seconds: float = CHECK_SECONDS,
+           leases: Leases | None = None, lease: list[list[str]] | None = None) -> str:
     """The follower: stream the pod's log to the connection until the log ends, the follow is removed
     (unfollow, disconnect), the socket is gone, or `max_seconds` pass (the client then follows again).
     Removes the follow when it ends; answers why it ended."""
@@ -104,4 +125,6 @@ def follow(deps: Deps, store: LiveConnections, poster: Poster, connection_id: st
         done.set()
         watcher.join(timeout=check_seconds + 1)
         store.remove_follow(connection_id, msg.id)
+        if leases is not None and lease:
+            leases.release(Lease.from_json(lease))
     return "socket gone" if gone.is_set() else reason

@@ -16,7 +16,7 @@ from functions.assets import download_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
 from functions.domain.cluster_record import ClusterRecord
-from functions.domain.errors import BadRequest, InvalidInput
+from functions.domain.errors import BadRequest
 from functions.domain.inference import (
     DOWNLOAD_IMAGE,
     MODELS_KEY_PREFIX,
@@ -34,6 +34,7 @@ from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
 from functions.logic.endpoints import require_ready_cluster
+from functions.logic.namespaces import require_podstart_secrets
 from functions.logic.plans import Started, start_or_plan
 
 PAGE_KEYS = 1000  # keys per ListObjectsV2 call
@@ -83,12 +84,9 @@ class DownloadAdmission:
     def normalize(self) -> dict[str, Any]:
         require_ready_cluster(self.rec)
         b = self.body
-        if b.token_secret:
+        if b.token_secret:  # one PodStart wrote (key `token`): never a system Secret, never its values read
             kube = self.deps.kube(self.rec.eks_cluster_name, self.rec.region)
-            if not kube.names(f"/api/v1/namespaces/{NAMESPACE}/secrets/{b.token_secret}"):  # never its values
-                raise InvalidInput.field(["body", "token_secret"],
-                                         f"{self.rec.name} has no Secret {b.token_secret!r} in namespace "
-                                         f"{NAMESPACE}: create it (key `{im.TOKEN_KEY}`) first")
+            require_podstart_secrets(kube, NAMESPACE, [(b.token_secret, ["body", "token_secret"])])
         self.normalized = {"cluster": self.rec.name, "region": self.rec.region,
                            "eks_cluster_name": self.rec.eks_cluster_name, "source": b.source,
                            "model_id": b.model_id, "revision": b.revision, "token_secret": b.token_secret,

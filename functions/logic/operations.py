@@ -7,6 +7,7 @@ from __future__ import annotations
 from functions.domain import operations as ops
 from functions.domain.errors import Conflict
 from functions.domain.kinds import required_role
+from functions.domain.limits import Leases, Limits
 from functions.domain.operations import Actor, Operation
 from functions.domain.plans import Change, Plan
 from functions.domain.principal import Principal
@@ -44,7 +45,7 @@ def check_resumable(deps: Deps, op: Operation) -> None:
 
 def retry(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
-    principal.require(required_role(op.kind))
+    principal.require(required_role(op.kind, op.request))
     check_resumable(deps, op)
     if not dry_run:
         return Started(deps.operations.retry(op_id, actor_of(principal)))
@@ -64,7 +65,7 @@ def retry(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -
 
 def cancel(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) -> Started | Plan:
     op = deps.operations.get(op_id)
-    principal.require(required_role(op.kind))
+    principal.require(required_role(op.kind, op.request))
     if not dry_run:
         return Started(deps.operations.cancel(op_id, actor_of(principal)))
     ops.cancel(op)  # the same 409 when it already ended
@@ -76,3 +77,18 @@ def cancel(deps: Deps, op_id: str, principal: Principal, dry_run: bool = False) 
     return Plan(kind="operation.cancel", target=op.target.model_dump(exclude_none=True), changes=changes,
                 warnings=["what the finished steps made stays: retry the operation to resume it, or delete the "
                           "cluster to remove it"])
+
+
+def watch(deps: Deps, leases: Leases | None, limits: Limits, principal: Principal, op_id: str, wait: int,
+          version: int | None) -> tuple[Operation, int | None]:
+    """Read an operation, as a long poll when `wait` > 0 and the caller's share allows it: (the operation, the
+    Retry-After seconds to answer with when a limit was reached and the current state is answered at once)."""
+    if wait <= 0 or leases is None:
+        return deps.operations.watch(op_id, wait, version), None
+    held = leases.hold("long-poll", principal.sub, limits.long_polls_per_user, limits.long_polls_total, wait + 10)
+    if isinstance(held, str):
+        return deps.operations.get(op_id), limits.retry_after_s
+    try:
+        return deps.operations.watch(op_id, wait, version), None
+    finally:
+        leases.release(held)

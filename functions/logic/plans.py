@@ -27,7 +27,7 @@ Audit: nothing to call. `functions.api.edge.audit` records every POST/PUT/PATCH/
 authentication (dry runs aside) once, after the answer: principal, face (`X-PodStart-Face`: the UI and the MCP
 gateway send it), source IP, user agent, action = the route function's name, target (path args `cluster`,
 `group`, `operation_id`, else the started operation's target), the request with secret-looking keys redacted
-(functions.domain.audit.redact: name secret fields `*_token`, `*password*`, `*secret*`...), Idempotency-Key,
+(functions.domain.redaction: writeOnly fields, credential-looking values, keys naming secrets), Idempotency-Key,
 and the result (status, operation id; replays marked). Records are built in functions/api/audit_trail.py.
 """
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.domain.errors import NotFound
+from functions.domain.kinds import check_role
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.planners import PLANNERS, PlanInput
 from functions.domain.plans import HOURS_PER_MONTH, Cost, CostLine, Draft, Plan, QuotaLine
@@ -64,6 +65,7 @@ def start_or_plan(deps: Deps, *, dry_run: bool, kind: str, target: Target, reque
     if not deps.operations.deployed(kind):
         raise NotFound(f"no workflow is deployed for operation kind {kind!r}")
     normalized = admission.normalize() if admission else request
+    check_role(principal.role, kind, normalized)  # the plan of an action the caller may not take is refused alike
     deps.operations.check_free(target)
     seen = {**(facts or {}), **(getattr(admission, "facts", None) or {})}
     return plan(deps, kind, target, normalized, seen, warnings=warnings)

@@ -6,15 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from functions.domain import manifests
+from functions.domain import manifests, tenancy
 from functions.domain import storage as st
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
-from functions.domain.errors import Conflict, InvalidInput, NotFound
+from functions.domain.errors import Conflict, Forbidden, InvalidInput, NotFound
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.planners.storage import reconcile_objects
 from functions.domain.plans import Plan
+from functions.domain.principal import Role
+from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
+from functions.logic.namespaces import require_managed
 from functions.logic.plans import Started, start_or_plan
 
 BASE_KINDS = ("cluster.create", "cluster.reconcile")
@@ -106,6 +109,7 @@ class AddAdmission:
         if name in taken:
             raise Conflict(f"{rec.name} already has a volume named {name!r}",
                            errors=[{"loc": ["body", "name"], "msg": "already used on this cluster; choose another"}])
+        require_managed(self.deps.kube(rec.eks_cluster_name, rec.region), n["namespace"], ["body", "namespace"])
         if n["kind"] == "s3":
             where = self.deps.reader.bucket_region(rec.region, n["bucket"])
             if where is None:
@@ -132,12 +136,11 @@ class AddAdmission:
         st.StorageRecords(self.deps.state).delete(self.rec.region, self.rec.name, self.normalized["name"])
 
 
-def _add_facts(deps: Deps, rec: ClusterRecord, namespace: str) -> dict[str, Any]:
+def _add_facts(deps: Deps, rec: ClusterRecord) -> dict[str, Any]:
     """What a dry run reads besides admission, read-only: the add-ons there (the backing step creates the
-    missing ones) and whether the claim's namespace exists (the step makes it when missing)."""
+    missing ones). The claim's namespace is a PodStart namespace (admission checked it): never made here."""
     addons = [str(a["name"]) for a in deps.reader.addons(rec.region, rec.eks_cluster_name)]
-    ns = deps.kube(rec.eks_cluster_name, rec.region).get(f"/api/v1/namespaces/{namespace}")
-    return {"addons": addons, "namespace_exists": ns is not None}
+    return {"addons": addons}
 
 
 def add_storage(deps: Deps, name: str, region: str | None, body: st.StorageAdd, actor: Actor,
@@ -147,8 +150,11 @@ def add_storage(deps: Deps, name: str, region: str | None, body: st.StorageAdd, 
     if errors:
         raise InvalidInput.of(errors)
     _require_active(rec)
+    if normalized["kind"] == "s3":
+        reg = check_bucket(deps, normalized["bucket"], normalized["prefix"], actor)
+        normalized["registered"] = not reg.owned  # a bucket PodStart does not own: the operation needs an admin
     admission = AddAdmission(deps, rec, normalized, actor)
-    facts = _add_facts(deps, rec, normalized["namespace"]) if dry_run else {}
+    facts = _add_facts(deps, rec) if dry_run else {}
     return start_or_plan(
         deps, dry_run=dry_run, kind="storage.add",
         target=Target(cluster=rec.name, region=rec.region, resource=f"storage/{normalized['name']}"),
@@ -196,6 +202,22 @@ def remove_storage(deps: Deps, name: str, region: str | None, volume: str, confi
         request=request, principal=actor, idempotency_key=key, facts={"fsx": size})
 
 
+def check_bucket(deps: Deps, bucket: str, prefix: str, actor: Actor,
+                 loc: tuple[str, ...] = ("body", "bucket")) -> tenancy.Registration:
+    """The registration that lets PodStart mount `bucket` at `prefix`: 422 naming the field for a bucket PodStart
+    may not read, 403 for a registered bucket PodStart does not own when the caller is not an admin."""
+    regs = live_reads.registrations(deps)
+    refusal = tenancy.bucket_refusal(regs, bucket, prefix, is_admin=actor.role == Role.admin.name)
+    if refusal is not None:
+        status, why = refusal
+        if status == 403:
+            raise Forbidden(why)
+        raise InvalidInput.field(list(loc), why)
+    reg = tenancy.find_registration(regs, bucket, prefix)
+    assert reg is not None
+    return reg
+
+
 def _check_subprefix(prefix: str) -> None:
     if prefix.startswith("/") or any(part == ".." for part in prefix.split("/")):
         raise InvalidInput.field(["query", "prefix"], "a key prefix under the volume's own: no leading '/', no '..'")
@@ -219,6 +241,9 @@ def list_objects(deps: Deps, name: str, region: str | None, volume: str, prefix:
         if added.kind != "s3" or not added.bucket:
             raise Conflict(f"{volume} is an FSx for Lustre file system: list it from a pod that mounts it")
         bucket, base = added.bucket, added.prefix
+    if tenancy.find_registration(live_reads.registrations(deps), bucket, base + prefix) is None:
+        raise Conflict(f"{bucket}/{base} is no longer a bucket (or prefix) PodStart may read: an admin registers it "
+                       f"at deploy time (README: Security)")
     page = deps.reader.list_objects(rec.region, bucket, base + prefix, min(limit, OBJECTS_MAX), token)
     return st.ObjectList(storage=volume, bucket=bucket, prefix=base + prefix,
                          objects=[st.ObjectEntry(**o) for o in page["objects"]], prefixes=page["prefixes"],

@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import manifests
+from functions.domain import manifests, namespaces
 from functions.domain.cluster_record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
 from functions.domain.network import control_plane_zones, plan_base_subnets
@@ -17,6 +17,7 @@ from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
 from functions.domain.storage import STORAGE_TAG
+from functions.domain.tenancy import is_managed
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access, hyperpod
@@ -165,6 +166,12 @@ def dependencies(ctx: StepContext) -> Outcome:
     if not ctx.outputs.get("components_applied"):
         for m in components:
             kube.apply(m)
+        # the API function's Secrets Role in each PodStart namespace (default's is a component): a namespace made
+        # before PodStart granted Secrets per namespace gets it on reconcile
+        for ns in kube.list("v1", "Namespace"):
+            if is_managed(ns) and ns["metadata"]["name"] != "default":
+                for m in namespaces.access_objects(ns["metadata"]["name"]):
+                    kube.apply(m)
         ctx.record(components_applied=[f"{m['kind']}/{m['metadata']['name']}" for m in components])
     for m in components:
         if m["kind"] == "DaemonSet":

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from functions.adapters.kube import KubeCluster
-from functions.assets import download_script, pool_worker_script
+from functions.assets import download_script, gate_script, pool_worker_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
@@ -34,7 +34,8 @@ def _bucket(ctx: StepContext) -> str:
 
 def objects(ctx: StepContext, req: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     req = req or ctx.request["endpoint"]
-    return im.endpoint_objects(req, region=ctx.region, bucket=_bucket(ctx), tls_bucket=_bucket(ctx))
+    return im.endpoint_objects(req, region=ctx.region, bucket=_bucket(ctx), tls_bucket=_bucket(ctx),
+                               gate_script=gate_script() if req.get("api_key_secret") else "")
 
 
 # ------------------------------------------------------------------------------------ endpoint.deploy

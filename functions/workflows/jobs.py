@@ -12,6 +12,7 @@ from functions.domain import iam as iamdoc
 from functions.domain import kuberay, manifests, recipes, training
 from functions.domain import mlflow as mlf
 from functions.domain.errors import PermanentStepError
+from functions.domain.tenancy import unmanaged_reason
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access
@@ -169,10 +170,16 @@ def validate(ctx: StepContext) -> Outcome:
             raise PermanentStepError("NotEnoughGpus", why)
         checked = f"{live.free_gpus} GPUs free on {live.instances} {job.instance_type} nodes" if job.gpus_per_node \
             else f"{live.instances} {job.instance_type} nodes"
-    if kube.get("v1", "Namespace", job.namespace) is not None:
-        kube.apply(manifest, dry_run=True)
-        return Done(message=f"server-side dry-run accepted the {manifest['kind']}; {checked}")
-    return Done(message=f"namespace {job.namespace} is created on submit; {checked}")
+    _require_podstart_namespace(kube, job.namespace)
+    kube.apply(manifest, dry_run=True)
+    return Done(message=f"server-side dry-run accepted the {manifest['kind']}; {checked}")
+
+
+def _require_podstart_namespace(kube: KubeCluster, namespace: str) -> None:
+    """The API checked it; the namespace may have gone since (or lost PodStart's label): never create one here."""
+    why = unmanaged_reason(namespace, kube.get("v1", "Namespace", namespace))
+    if why:
+        raise PermanentStepError("NotAPodStartNamespace", why)
 
 
 def submit(ctx: StepContext) -> Outcome:
@@ -185,10 +192,10 @@ def submit(ctx: StepContext) -> Outcome:
         raise PermanentStepError("JobExists", f"a {manifest['kind']} named {job.name} already exists in "
                                  f"{job.namespace} and is not this operation's")
     if existing is None:
-        # training.submit_objects lists what a dry run plans: the namespace and data volume when missing, the job
-        ns = kube.get("v1", "Namespace", job.namespace) is not None
-        pvc = ns and kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, job.namespace) is not None
-        for m in training.submit_objects(job, params, namespace_exists=ns, data_volume_exists=pvc,
+        # training.submit_objects lists what a dry run plans: the data volume when missing, the job
+        _require_podstart_namespace(kube, job.namespace)
+        pvc = kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, job.namespace) is not None
+        for m in training.submit_objects(job, params, data_volume_exists=pvc,
                                          bucket=ctx.settings.data_bucket, region=ctx.request["region"]):
             existing = kube.apply(m)
     assert existing is not None

@@ -18,6 +18,7 @@ from functions.workflows import (
     inference,
     instance_groups,
     jobs,
+    namespaces,
     nodes,
     software_update,
     storage,
@@ -59,4 +60,6 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    namespaces.CREATE,
+    namespaces.DELETE,
 )

@@ -21,6 +21,7 @@ from functions.domain.cluster_record import ClusterRecords
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
+from functions.domain.tenancy import unmanaged_reason
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import cluster_create, eks_access, hyperpod
@@ -67,8 +68,10 @@ def _own_or_absent(kube: KubeCluster, obj: dict[str, Any]) -> None:
 
 
 def _ensure_namespace(kube: KubeCluster, namespace: str) -> None:
-    if kube.get("v1", "Namespace", namespace) is None:
-        kube.apply(st.namespace_object(namespace))
+    """The claim's namespace is a PodStart namespace (the API checked): it may have gone since; never made here."""
+    why = unmanaged_reason(namespace, kube.get("v1", "Namespace", namespace))
+    if why:
+        raise PermanentStepError("NotAPodStartNamespace", why)
 
 
 def _find_fsx(ctx: StepContext, cluster: str, name: str) -> dict[str, Any] | None:

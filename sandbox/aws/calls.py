@@ -5,28 +5,25 @@ from __future__ import annotations
 import collections
 import contextvars
 import datetime as dt
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-_SECRET = re.compile(
-    r"secret|password|passwd|credential|private.?key|session.?token|authorization|"
-    r"^token$|apikey|api.?key",
-    re.IGNORECASE,
-)
 _MAX_STR = 512
 _MAX_ITEMS = 50
 _MAX_DEPTH = 6
 
 
 def redact(value: Any, depth: int = 0) -> Any:
-    """A JSON-friendly, bounded copy of API params with anything that looks secret masked."""
+    """A JSON-friendly, bounded copy of API params with every secret masked by PodStart's one redaction
+    (functions.domain.redaction: keys that name secrets, credential-looking values)."""
+    from functions.domain import redaction
+
     if depth > _MAX_DEPTH:
         return "..."
     if isinstance(value, dict):
         return {
-            k: ("***" if isinstance(k, str) and _SECRET.search(k) else redact(v, depth + 1))
+            k: (redaction.MASK if isinstance(k, str) and redaction.secret_key(k) else redact(v, depth + 1))
             for k, v in list(value.items())[:_MAX_ITEMS]
         }
     if isinstance(value, list | tuple):
@@ -36,6 +33,8 @@ def redact(value: Any, depth: int = 0) -> Any:
         return items
     if isinstance(value, bytes | bytearray):
         return f"<{len(value)} bytes>"
+    if isinstance(value, str) and redaction.credential(value):
+        return redaction.MASK
     if isinstance(value, str) and len(value) > _MAX_STR:
         return value[:_MAX_STR] + f"... ({len(value)} chars)"
     if isinstance(value, dt.datetime):
@@ -191,6 +190,24 @@ class ClientHooks:
         self.calls.append(model.service_model.service_name, model.name, context.get(self._KEY, {}), outcome)
 
 
+def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
+    """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` names
+    (`.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates them."""
+    from urllib.parse import urlsplit
+
+    from functions.domain import rbac
+    from sandbox.aws.runtime import RUNTIME
+
+    parts = [p for p in urlsplit(url).path.split("/") if p]
+    if len(parts) < 2 or parts[0] != "clusters" or RUNTIME.kube is None:
+        return []
+    store = RUNTIME.kube.store_or_none(parts[1])
+    if store is None:
+        return []
+    api = "rbac.authorization.k8s.io/v1"
+    return rbac.bound_rules(store.list(api, "Role", namespace), store.list(api, "RoleBinding", namespace))
+
+
 # A Kubernetes request as the call log names it: reads start like AWS reads do ("Get"), writes do not.
 _KUBE_VERBS = {"GET": "Get", "POST": "Post", "PUT": "Replace", "PATCH": "Apply", "DELETE": "Delete"}
 
@@ -218,7 +235,7 @@ class KubeHooks:
 
         from functions.domain import rbac
 
-        why = rbac.refused(method, url)
+        why = rbac.refused(method, url, namespaced=lambda ns: _namespace_rules(url, ns))
         self.calls.append("kubernetes", _KUBE_VERBS.get(method.upper(), method.title()),
                           {"path": urlsplit(url).path}, "sent" if why is None else "Forbidden")
         if why is not None:

@@ -4,11 +4,14 @@ naming the model, so invoke works end to end in the sandbox. 503 when no Ready p
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from typing import Any
 
+from functions.assets import podstart_gate as gate
 from functions.assets import podstart_pool_worker as pool_worker
+from functions.domain.inference_manifests import GATE
 from sandbox.kube.errors import ApiError
 from sandbox.kube.store import ClusterStore, Obj
 
@@ -50,8 +53,21 @@ def model_of(pod: Obj) -> str:
     return (pod["metadata"].get("labels") or {}).get("podstart.dev/model", "unknown-model")
 
 
+def gate_key(store: ClusterStore, pod: Obj) -> str | None:
+    """The API key a pod's gate checks (its PODSTART_API_KEY from the endpoint's Secret), or None: no gate."""
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        if c.get("name") != GATE:
+            continue
+        ref = next(((e.get("valueFrom") or {}).get("secretKeyRef") or {} for e in c.get("env") or []
+                    if e.get("name") == gate.KEY_ENV), {})
+        secret = store.get("v1", "Secret", ref.get("name", ""), pod["metadata"].get("namespace")) or {}
+        raw = (secret.get("data") or {}).get(ref.get("key", ""))
+        return base64.b64decode(raw).decode() if raw else ""
+    return None
+
+
 def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, path: str,
-          body: bytes) -> tuple[int, bytes]:
+          body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     service = service_ref.split(":", 1)[0]
     pods = backends(store, namespace, service)
     if not pods:
@@ -61,6 +77,11 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
     digest = hashlib.sha256(body).hexdigest()
     pod = pods[int(digest[:8], 16) % len(pods)]
     model = model_of(pod)
+    key = gate_key(store, pod)
+    if key is not None and not gate.authorized(path, headers or {}, key):  # the gate answers before the engine
+        return 401, json.dumps({"error": {"message": "Unauthorized: send the endpoint's API key (Authorization: "
+                                                     "Bearer <key>)", "type": "invalid_request_error",
+                                          "code": 401}}).encode()
     if path in ("/health", "/healthz") and method == "GET":
         return 200, b"ok"
     if path == "/v1/models" and method == "GET":

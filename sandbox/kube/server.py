@@ -268,7 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
         if group == "" and len(rest) >= 5 and rest[0] == "namespaces" and rest[2] == "services" and rest[4] == "proxy":
             from sandbox.kube.responder import proxy
 
-            code, data = proxy(store, rest[1], rest[3], method, "/" + "/".join(rest[5:]), body)
+            # the API server authenticates with Authorization and drops it before proxying (as kube-apiserver does)
+            sent = {k: v for k, v in self.headers.items() if k.lower() != "authorization"}
+            code, data = proxy(store, rest[1], rest[3], method, "/" + "/".join(rest[5:]), body, sent)
             return self._send(code, data)
         watch = query.get("watch", "") in ("true", "1")
         if rest[0] == "watch":

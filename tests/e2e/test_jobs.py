@@ -19,6 +19,7 @@ from tests.e2e.test_mcp_sandbox import over_http, text
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
 HP = ("sagemaker.amazonaws.com/v1", "HyperPodPyTorchJob")
+DRY = {"dry_run": "true"}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +77,9 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     nowhere = {**secret, "namespace": "nowhere"}
     dry, real = (api.post(f"{base}/secrets", json=nowhere, params={"dry_run": "true"}),
                  api.post(f"{base}/secrets", json=nowhere))
-    assert dry.status_code == real.status_code == 404, (dry.text, real.text)
+    assert dry.status_code == real.status_code == 422, (dry.text, real.text)  # not a PodStart namespace
+    assert dry.json()["errors"] == real.json()["errors"] == [
+        {"loc": ["body", "namespace"], "msg": real.json()["errors"][0]["msg"]}] and "does not exist" in real.text
 
     # A secret is write-only: the answer names its keys, never its value.
     r = api.post(f"{base}/secrets", json={"name": "hf-token", "data": {"HF_TOKEN": "hf_s3cr3t_value",
@@ -200,22 +203,28 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert api.get(f"{base}/jobs/train").status_code == 404
 
 
-def test_a_job_in_a_new_namespace_gets_the_namespace_and_its_data_volume_and_is_listed(
-        api: Any, sandbox: Any, cluster: str) -> None:
+def test_a_job_goes_only_into_a_podstart_namespace_an_admin_made_with_its_data_volume_and_is_listed(
+        api: Any, operator: Any, sandbox: Any, cluster: str) -> None:
     # Given the operator is on (the first test enabled it), a team submits into a namespace that does not exist
     base = f"/v1/clusters/{cluster}"
     kube = sandbox.kube.store(cluster)
     body = _job("team-train", namespace="team-a", secrets=[], nodes=1)
-    plan = api.post(f"{base}/jobs", json=body, params={"dry_run": "true"}).json()
+    for r in (operator.post(f"{base}/jobs", json=body), operator.post(f"{base}/jobs", json=body, params=DRY)):
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "namespace"], r.text
+        assert "POST /v1/clusters/{cluster}/namespaces" in r.json()["detail"]
+    assert kube.get("v1", "Namespace", "team-a") is None  # a submit never makes a namespace
+    # When an admin makes it (an operator may not), the job goes there with the namespace's data volume
+    assert operator.post(f"{base}/namespaces", json={"name": "team-a"}).status_code == 403
+    made = api.post(f"{base}/namespaces", json={"name": "team-a"}, key=uuid.uuid4().hex)
+    assert made.status_code == 202 and api.wait_terminal(made.json()["id"])["status"] == "SUCCEEDED", made.text
+    plan = operator.post(f"{base}/jobs", json=body, params=DRY).json()
     assert [(c["action"], c["kind"]) for c in plan["changes"] if c["step"] == "submit"] == [
-        ("create", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolume"),
-        ("create", "Kubernetes PersistentVolumeClaim"), ("create", "Kubernetes HyperPodPyTorchJob")]
-    r = api.post(f"{base}/jobs", json=body, key=uuid.uuid4().hex)
+        ("create", "Kubernetes HyperPodPyTorchJob")]
+    r = operator.post(f"{base}/jobs", json=body, key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"], timeout=120)
     assert op["status"] == "SUCCEEDED", op.get("error")
-    # Then the namespace, its data volume and the job are there, the job runs, and every face finds it there
-    assert kube.get("v1", "Namespace", "team-a") is not None
+    # Then the job runs there on the namespace's data volume, and every face finds it there
     assert kube.get("v1", "PersistentVolumeClaim", "podstart-data", "team-a") is not None
     assert kube.get(*HP, "team-train", "team-a") is not None
     job = api.get(f"{base}/jobs/team-train", params={"namespace": "team-a"}).json()

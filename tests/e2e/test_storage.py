@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sandbox.resources import TEAM_BUCKET
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 DRY = {"dry_run": "true"}
@@ -38,11 +39,13 @@ def _bound(sandbox: Any, cluster: str, name: str, namespace: str) -> dict[str, A
 
 
 def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, sandbox: Any, cluster: str) -> None:
-    bucket = f"datasets-{uuid.uuid4().hex[:8]}"
+    bucket = TEAM_BUCKET  # a bucket an admin registered (the sandbox's PODSTART_REGISTERED_BUCKETS)
     s3 = aws("s3")
-    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    run = uuid.uuid4().hex[:8]
     for key in ("train/a.jsonl", "train/b.jsonl", "train/sub/c.jsonl", "other/x"):
-        s3.put_object(Bucket=bucket, Key=key, Body=b"{}")
+        s3.put_object(Bucket=bucket, Key=f"{run}/{key}", Body=b"{}")
+    made = api.post(f"/v1/clusters/{cluster}/namespaces", json={"name": "ml"}, key=uuid.uuid4().hex)
+    assert made.status_code == 202 and api.wait_terminal(made.json()["id"])["status"] == "SUCCEEDED", made.text
 
     # Bad input: problem+json naming the field, nothing started.
     before = len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
@@ -60,17 +63,18 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 
     # Add: one operation per Idempotency-Key; the retry answers the same operation.
     key = uuid.uuid4().hex
-    body = {"kind": "s3", "name": "train", "bucket": bucket, "prefix": "train/", "namespace": "ml"}
+    body = {"kind": "s3", "name": "train", "bucket": bucket, "prefix": f"{run}/train/", "namespace": "ml"}
     since = len(api.calls())
     dry = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key, params=DRY)
     assert dry.status_code == 200, dry.text
     plan = dry.json()
-    assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "Namespace", "ml") is None
+    assert writes(api, since) == [] and sandbox.kube.store(cluster).get("v1", "PersistentVolumeClaim", "train",
+                                                                        "ml") is None
     assert request_writes(api, dry) == []  # no write at all, Kubernetes and PodStart's own tables included
     assert plan["kind"] == "storage.add" and plan["cost"] == {**plan["cost"], "hourly": 0, "lines": []}
     assert {(c["action"], c["kind"]) for c in plan["changes"]} >= {
         ("create", "AWS::IAM::Role"), ("create", "AWS::EKS::PodIdentityAssociation"),
-        ("create", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolumeClaim"),
+        ("none", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolumeClaim"),
         ("none", "AWS::S3::Bucket")}
     assert "train" not in {i["name"] for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
     since = len(api.calls())
@@ -107,11 +111,11 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 
     # Objects: one level under the volume's prefix, bounded.
     listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects", params={"limit": 1}).json()
-    assert listing["bucket"] == bucket and listing["prefix"] == "train/"
+    assert listing["bucket"] == bucket and listing["prefix"] == f"{run}/train/"
     assert len(listing["objects"]) == 1 and listing["truncated"] is True and listing["next_token"]
     listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects").json()
-    assert [o["key"] for o in listing["objects"]] == ["train/a.jsonl", "train/b.jsonl"]
-    assert listing["prefixes"] == ["train/sub/"]
+    assert [o["key"] for o in listing["objects"]] == [f"{run}/train/a.jsonl", f"{run}/train/b.jsonl"]
+    assert listing["prefixes"] == [f"{run}/train/sub/"]
     assert api.get(f"/v1/clusters/{cluster}/storage/train/objects",
                    params={"prefix": "../"}).status_code == 422
 
@@ -134,7 +138,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     kube = sandbox.kube.store(cluster)
     assert kube.get("v1", "PersistentVolumeClaim", "train", "ml") is None
     assert kube.get("v1", "PersistentVolume", pvc["spec"]["volumeName"]) is None
-    assert len(s3.list_objects_v2(Bucket=bucket)["Contents"]) == 4
+    assert len(s3.list_objects_v2(Bucket=bucket, Prefix=f"{run}/")["Contents"]) == 4
     assert "train" not in {i["name"] for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
     assert api.http.delete(f"/v1/clusters/{cluster}/storage/train").status_code == 404
 
@@ -224,12 +228,12 @@ def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(
 
 def test_a_fault_while_adding_fails_there_and_retry_finishes_without_duplicates(api: Any, viewer: Any, aws: Any,
                                                                                  sandbox: Any, cluster: str) -> None:
-    bucket = f"faulty-{uuid.uuid4().hex[:8]}"
-    aws("s3").create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": "us-west-2"})
+    bucket = sandbox.info["buckets"]["data"]  # PodStart's own data bucket: an operator's to mount
     api.post("/v1/sandbox/faults", json={"service": "eks", "operation": "CreatePodIdentityAssociation",
                                          "error_code": "AccessDeniedException", "count": 1, "message": "injected"})
     start = len(api.calls())
-    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "name": "faulty", "bucket": bucket})
+    r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "name": "faulty", "bucket": bucket,
+                                                          "prefix": "faulty/"})
     failed = api.wait_terminal(r.json()["id"])
     assert failed["status"] == "FAILED" and failed["phase"] == "backing", failed
     assert viewer.post(f"/v1/operations/{failed['id']}/retry").status_code == 403

@@ -110,7 +110,7 @@ class FakeStateStore:
     def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None:
         self.items[(pk, sk)] = dict(body)
 
-    def put_new(self, pk: str, sk: str, body: dict[str, Any]) -> bool:
+    def put_new(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> bool:
         with self._lock:
             if (pk, sk) in self.items:
                 return False

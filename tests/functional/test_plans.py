@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from functions.domain.clusters import InstanceGroupPatch
-from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.errors import Conflict, Forbidden, InvalidInput
 from functions.domain.operations import Actor
 from functions.domain.plans import Plan
 from functions.domain.principal import Principal, Role
@@ -16,6 +16,7 @@ from tests.functional.test_admission import active, create_body
 
 ACTOR = Actor(sub="o", name="olga", role="operator")
 ADMIN = Principal(sub="a", name="ada", role=Role.admin)
+ADMIN_ACTOR = Actor(sub="a", name="ada", role="admin")
 PRICES = {("hyperpod", "ml.g5.8xlarge"): 3.5, ("eks", "cluster"): 0.10, ("nat", "gateway"): 0.045}
 
 
@@ -91,7 +92,9 @@ def test_a_busy_cluster_is_the_same_409_in_a_dry_run() -> None:
 def test_a_delete_dry_run_lists_what_goes_and_the_hourly_saving() -> None:
     w = world()
     rec = active(w, count=2)
-    plan = cluster_delete.delete_cluster(w.deps, rec.name, None, rec.name, ACTOR, None, dry_run=True)
+    with pytest.raises(Forbidden):  # an operator's plan of an admin's action is refused as the action is
+        cluster_delete.delete_cluster(w.deps, rec.name, None, rec.name, ACTOR, None, dry_run=True)
+    plan = cluster_delete.delete_cluster(w.deps, rec.name, None, rec.name, ADMIN_ACTOR, None, dry_run=True)
     assert isinstance(plan, Plan)
     gone = kinds(plan, "delete")
     assert "AWS::SageMaker::Cluster" in gone and "AWS::EKS::Cluster" in gone and "AWS::EC2::VPC" in gone

@@ -59,6 +59,8 @@ def builtin_objects() -> list[dict[str, Any]]:
             *render({**VLLM, "name": "ext", "service": "external", "internet_facing": True,
                      "source_ranges": ["203.0.113.0/24"]}),
             *render({**VLLM, "name": "bound", "service": "model_pool", "pool": "warm"}),
+            *render({**VLLM, "name": "keyed", "api_key_secret": "keyed-key"}),
+            *render({**SGLANG, "name": "keyed-routed", "api_key_secret": "keyed-key"}),
             *im.pool_objects(PoolCreate(name="warm", engine="vllm", image="vllm/vllm-openai:v0.10.1",
                                         instance_type="ml.g5.2xlarge", gpus_per_worker=1, workers=3).model_dump(),
                              pool_worker_script()),
@@ -131,7 +133,8 @@ def test_service_shapes() -> None:
     assert ext["spec"]["type"] == "LoadBalancer"
     assert ext["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
     assert ext["spec"]["loadBalancerSourceRanges"] == ["10.0.0.0/8"]
-    public = next(o for o in render({**VLLM, "service": "external", "internet_facing": True})
+    public = next(o for o in render({**VLLM, "service": "external", "internet_facing": True,
+                                     "source_ranges": ["203.0.113.0/24"]})
                   if o["kind"] == "Service")
     assert public["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-scheme"] == \
         "internet-facing"
@@ -224,3 +227,34 @@ def test_a_download_pods_failure_is_its_termination_message_or_why_it_cannot_sta
     assert im.pod_failure([secret]) == 'CreateContainerConfigError: secret "hf" not found'
     assert im.pod_failure([pod("d", "x", {"running": {}})]) is None
     assert im.pod_failure([pod("e", "x", {"terminated": {"exitCode": 0, "reason": "Completed"}})]) is None
+
+
+def test_an_api_key_puts_the_gate_in_front_the_engine_on_localhost_and_the_key_only_in_a_secret_ref() -> None:
+    # Given an endpoint that requires an API key (a PodStart Secret)
+    objs = render({**VLLM, "api_key_secret": "chat-key"})
+    # Then the gate's ConfigMap comes first and the worker pod runs the gate on the Service's http port
+    assert objs[0]["kind"] == "ConfigMap" and objs[0]["metadata"]["name"] == im.GATE
+    dep = next(o for o in objs if o["kind"] == "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    engine, gate = pod["containers"]
+    assert gate["name"] == im.GATE and gate["ports"] == [{"name": "http", "containerPort": im.GATE_PORT}]
+    # the engine listens on 127.0.0.1 only, so nothing reaches it but through the gate
+    cmd = engine["command"]
+    assert cmd[cmd.index("--host") + 1] == "127.0.0.1" and cmd[cmd.index("--port") + 1] == str(im.UPSTREAM_PORT)
+    assert "--api-key" not in cmd and not any(p.get("name") == "http" for p in engine.get("ports") or [])
+    # the probes read the engine's health through the gate; the key comes from the Secret, never a literal
+    assert {"readinessProbe", "livenessProbe", "startupProbe"} <= set(gate) and "readinessProbe" not in engine
+    [key] = gate["env"]
+    assert key["valueFrom"]["secretKeyRef"] == {"name": "chat-key", "key": im.API_KEY_KEY} and "value" not in key
+    assert {"name": im.GATE, "configMap": {"name": im.GATE}} in pod["volumes"]
+    # the Service targets the gate's named port
+    svc = next(o for o in objs if o["kind"] == "Service")
+    assert svc["spec"]["ports"][0]["targetPort"] == "http"
+
+
+def test_with_a_router_the_gate_fronts_the_router_the_workers_stay_as_they_are() -> None:
+    objs = render({**SGLANG, "api_key_secret": "chat-key", "replicas": 2, "router": {"enabled": True}})
+    router = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == im.router_name("chat"))
+    workers = next(o for o in objs if o["kind"] == "Deployment" and o["metadata"]["name"] == "chat")
+    assert [c["name"] for c in router["spec"]["template"]["spec"]["containers"]] == ["router", im.GATE]
+    assert [c["name"] for c in workers["spec"]["template"]["spec"]["containers"]] == ["sglang"]

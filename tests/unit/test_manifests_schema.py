@@ -8,8 +8,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from functions.assets import download_script
-from functions.domain import inference_manifests, kuberay, manifests, storage
+from functions.assets import download_script, gate_script
+from functions.domain import inference_manifests, kuberay, manifests, namespaces, storage
 from functions.domain.inference import DOWNLOAD_IMAGE, download_job_name
 
 REFERENCE = Path("/work/shared/reference/crds")
@@ -23,6 +23,11 @@ OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("
            *storage.fsx_volume("c1", "scratch", "ml", "fs-2", "fs-2.fsx.us-west-2.amazonaws.com", "efgh", 2400),
            # instance_group.delete's drain: one Eviction per pod
            manifests.eviction("trainer-0", "ml"),
+           # namespace.create: the Namespace, the API function's Secrets Role and binding, the data volume
+           namespaces.namespace_object("team-a"), *namespaces.access_objects("team-a"),
+           *namespaces.data_volume("podstart-data", "us-west-2", "team-a"),
+           # an endpoint's API key gate script
+           inference_manifests.gate_configmap(gate_script()),
            # model.download: the downloader's identity and script, and its Job (with and without a token Secret)
            inference_manifests.downloader_service_account(),
            inference_manifests.download_script_configmap(download_script()),

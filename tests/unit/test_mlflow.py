@@ -57,7 +57,7 @@ def test_the_job_gets_the_env_its_service_account_and_reports(recipe: str) -> No
 
 def test_the_service_account_validates_and_comes_before_the_job() -> None:
     job = _job()
-    objs = training.submit_objects(job, recipes.parse_parameters(job.recipe, "1", {}), namespace_exists=True,
+    objs = training.submit_objects(job, recipes.parse_parameters(job.recipe, "1", {}),
                                    data_volume_exists=True, bucket="b", region="us-west-2")
     assert [o["kind"] for o in objs] == ["ServiceAccount", "HyperPodPyTorchJob"]
     kubernetes_validate.validate(objs[0], "1.33", strict=True)

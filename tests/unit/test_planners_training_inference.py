@@ -75,10 +75,10 @@ def test_the_job_listed_is_the_manifest_the_submit_step_applies() -> None:
     assert last.details["api_version"] == manifest["apiVersion"] and last.details["nodes"] == 2
 
 
-def test_a_new_namespace_gets_the_namespace_and_its_data_volume_before_the_job() -> None:
-    d = submit({**SERVED, "namespace_exists": False, "data_volume_exists": False, "bucket": "b"}, namespace="team")
+def test_a_podstart_namespace_without_its_data_volume_gets_it_before_the_job_and_no_namespace_is_made() -> None:
+    d = submit({**SERVED, "data_volume_exists": False, "bucket": "b"}, namespace="team")
     assert [(c.kind, c.name) for c in d.changes[1:]] == [
-        ("Kubernetes Namespace", "team"), ("Kubernetes PersistentVolume", f"{DATA_VOLUME}-team"),
+        ("Kubernetes PersistentVolume", f"{DATA_VOLUME}-team"),
         ("Kubernetes PersistentVolumeClaim", DATA_VOLUME), ("Kubernetes HyperPodPyTorchJob", "train")]
     assert d.changes[-1].details["namespace"] == "team"
 

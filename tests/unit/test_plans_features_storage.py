@@ -155,10 +155,11 @@ def add_request(**kw: Any) -> dict[str, Any]:
 
 def test_mounting_a_bucket_makes_role_identity_and_claim_and_costs_nothing_by_the_hour() -> None:
     plan = run("storage.add", add_request(kind="s3", name="train", bucket="datasets", prefix="train/",
-                                          read_only=True), {"addons": list(BASE), "namespace_exists": False})
+                                          read_only=True), {"addons": list(BASE)})
     assert [c.action for c in of(plan, "eks-addon")] == ["none", "none"]
+    assert [c.action for c in of(plan, "Kubernetes Namespace")] == ["none"]  # a PodStart namespace: never made
     assert [(a, k) for a, k, _ in acted(plan)] == [
-        ("create", "AWS::IAM::Role"), ("create", "Kubernetes Namespace"), ("create", "Kubernetes ServiceAccount"),
+        ("create", "AWS::IAM::Role"), ("create", "Kubernetes ServiceAccount"),
         ("create", "AWS::EKS::PodIdentityAssociation"), ("create", "Kubernetes PersistentVolume"),
         ("create", "Kubernetes PersistentVolumeClaim")]
     assert of(plan, "AWS::IAM::Role")[0].details["policy"] == "read-only on s3://datasets/train/"
@@ -168,7 +169,7 @@ def test_mounting_a_bucket_makes_role_identity_and_claim_and_costs_nothing_by_th
 
 def test_a_new_fsx_volume_plans_the_missing_csi_add_on_and_prices_its_storage_per_gib() -> None:
     plan = run("storage.add", add_request(kind="fsx_lustre", name="scratch", storage_capacity_gib=2400,
-                                          throughput_mb_per_tib=250), {"addons": list(BASE), "namespace_exists": True})
+                                          throughput_mb_per_tib=250), {"addons": list(BASE)})
     assert acted(plan)[:2] == [("create", "eks-addon", "aws-fsx-csi-driver"),
                                ("create", "AWS::FSx::FileSystem", "scratch")]
     [cap] = plan.capacity

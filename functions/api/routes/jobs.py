@@ -15,6 +15,7 @@ from functions.domain import training
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.domain.principal import Role
+from functions.domain.tenancy import Namespace
 from functions.logic import jobs
 
 router = Router()
@@ -25,7 +26,7 @@ def _ok(model: type, status: int = 200) -> dict[int, Any]:
 
 
 JobPath = Annotated[str, Path(description="Job name", pattern=training.NAME)]
-NamespaceQ = Annotated[str, Query(description="Namespace", pattern=training.NAMESPACE)]
+NamespaceQ = Annotated[Namespace, Query(description="A PodStart namespace (default or one an admin created)")]
 
 
 @router.post("/v1/clusters/<cluster>/jobs",

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from functions.api.context import DryRun, json_response, principal, require, requires, respond, services
 from functions.api.schemas import OPERATION_RESPONSES, OperationList, OperationOut
+from functions.domain.limits import Limits
 from functions.domain.operations import OperationStatus
 from functions.domain.principal import Role
 from functions.logic import operations as op_logic
@@ -45,9 +46,16 @@ def get_operation(
         "The version you last saw (pass it back); an old version never makes the call return early"
     ))] = None,
 ) -> Response[str]:
-    principal(router)
-    op = services().operations.watch(operation_id, wait, version)
-    return json_response(op.public())
+    p = principal(router)
+    s = services()
+    op, retry_after = op_logic.watch(s, s.leases, _limits(), p, operation_id, wait, version)
+    return json_response(op.public(), headers={"Retry-After": str(retry_after)} if retry_after else None)
+
+
+def _limits() -> Limits:
+    from functions.settings import api_settings
+
+    return api_settings().limits
 
 
 @router.post("/v1/operations/<operation_id>/retry",

@@ -42,6 +42,10 @@ def set_preferences(body: PreferencesUpdate, dry_run: DryRun = False) -> Respons
 @router.get("/v1/me", summary="Who you are and what your role allows (viewer reads; operator and admin change)",
             tags=["preferences"])
 def get_me() -> Response[str]:
+    from functions.settings import api_settings
+
     p = principal(router)
     return json_response({"sub": p.sub, "name": p.name, "role": p.role.name,
-                          "can_mutate": p.role >= Role.operator, "can_delete_clusters": p.role >= Role.admin})
+                          "can_mutate": p.role >= Role.operator, "can_delete_clusters": p.role >= Role.admin,
+                          "can_administer": p.role >= Role.admin,
+                          "limits": api_settings().limits.model_dump()})

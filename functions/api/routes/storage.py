@@ -13,7 +13,8 @@ from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.kinds import required_role
 from functions.domain.storage import NAME_PATTERN, ObjectList, StorageAdd, StorageList
-from functions.logic import storage
+from functions.domain.tenancy import BucketList
+from functions.logic import live_reads, storage
 
 router = Router()
 
@@ -29,6 +30,14 @@ def reconcile_cluster(cluster: ClusterPath, region: RegionOpt = None,
                       idempotency_key: IdempotencyKey = None, dry_run: DryRun = False) -> Response[str]:
     p = require(router, required_role("cluster.reconcile"))
     return respond(storage.reconcile_cluster(services(), cluster, region, actor(p), idempotency_key, dry_run))
+
+
+@router.get("/v1/buckets", summary="Buckets PodStart may read and mount: its data bucket (operators mount it) and "
+                                  "the ones an admin registered (admins mount them)", tags=["storage"],
+            responses=_ok(BucketList))
+def list_buckets() -> Response[str]:
+    principal(router)
+    return model_response(BucketList(items=live_reads.registrations(services())))
 
 
 @router.get("/v1/clusters/<cluster>/storage", summary="A cluster's volumes: S3 mounts and FSx file systems, with "

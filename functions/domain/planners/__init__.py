@@ -37,6 +37,7 @@ from functions.domain.planners.inference import (
     plan_pool_release,
 )
 from functions.domain.planners.instance_groups import plan_group_add, plan_group_delete, plan_group_scale
+from functions.domain.planners.namespaces import plan_namespace_create, plan_namespace_delete
 from functions.domain.planners.nodes import (
     plan_nodes_delete,
     plan_nodes_health_check,
@@ -75,6 +76,8 @@ PLANNERS: dict[str, Planner] = {
     "pool.assign": plan_pool_assign,
     "pool.release": plan_pool_release,
     "model.download": plan_model_download,
+    "namespace.create": plan_namespace_create,
+    "namespace.delete": plan_namespace_delete,
 }
 
 __all__ = ["PLANNERS", "PlanInput", "Planner"]

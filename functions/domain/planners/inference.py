@@ -84,6 +84,7 @@ def plan_endpoint_deploy(p: PlanInput) -> Draft:
     if req.get("service") == "external":
         warnings.append("service external: the AWS Load Balancer Controller makes a Network Load Balancer, billed "
                         "by the hour (not in this cost)")
+    warnings += exposure(req)
     capacity: list[Capacity] = []
     if req.get("service") != "model_pool":
         replicas = int(((req.get("autoscaling") or {}).get("keda") or {}).get("min", req.get("replicas", 1))
@@ -94,6 +95,21 @@ def plan_endpoint_deploy(p: PlanInput) -> Draft:
         warnings.append(f"a model_pool endpoint has no workers of its own: assign workers of pool {req.get('pool')} "
                         f"(POST .../pools/{req.get('pool')}/assign)")
     return Draft(changes=_skip(changes, p.skip_steps), capacity=capacity, warnings=warnings)
+
+
+def exposure(req: dict[str, Any]) -> list[str]:
+    """Who can reach a self-managed endpoint, said plainly (the UI and agents show it before the user confirms)."""
+    if req.get("mode") != "self-managed" or req.get("service") == "model_pool":
+        return []
+    key = req.get("api_key_secret")
+    guard = (f"callers must send the API key in Secret {key}" if key else
+             "no API key: anyone who reaches it can use the model (set api_key_secret)")
+    if req.get("public"):
+        return [f"EXPOSURE: public: anyone on the internet can reach this endpoint's Network Load Balancer; {guard}"]
+    if req.get("internet_facing"):
+        return [f"EXPOSURE: internet-facing, reachable from {', '.join(req.get('source_ranges') or [])}; {guard}"]
+    where = "the VPC (an internal Network Load Balancer)" if req.get("service") == "external" else "inside the cluster"
+    return [f"exposure: reachable from {where}; {guard}"]
 
 
 def plan_endpoint_update(p: PlanInput) -> Draft:

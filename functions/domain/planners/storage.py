@@ -4,7 +4,7 @@ runs them.
 storage.add: `backing` makes sure of the add-ons the volume kind needs (`storage.backing_addons`, the list
 the step uses; `facts["addons"]`: the add-ons there now), then makes the S3 volume's role, service account and
 Pod Identity association, or the FSx for Lustre file system (priced per GiB-month); `volume` applies the
-static PersistentVolume and its claim (the namespace too, when `facts["namespace_exists"]` is false).
+static PersistentVolume and its claim (in a PodStart namespace: admission checked it is one; never made here).
 storage.remove goes back: claim and volume, then the association, service account and role, or the file
 system (a bucket is never deleted). cluster.reconcile lists every add-on, Kubernetes object, role,
 association and file system its steps make sure of (the same lists: `manifests.wanted_addons`,
@@ -51,8 +51,7 @@ def plan_storage_add(p: PlanInput) -> Draft:
     cluster, region, name, ns = r["cluster"], r["region"], r["name"], r["namespace"]
     present = set(p.facts.get("addons") or ())
     changes = _addons(present, st.backing_addons(r["kind"]), "backing")
-    ns_change = (none("Kubernetes Namespace", ns, "backing") if p.facts.get("namespace_exists", True)
-                 else create("Kubernetes Namespace", ns, "backing"))
+    ns_change = none("Kubernetes Namespace", ns, "backing", note="a PodStart namespace (never made here)")
     capacity: list[Capacity] = []
     warnings: list[str] = []
     if r["kind"] == "s3":

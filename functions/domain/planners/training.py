@@ -77,8 +77,7 @@ def plan_job_submit(p: PlanInput) -> Draft:
     params = recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
     changes, warnings = operator_changes(p)
     changes += mlflow_changes(p, job)
-    objs = training.submit_objects(job, params, namespace_exists=bool(f.get("namespace_exists", True)),
-                                   data_volume_exists=bool(f.get("data_volume_exists", True)),
+    objs = training.submit_objects(job, params, data_volume_exists=bool(f.get("data_volume_exists", True)),
                                    bucket=str(f.get("bucket") or ""), region=r["region"])
     for m in objs:
         details: dict[str, Any] = {}

@@ -18,6 +18,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/buckets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Buckets PodStart may read and mount: its data bucket (operators mount it) and the ones an admin registered (admins mount them) */
+        get: operations["list_buckets_v1_buckets_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/availability-zones": {
         parameters: {
             query?: never;
@@ -381,6 +398,41 @@ export interface paths {
         /** Download a Hugging Face model into the shared bucket with a Job (operation model.download) */
         post: operations["download_model_v1_clusters__cluster__models_post"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** PodStart's namespaces: default and the ones an admin created (jobs, Secrets and volumes live only there) */
+        get: operations["list_namespaces_v1_clusters__cluster__namespaces_get"];
+        put?: never;
+        /** Create a PodStart namespace with its data volume and Secrets access (operation namespace.create, admin) */
+        post: operations["create_namespace_v1_clusters__cluster__namespaces_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/namespaces/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a PodStart namespace and everything in it, with confirm=<name> (operation namespace.delete, admin) */
+        delete: operations["delete_namespace_v1_clusters__cluster__namespaces__namespace__delete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -850,7 +902,7 @@ export interface components {
             replay: boolean;
             /**
              * Request
-             * @description Body and query, secrets redacted
+             * @description Body and query, secrets redacted (functions.domain.redaction)
              */
             request?: {
                 [key: string]: unknown;
@@ -925,6 +977,14 @@ export interface components {
              * @description HyperPod instance groups Karpenter manages (one NodePool each, at most 20); nothing else is allowed
              */
             instance_groups?: string[] | null;
+        };
+        /**
+         * BucketList
+         * @description GET /v1/buckets: where PodStart may read (and mount) data.
+         */
+        BucketList: {
+            /** Items */
+            items: components["schemas"]["Registration"][];
         };
         /** Budget */
         Budget: {
@@ -1321,6 +1381,11 @@ export interface components {
          * @description POST /v1/clusters/{cluster}/endpoints.
          */
         EndpointCreate: {
+            /**
+             * Api Key Secret
+             * @description self-managed: a PodStart Secret (key `api_key`) callers must send (Authorization: Bearer, or X-Api-Key); invoke sends it
+             */
+            api_key_secret?: string | null;
             autoscaling?: components["schemas"]["Autoscaling"] | null;
             /**
              * Engine
@@ -1349,7 +1414,7 @@ export interface components {
             instance_type: string;
             /**
              * Internet Facing
-             * @description service external: an internet-facing NLB
+             * @description service external: an internet-facing NLB; needs source_ranges (or public, admin)
              * @default false
              */
             internet_facing: boolean;
@@ -1370,6 +1435,12 @@ export interface components {
              * @description service model_pool: the pool whose workers serve
              */
             pool?: string | null;
+            /**
+             * Public
+             * @description internet_facing with no source range limit (admin only)
+             * @default false
+             */
+            public: boolean;
             /**
              * Replicas
              * @description Serving replicas (workers)
@@ -2129,7 +2200,7 @@ export interface components {
             name: string;
             /**
              * Namespace
-             * @description Kubernetes namespace
+             * @description A PodStart namespace (default or one an admin created)
              * @default default
              */
             namespace: string;
@@ -2290,7 +2361,7 @@ export interface components {
         ModelDownload: {
             /**
              * Model Id
-             * @description Hugging Face model id, org/name
+             * @description Hugging Face model id, owner/name
              */
             model_id: string;
             /**
@@ -2369,7 +2440,7 @@ export interface components {
             accept_eula: boolean;
             /**
              * Model Id
-             * @description org/name, or a JumpStart model id
+             * @description owner/name (Hugging Face), or a JumpStart model id
              */
             model_id?: string | null;
             /** Revision */
@@ -2387,6 +2458,54 @@ export interface components {
              * @description e.g. /data/models/org/name/main/
              */
             uri?: string | null;
+        };
+        /**
+         * NamespaceCreate
+         * @description POST /v1/clusters/{cluster}/namespaces (admin): a namespace for a team's jobs, Secrets and volumes.
+         */
+        NamespaceCreate: {
+            /**
+             * Name
+             * @description A DNS label, not a system namespace's name (kube-*, aws-*, ...)
+             */
+            name: string;
+        };
+        /** NamespaceList */
+        NamespaceList: {
+            /** Cluster */
+            cluster: string;
+            /** Items */
+            items: components["schemas"]["NamespaceView"][];
+            /** Region */
+            region: string;
+        };
+        /** NamespaceView */
+        NamespaceView: {
+            /** Created At */
+            created_at?: string | null;
+            /**
+             * Data Volume
+             * @description The shared data volume's claim (podstart-data) is there
+             */
+            data_volume: boolean;
+            /**
+             * Default
+             * @description The cluster's default namespace (always PodStart's; never deleted)
+             * @default false
+             */
+            default: boolean;
+            /** Name */
+            name: string;
+            /**
+             * Secrets Access
+             * @description PodStart's Role for job Secrets is there
+             */
+            secrets_access: boolean;
+            /**
+             * Status
+             * @description Active or Terminating (as the API server says)
+             */
+            status: string;
         };
         /**
          * NoChange
@@ -3077,6 +3196,26 @@ export interface components {
             version: string;
         };
         /**
+         * Registration
+         * @description A bucket PodStart may read: its own data bucket or one an admin registered (optionally one prefix).
+         */
+        Registration: {
+            /** Bucket */
+            bucket: string;
+            /**
+             * Owned
+             * @description PodStart's own data bucket (operators may mount it)
+             * @default false
+             */
+            owned: boolean;
+            /**
+             * Prefix
+             * @description Only keys under this prefix ('' = the whole bucket)
+             * @default
+             */
+            prefix: string;
+        };
+        /**
          * RollingUpdate
          * @description How many instances restart at a time.
          */
@@ -3121,7 +3260,7 @@ export interface components {
             name: string;
             /**
              * Namespace
-             * @description Kubernetes namespace
+             * @description A PodStart namespace (default or one an admin created)
              * @default default
              */
             namespace: string;
@@ -3224,7 +3363,7 @@ export interface components {
             name?: string | null;
             /**
              * Namespace
-             * @description Namespace of the PersistentVolumeClaim (made if missing)
+             * @description A PodStart namespace for the PersistentVolumeClaim (default or one an admin created)
              * @default default
              */
             namespace: string;
@@ -3481,6 +3620,80 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_buckets_v1_buckets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BucketList"];
                 };
             };
             /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
@@ -6109,7 +6322,7 @@ export interface operations {
             query?: {
                 /** @description Make a presigned MLflow UI link (operators; it opens a session on the tracking server) */
                 mlflow_link?: boolean;
-                /** @description Namespace */
+                /** @description A PodStart namespace (default or one an admin created) */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
@@ -6195,7 +6408,7 @@ export interface operations {
             query?: {
                 /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
                 dry_run?: boolean;
-                /** @description Namespace */
+                /** @description A PodStart namespace (default or one an admin created) */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
@@ -6304,7 +6517,7 @@ export interface operations {
                 container?: string | null;
                 /** @description Byte bound */
                 limit_bytes?: number;
-                /** @description Namespace */
+                /** @description A PodStart namespace (default or one an admin created) */
                 namespace?: string;
                 /** @description Pod (default: the first) */
                 pod?: string | null;
@@ -6573,6 +6786,309 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_namespaces_v1_clusters__cluster__namespaces_get: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    create_namespace_v1_clusters__cluster__namespaces_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NamespaceCreate"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_namespace_v1_clusters__cluster__namespaces__namespace__delete: {
+        parameters: {
+            query?: {
+                /** @description The namespace's name again (everything in it is deleted) */
+                confirm?: string | null;
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+                /** @description Namespace name */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7647,7 +8163,7 @@ export interface operations {
     list_secrets_v1_clusters__cluster__secrets_get: {
         parameters: {
             query?: {
-                /** @description Namespace */
+                /** @description A PodStart namespace (default or one an admin created) */
                 namespace?: string;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
