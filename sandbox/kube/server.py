@@ -712,6 +712,19 @@ class KubeApiServer:
         if listener is not None:
             listener.server_close()
 
+    def cluster_of(self, url: str) -> str | None:
+        """The cluster a request URL is for: by its port (each cluster's own), or `/clusters/<name>/` on the main
+        port; None when it is not one of this server's."""
+        parts = urlsplit(url)
+        with self._lock:
+            for name, listener in self._listeners.items():
+                if parts.port == listener.server_address[1]:
+                    return name
+            segs = [s for s in parts.path.split("/") if s]
+            if parts.port == self._port and len(segs) >= 2 and segs[0] == "clusters" and segs[1] in self._stores:
+                return segs[1]
+        return None
+
     def clusters(self) -> dict[str, str]:
         with self._lock:
             return {name: self._cluster_url(name) for name in self._stores}

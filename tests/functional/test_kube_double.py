@@ -403,6 +403,9 @@ def test_clusters_are_isolated(server: KubeApiServer, api: client.ApiClient) -> 
     other_url = server.add_cluster("other")
     assert server.add_cluster("other") == other_url == server.clusters()["other"]
     assert other_url != server.clusters()["demo"] and not other_url.startswith(f"{server.url}/")
+    assert server.cluster_of(f"{other_url}/api/v1/namespaces/default/secrets") == "other"
+    assert server.cluster_of(f"{server.url}/clusters/other/api/v1/nodes") == "other"
+    assert server.cluster_of("http://127.0.0.1:1/api/v1/nodes") is None
     other = client.CoreV1Api(_api(other_url))
     other.create_namespace({"metadata": {"name": "only-in-other"}})
     prefixed = client.CoreV1Api(_api(f"{server.url}/clusters/other"))
