@@ -19,6 +19,7 @@ SYNTH_INPUTS := app.py cdk.json $(shell find infra functions mcp_gateway statema
 $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .  # the `podstart` command
 	@rm -f $(VENV)/.installed-* && touch $@
 
 install: $(STAMP)
@@ -60,7 +61,7 @@ dev: install web ## run the whole product on the embedded sandbox (UI, REST, MCP
 
 lint: install ## ruff, mypy, and the import contract (domain imports neither boto3 nor kubernetes)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
+	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes podstart_cli $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
 # Two pytest workers, each taking one test file at a time (tests/conftest.py groups them; all of infra is one

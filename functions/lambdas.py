@@ -60,7 +60,9 @@ LAMBDAS: dict[str, LambdaSpec] = {
                 "aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "kubernetes",
             ),
             env=(*_COMMON_ENV, "DATA_BUCKET", "ASSETS_BUCKET", "TIME_SCALE", "PODSTART_ROLE_ARN",
-                 "PODSTART_READER_ROLE_ARNS", "PERMISSIONS_BOUNDARY_ARN"),
+                 "PODSTART_READER_ROLE_ARNS", "PERMISSIONS_BOUNDARY_ARN",
+                 # spec.apply starts its child operations through the use cases, as the API does
+                 "IDEMPOTENCY_TABLE", "WORKFLOW_ARNS"),
         ),
         LambdaSpec(
             name="events",

@@ -53,7 +53,10 @@ class EventsSettings(_WorkflowArns):
     """The projector also sweeps orphan operations: it looks executions up by their derived names."""
 
 
-class StepsSettings(CommonSettings):
+class StepsSettings(_WorkflowArns):
+    """`workflow_arns` and `idempotency_table`: spec.apply's steps start child operations as the API does."""
+
+    idempotency_table: str = ""
     data_bucket: str = ""
     assets_bucket: str = ""
     time_scale: float = 1.0

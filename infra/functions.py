@@ -35,6 +35,7 @@ from infra.data import DataConstruct
 from infra.nag import acknowledge, acknowledge_wildcards, grant
 from infra.queues import DeadLetterQueue
 from infra.steps_policy import add_steps_permissions
+from infra.workflows import STATEMACHINES_DIR, state_machine_name, workflow_files, workflow_kind
 
 EVENT_BUS_NAME = "podstart"
 # Functions that read clusters' Kubernetes APIs: each role gets an access entry with the podstart-api group
@@ -68,6 +69,8 @@ _CATALOG_ACTIONS = [
     "ec2:DescribeSubnets",  # admission: the cluster's VPC (free addresses, PodStart's compute subnets)
     "ec2:DescribeNatGateways",  # admission: a VPC without a NAT gateway cannot hold a new group
     "ec2:DescribeSpotPriceHistory",  # offerings: spot offered per zone
+    "ec2:GetSpotPlacementScores",  # capacity advice: how likely spot capacity is per zone
+    "sagemaker:SearchTrainingPlanOfferings",  # capacity advice and a purchase's admission: plans for sale
     "sagemaker:ListClusters",
     "sagemaker:ListTrainingPlans",
     "sagemaker:ListMlflowTrackingServers",  # the job form's tracking servers (no resource-level permissions)
@@ -83,6 +86,16 @@ MLFLOW_UI_ACTIONS = [
     "sagemaker-mlflow:GetRun",
     "sagemaker-mlflow:SearchExperiments",
     "sagemaker-mlflow:SearchRuns",
+]
+SPEC_APPLY = "spec.apply"
+# The catalog reads the child operations' admission makes (what the api role reads for the same requests).
+SPEC_ADMISSION_READS = [
+    "ec2:DescribeRegions",
+    "ec2:DescribeInstanceTypeOfferings",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeSpotPriceHistory",
+    "sagemaker:ListTrainingPlans",
+    "servicequotas:ListServiceQuotas",
 ]
 # What the functions do with the operations and state tables (and their indexes).
 _TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"]
@@ -205,7 +218,10 @@ class FunctionsConstruct(Construct):
             "PODSTART_READER_ROLE_ARNS": cdk.Fn.join(",", [self.roles[n].role_arn for n in READER_FUNCTIONS]),
             "LIVE_FOLLOWER_FUNCTION": LAMBDAS[LIVE_FOLLOWER].function_name,
             "PERMISSIONS_BOUNDARY_ARN": self._boundary_arn,
-            "WORKFLOW_ARNS": "{}",  # replaced by allow_workflows()
+            # the api's and events' are replaced by allow_workflows(); the steps function's are built from the
+            # state machines' fixed names (they reference the steps function: a reference back would be a cycle)
+            "WORKFLOW_ARNS": cdk.Stack.of(self).to_json_string(self._child_workflows()) if spec.name == "steps"
+            else "{}",
             "PODSTART_MCP_READ_ONLY": "false",
             "REGISTERED_BUCKETS": ",".join(f"{r.bucket}/{r.prefix}" if r.prefix else r.bucket
                                            for r in self._registered),
@@ -438,9 +454,30 @@ class FunctionsConstruct(Construct):
             reason="A HyperPod event names a cluster; the projector reads its counts once per event; read-only.",
         )
 
+    def _child_workflows(self) -> dict[str, str]:
+        """The workflows spec.apply's steps start (every kind but spec.apply itself), by their fixed names."""
+        kinds = [workflow_kind(p) for p in workflow_files(STATEMACHINES_DIR)]
+        return {k: _arn("states", f"stateMachine:{state_machine_name(k)}") for k in kinds if k != SPEC_APPLY}
+
     def _build_steps_permissions(self) -> None:
-        add_steps_permissions(self.roles["steps"], data=self._data, boundary_arn=self._boundary_arn,
+        role = self.roles["steps"]
+        add_steps_permissions(role, data=self._data, boundary_arn=self._boundary_arn,
                               reader_roles=[self.roles[n] for n in READER_FUNCTIONS])
+        # spec.apply's steps start child operations as the API does: the same admission reads, the same
+        # Idempotency-Key guard, the same StartExecution (never its own workflow's)
+        grant(role, sid="SpecChildIdempotency", actions=_IDEMPOTENCY_ACTIONS,
+              resources=[self._data.idempotency.table_arn])
+        children = self._child_workflows()
+        if children:
+            grant(role, sid="SpecStartChildWorkflows", actions=["states:StartExecution"],
+                  resources=sorted(children.values()))
+        grant(role, sid="SpecAdmissionCatalogReads", actions=SPEC_ADMISSION_READS, resources=["*"],
+              reason="spec.apply admits its child operations as the API does (zones, offerings, quotas, training "
+              "plans, tracking servers); these Describe/List actions support no resource-level permissions.")
+        grant(role, sid="SpecAdmissionBucketCheck", actions=["s3:ListBucket"],
+              resources=[f"arn:{cdk.Aws.PARTITION}:s3:::*"],
+              reason="A volume in a spec names a bucket: its admission checks the bucket exists and where (HeadBucket, "
+              "authorized as s3:ListBucket), as POST .../storage does; read-only.")
 
     def _skip_checkov(self) -> None:
         for name, fn in self.functions.items():

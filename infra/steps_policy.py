@@ -36,6 +36,7 @@ from infra.nag import acknowledge_wildcards, grant
 
 MANAGED_TAG = "podstart:managed"
 CLUSTER_TAG = "podstart:cluster"
+OPERATION_TAG = "podstart:operation"  # a training plan's: the operation that bought it
 MANAGED = "true"
 IMPORTED = "imported"
 _P, _A = cdk.Aws.PARTITION, cdk.Aws.ACCOUNT_ID
@@ -126,6 +127,7 @@ def add_steps_permissions(role: iam.Role, *, data: DataConstruct, boundary_arn: 
     _eks(role, reader_roles or [])
     _iam(role, boundary_arn)
     _sagemaker(role)
+    _training_plans(role)
     _fsx(role)
     _assets(role, data)
 
@@ -533,6 +535,37 @@ def _sagemaker(role: iam.Role) -> None:
         actions=["sagemaker:ListClusters"],
         resources=["*"],
         reason="sagemaker:ListClusters supports no resource-level permissions.",
+    )
+
+
+def _training_plans(role: iam.Role) -> None:
+    """training_plan.purchase: buy one plan (tagged podstart:managed=true and with the operation's id), read it."""
+    plans = _arn("sagemaker", "training-plan/*")
+    why = "Training plans are named by the admin who buys them, in any region; "
+    grant(
+        role,
+        sid="TrainingPlanBuyTagged",
+        actions=["sagemaker:CreateTrainingPlan"],
+        resources=[plans],
+        conditions=_requesting(MANAGED),
+        reason=why + "bought only with the podstart:managed=true tag (an admin's operation, its fee confirmed).",
+    )
+    grant(
+        role,
+        sid="TrainingPlanTag",
+        actions=["sagemaker:AddTags"],
+        resources=[plans],
+        conditions=_all(_requesting(MANAGED),
+                        {"ForAllValues:StringEquals": {"aws:TagKeys": [MANAGED_TAG, OPERATION_TAG]}}),
+        reason=why + "CreateTrainingPlan's tags are authorized as AddTags: PodStart's managed tag and the "
+        "operation id (a retry adopts only the plan its own operation bought).",
+    )
+    grant(
+        role,
+        sid="TrainingPlanRead",
+        actions=["sagemaker:DescribeTrainingPlan", "sagemaker:ListTags"],
+        resources=[plans],
+        reason=why + "read-only: the purchase watches its plan until Scheduled or Active.",
     )
 
 

@@ -35,6 +35,12 @@ def workflow_kind(path: Path) -> str:
     return kind_of_file(path.name)
 
 
+def state_machine_name(kind: str) -> str:
+    """``cluster.create`` -> ``podstart-cluster-create``: fixed, so an ARN can be built without the resource
+    (spec.apply's steps start child workflows; a reference to the machines would be a dependency cycle)."""
+    return "podstart-" + kind.replace(".", "-").replace("_", "-")
+
+
 def workflow_files(directory: Path) -> list[Path]:
     return sorted(directory.glob(f"*{ASL_SUFFIX}")) if directory.is_dir() else []
 
@@ -70,7 +76,7 @@ class WorkflowsConstruct(Construct):
 
     def _build_state_machine(self, path: Path) -> None:
         kind = workflow_kind(path)
-        name = "podstart-" + kind.replace(".", "-").replace("_", "-")
+        name = state_machine_name(kind)
         construct_id = "".join(p.capitalize() for p in kind.replace(".", "_").split("_"))
         role = iam.Role(
             self,

@@ -26,6 +26,7 @@ Location = Literal["path", "query", "body", "gateway"]
 HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 MUTATING_METHODS = frozenset({"put", "post", "patch", "delete"})
 STATUS_TOOL = "get_operation"
+READ_ONLY_EXTENSION = "x-podstart-read-only"  # a POST that only reads (its question is a body): a read tool
 IDEMPOTENCY_ARG = "idempotency_key"
 FACE_HEADER = "X-PodStart-Face"  # the REST API's audit trail records the face a mutation came through
 DETAIL_ARG = "detail"
@@ -63,6 +64,14 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/catalog/offerings"): Known(
         "find_capacity", "Where an instance type can run in a region: per zone offered, quota available, "
         "spot, training plans with free capacity. One call before choosing a zone.", paged=False),
+    ("post", "/v1/capacity/advice"): Known(
+        "advise_capacity", "Ranked options for N GPUs (zone, capacity type, quota, price, start, request to send); "
+        "near misses say why not.", small=True,
+        some_body=("gpus", "gpu_model", "hours", "start_after", "regions", "capacity_types", "max_hourly_usd",
+                   "efa_required", "same_zone", "cluster")),
+    ("post", "/v1/capacity/training-plans"): Known(
+        "purchase_training_plan", "Buy a training plan offering (admin; upfront fee: dry_run shows it, "
+        "confirm_upfront_fee repeats it)." + TRACK),
     ("get", "/v1/catalog/instance-types"): Known(
         "list_instance_types", "List HyperPod instance types offered in a region or zone (accelerators, EFA)."),
     ("get", "/v1/catalog/training-plans"): Known(
@@ -127,6 +136,9 @@ KNOWN: dict[tuple[str, str], Known] = {
         "ask the user; confirm repeats the name." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
         "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
+    ("get", "/v1/clusters/{cluster}/gpus"): Known(
+        "get_cluster_gpus", "GPUs per instance group: total, used, free (where pods fit now).",
+        small=True),
     ("get", "/v1/clusters/{cluster}/nodes"): Known(
         "list_nodes", "A cluster's nodes (instance id, group, status, health label, Ready, GPUs, last action); "
         "filter by group or health."),
@@ -214,6 +226,18 @@ KNOWN: dict[tuple[str, str], Known] = {
         idempotent=True,
         some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability",
                    "kuberay_operator")),
+    ("get", "/v1/specs/schema"): Known(
+        "get_spec_schema", "JSON Schema of spec documents (Cluster, TrainingJob, Endpoint): each spec is its create "
+        "route's body, the name in metadata. detail=\"full\" for all of it.", paged=False),
+    ("get", "/v1/clusters/{cluster}/spec"): Known(
+        "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
+        "no changes. detail=\"full\" for documents to edit and apply.", paged=False),
+    ("post", "/v1/specs/plan"): Known(
+        "plan_spec", "Diff spec documents of one cluster with the live state: per document create, update (old -> "
+        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", paged=False),
+    ("post", "/v1/specs/apply"): Known(
+        "apply_spec", "Apply spec documents: one operation runs the child operations in order; changed=false if "
+        "nothing differs. plan_spec first and ask the user; prune deletes." + TRACK, destructive=True),
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
@@ -326,7 +350,7 @@ def build_catalog(openapi: dict[str, Any]) -> list[ToolSpec]:
 
 def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any], op: dict[str, Any],
           name: str, known: Known | None) -> ToolSpec:
-    read_only = method not in MUTATING_METHODS
+    read_only = method not in MUTATING_METHODS or bool(op.get(READ_ONLY_EXTENSION))
     properties: dict[str, Any] = {}
     required: list[str] = []
     args: list[Arg] = []

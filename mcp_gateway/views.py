@@ -12,6 +12,8 @@ passes `detail="full"`:
   storage, and its latest operation (`cluster`);
 - a features document keeps, per feature, on/off, status (and why, when DEGRADED), version, what it needs and
   what needs it, its settings, and of tiered checkpointing's identity chain only the broken links (`features`);
+- a capacity advice keeps every option's where, when, cost and the tool calls that act on it, and one line per near
+  miss (`advice`);
 - a list keeps the fields an agent decides on (`ROWS`) and as many rows as fit, then says how many
   more there are and how to get them: a narrowing filter, `next_token`, or `detail="full"` (`page`).
 
@@ -123,11 +125,44 @@ def next_action(op: dict[str, Any]) -> str:
                 f'{tool}(operation_id="{op_id}", detail="full") shows step outputs')
     if status == "CANCELLED":
         return f'none; retry_operation(operation_id="{op_id}") would resume it'
+    call = result_call(op)
+    url = next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
+                if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
+    where = f"; it answers at {url}" if url else ""
+    return f"done; {call} shows the result{where}" if call else "done"
+
+
+def _call(tool: str, **args: Any) -> str:
+    return f"{tool}(" + ", ".join(f'{k}="{v}"' for k, v in args.items() if v is not None) + ")"
+
+
+def result_call(op: dict[str, Any]) -> str | None:
+    """The status tool of what a finished operation acted on, with its arguments (not get_cluster for all)."""
     target = _obj(op.get("target"))
-    kind = str(op.get("kind") or "")
-    if target.get("cluster") and kind != "cluster.delete":
-        return f'done; get_cluster(cluster="{target["cluster"]}", region="{target.get("region")}") shows the result'
-    return "done"
+    kind, resource = str(op.get("kind") or ""), str(target.get("resource") or "")
+    where = {"cluster": target.get("cluster"), "region": target.get("region")}
+    if not where["cluster"]:
+        return None
+    request = _obj(op.get("request"))
+    family, _, verb = kind.partition(".")
+    if kind == "cluster.delete":
+        return _call("list_clusters")
+    if family == "job":
+        _, namespace, name = [*resource.split("/", 2), "", ""][:3]
+        if verb == "delete":
+            return _call("list_jobs", **where)
+        return _call("get_job", **where, job=name, **({"namespace": namespace} if namespace != "default" else {}))
+    if family == "endpoint":
+        return _call("list_endpoints", **where) if verb == "delete" else _call("get_endpoint", **where,
+                                                                                 endpoint=resource)
+    if family == "nodes":
+        ids = [str(i) for i in (request.get("node_ids") or [])]
+        if verb != "delete" and len(ids) == 1:
+            return _call("get_node", **where, node_id=ids[0])
+        return _call("list_nodes", **where)
+    tool = {"model": "list_models", "features": "get_features", "pool": "list_pools", "storage": "list_storage",
+            "instance_group": "list_instance_groups", "namespace": "list_namespaces"}.get(family, "get_cluster")
+    return _call(tool, **where)
 
 
 def is_operation(data: Any) -> bool:
@@ -342,6 +377,8 @@ def endpoint(e: dict[str, Any]) -> dict[str, Any]:
         "service_name": e.get("service_name"), "pool": e.get("pool"), "autoscaling": e.get("autoscaling") or None,
         "routing_strategy": e.get("routing_strategy"), "tiered_kv_cache": e.get("tiered_kv_cache") or None,
         "router": e.get("router") or None, "live": e.get("live"), "operation_id": e.get("operation_id"),
+        "url": e.get("url"), "ready": e.get("ready"), "how_to_call": e.get("how_to_call"),
+        "api_key_required": e.get("api_key_required") or None,
         "objects": [f"{o.get('kind')}/{o.get('name')}" for o in e.get("objects") or [] if isinstance(o, dict)] or None,
     })
     if e.get("status") == "READY":
@@ -506,6 +543,10 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(operation(data), budget)
     if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
         return fit(plan(data), budget)
+    if isinstance(data, dict) and isinstance(data.get("plan"), dict) and data.get("changed") is False:
+        return fit({"changed": False, "plan": spec_plan(data["plan"])}, budget)  # apply_spec: nothing differs
+    if isinstance(data, dict) and isinstance(data.get("documents"), list) and "summary" in data:
+        return fit(spec_plan(data), budget)
     if tool == "get_cluster" and isinstance(data, dict):
         return fit(cluster(data), budget)
     if tool == "get_node" and isinstance(data, dict):
@@ -520,6 +561,8 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(invoke(data), budget)
     if tool == "get_features" and isinstance(data, dict):
         return fit(features(data), budget)
+    if tool == "advise_capacity" and isinstance(data, dict) and isinstance(data.get("options"), list):
+        return advice(data, budget)
     if tool == "update_features" and isinstance(data, dict) and isinstance(data.get("features"), dict):
         return fit({**data, "features": features(data["features"])}, budget)  # changed=false: the live state
     if isinstance(data, dict):
@@ -531,6 +574,71 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing
             return fit({**data, "endpoint": endpoint(data["endpoint"])}, budget)
     return fit(data, budget)
+
+
+def _option(o: dict[str, Any]) -> dict[str, Any]:
+    """One advice option: where, what, when, what it costs, and the tool call that acts on it."""
+    price = _obj(o.get("price"))
+    quota = _obj(o.get("quota"))
+    zones = [f"{g.get('availability_zone')} x{g.get('instance_count')}" for g in o.get("groups") or []
+             if isinstance(g, dict)]
+    view: dict[str, Any] = {
+        "rank": o.get("rank"), "region": o.get("region"), "zones": zones, "instance_type": o.get("instance_type"),
+        "count": o.get("instance_count"), "gpus": o.get("gpus"), "capacity": o.get("capacity_type"),
+        "start": "now" if o.get("starts_now") else o.get("earliest_start"),
+        "usd_per_hour": price.get("hourly_usd"), "usd_total": price.get("total_usd"),
+        "paid": "already" if price.get("already_paid") else None,
+        "quota_left_after": quota.get("headroom_after") if quota else None,
+        "spot_score": o.get("spot_score")}
+    needs = [r for r in o.get("requires") or [] if isinstance(r, dict)]
+    if needs:
+        view["first"] = [{"tool": "purchase_training_plan", "args": r.get("body"),
+                          "upfront": f"{r.get('upfront_fee')} {r.get('currency')}"} for r in needs]
+    create = _obj(o.get("create_cluster"))
+    adds = [a for a in o.get("add_instance_groups") or [] if isinstance(a, dict)]
+    if create:
+        view["then"] = {"tool": "create_cluster", "args": create.get("body")}
+    elif adds:
+        view["then"] = [{"tool": "add_instance_group", "args": {
+            "cluster": str(a.get("path", "")).split("/")[3] if str(a.get("path", "")).count("/") >= 3 else None,
+            "region": o.get("region"), **_obj(a.get("body"))}} for a in adds]
+    return _drop_none(view)
+
+
+def _miss(m: dict[str, Any]) -> str:
+    caps = "/".join(m.get("capacity_types") or []) or "any capacity"
+    where = " ".join(str(x) for x in (m.get("region"), m.get("instance_type"), caps) if x)
+    fix = f" (fits with: {m['would_fit_with']})" if m.get("would_fit_with") else ""
+    return line(f"{where}: {m.get('reason')}: {m.get('detail')}{fix}", 200) or ""
+
+
+def advice(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:
+    """The capacity advice: every option with the calls that act on it (never cut inside a call's arguments), the
+    near misses one line each; rows go from the tail (counted) until the answer fits."""
+    options = [_option(o) for o in data.get("options") or [] if isinstance(o, dict)]
+    misses = [_miss(m) for m in data.get("near_misses") or [] if isinstance(m, dict)]
+    more_options = int(data.get("options_more") or 0)
+    more_misses = int(data.get("near_misses_more") or 0)
+
+    def build() -> dict[str, Any]:
+        return _drop_none({
+            "summary": data.get("summary"), "ranking": "earliest start, then cheapest, then fewer instances",
+            "options": options, "options_more": more_options or None,
+            "near_misses": misses, "near_misses_more": more_misses or None,
+            "unavailable": data.get("unavailable") or None,
+            "next": ("show the user the options; for the one chosen, call `first` (if any: admin, dry_run shows the "
+                     "fee) then `then`" if options else "nothing fits: the near misses say what would")})
+
+    view = build()
+    while result_bytes(view) > budget and (len(misses) > 3 or len(options) > 1):
+        if len(misses) > 3:
+            misses.pop()
+            more_misses += 1
+        else:
+            options.pop()
+            more_options += 1
+        view = build()
+    return view if result_bytes(view) <= budget else fit(view, budget)
 
 
 def plan(data: dict[str, Any]) -> dict[str, Any]:
@@ -554,9 +662,38 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
                      "lines": [f"{line.get('item')} x{line.get('count'):g}: "
                                + ("paid" if line.get("paid") else f"{line.get('hourly')} USD/h"
                                   if line.get("hourly") is not None else "no price")
-                               for line in lines], "sources": sources},
+                               for line in lines], "sources": sources,
+                     **({"upfront_usd": cost["upfront"]} if cost.get("upfront") is not None else {})},
+            **({"placement": _obj(data.get("placement")).get("summary")} if data.get("placement") else {}),
             "warnings": data.get("warnings", []),
             "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
+
+
+def spec_plan(data: dict[str, Any]) -> dict[str, Any]:
+    """A spec plan: per document its action, each field old -> new, the child operations with their hourly cost
+    (or why they have no plan yet); the summary, the total cost, the warnings. detail="full": every child plan."""
+    docs = []
+    for d in data.get("documents") or []:
+        if not isinstance(d, dict):
+            continue
+        ops = [_drop_none({"op": f"{o.get('kind')} {o.get('resource')}", "phase": o.get("phase"),
+                           "hourly_usd": ((o.get("plan") or {}).get("cost") or {}).get("hourly"),
+                           "note": line(o.get("note"))})
+               for o in d.get("operations") or [] if isinstance(o, dict)]
+        docs.append(_drop_none({
+            "document": d.get("index"), "kind": d.get("kind"), "name": d.get("name"), "action": d.get("action"),
+            "diffs": [f"{f.get('change')} {f.get('path')}: {dumps(f.get('old'))} -> {dumps(f.get('new'))}"
+                      + (f" ({f.get('note')})" if f.get("note") else "")
+                      for f in d.get("diffs") or [] if isinstance(f, dict)] or None,
+            "operations": ops or None, "warnings": d.get("warnings") or None}))
+    cost = data.get("cost") or {}
+    changed = bool(data.get("changed"))
+    return {"changed": changed, "cluster": data.get("cluster"), "region": data.get("region"),
+            "summary": data.get("summary"), "documents": docs,
+            "cost": {"hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate")},
+            "warnings": data.get("warnings") or [],
+            "next": ("show the user the diffs and the cost; ask once, then apply_spec with the same documents"
+                     if changed else "nothing differs: nothing to apply")}
 
 
 def log_tail(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:

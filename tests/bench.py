@@ -5,6 +5,8 @@
 - each function's bundle size, and synth time
 - MCP tools/list bytes per tool (goal: <= 800, raw JSON-RPC), the gateway's cold import, and the scripted
   agent's tool calls and bytes of tool results for the two requests of issue 9 (from the last e2e run)
+- the capacity advice's answer time over three regions, cold and warm (goal: <= 1.5 s), and its AWS calls
+  (tests/bench_capacity.py)
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def main() -> int:
         print(f"  gateway cold import (mcp_gateway.asgi, what the first MCP request loads) "
               f"{mcp_bench.cold_import_seconds() * 1000:.0f} ms")
     # Each of these starts a sandbox of its own: one per process (moto's backends are process-wide).
-    for module in ("tests.bench_agent", "tests.bench_workflows"):
+    for module in ("tests.bench_agent", "tests.bench_workflows", "tests.bench_capacity"):
         sys.stdout.flush()
         subprocess.run([sys.executable, "-m", module], cwd=ROOT, check=False)
     return 0

@@ -4,32 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 
+def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
+    """How `pytest -n 2 --dist loadgroup` (make test) shares tests between workers: one file per work unit, so
+    module fixtures run once and a file's tests run in order on one worker, and the whole infra layer as one unit,
+    so the CDK app is synthesized once rather than once per worker.
 
-def _group(nodeid: str) -> str:
-    """A test's work unit under `pytest -n 2 --dist loadgroup` (make test): its file, so module fixtures run once
-    and a file's tests run in order on one worker; the whole infra layer is one unit, so the CDK app is
-    synthesized once rather than once per worker."""
-    path = nodeid.split("::", 1)[0]
-    return "infra" if path.startswith("tests/infra/") else path
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item.nodeid)))
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Group by `_group` in the scheduler itself: pytest-xdist 3.8 names a test's group by rewriting its node id
-    (`item._nodeid`), which pytest 9 no longer reads, so `xdist_group` marks alone group nothing and a file's
-    tests would be spread over both workers (each running the module fixtures again)."""
-    if config.getvalue("dist") != "loadgroup":
+    A scheduler of our own rather than `xdist_group` marks: xdist 3.8 groups by a suffix it writes into
+    `item._nodeid`, which pytest 9 no longer reads (a node's id is `_id`), so the marks silently grouped nothing
+    and files were split across workers."""
+    if config.getvalue("dist") not in ("loadgroup", "loadfile"):
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class FileGroups(LoadScopeScheduling):
+    class ByFile(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            return _group(nodeid)
+            path = nodeid.split("::", 1)[0]
+            return "tests/infra" if path.startswith("tests/infra/") else path
 
-    return FileGroups(config, log)
+    return ByFile(config, log)

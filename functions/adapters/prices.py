@@ -18,6 +18,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from functions.adapters import aws
 from functions.observability import logger
@@ -71,6 +72,12 @@ class AwsPriceList:
 
     _cache: dict[tuple[str, str, str], tuple[float, tuple[float, str] | None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _fetched: dict[tuple[str, str, str], datetime] = field(default_factory=dict)  # when each key was last asked
+
+    def fetched_at(self, region: str, key: tuple[str, str]) -> datetime | None:
+        """When the cached answer for the key was read from the Price List (None: never)."""
+        with self._lock:
+            return self._fetched.get((region, *key))
 
     def hourly(self, region: str, key: tuple[str, str]) -> tuple[float, str] | None:
         ck = (region, *key)
@@ -83,6 +90,7 @@ class AwsPriceList:
         ttl = TTL_SECONDS if value is not None else MISS_TTL_SECONDS
         with self._lock:
             self._cache[ck] = (now + ttl, value)
+            self._fetched[ck] = datetime.now(UTC)
         return value
 
     def _fetch(self, region: str, key: tuple[str, str]) -> tuple[float, str] | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from functions.adapters.audit import DynamoAuditLog
+from functions.adapters.capacity_aws import AwsCapacityFacts
 from functions.adapters.cluster_state import AwsClusterReader
 from functions.adapters.features_read import AwsFeatureReader
 from functions.adapters.idempotency import PowertoolsIdempotencyGuard
@@ -47,9 +48,10 @@ def services() -> Services:
     )
     from functions.adapters.kube_http import connect
 
+    prices = AwsPriceList()
     state = DynamoStateStore(s.state_table)
     return Services(operations=ops, state=state, reader=AwsClusterReader(), leases=Leases(state),
                     nodes=AwsNodeReader(), objects=AwsObjectLister(), mlflow=AwsMlflowServers(),
-                    features=AwsFeatureReader(s.data_bucket), kube=connect, prices=AwsPriceList(), settings=s,
-                    guard=guard,
+                    features=AwsFeatureReader(s.data_bucket), kube=connect, prices=prices, settings=s,
+                    guard=guard, capacity=AwsCapacityFacts(prices),
                     audit=DynamoAuditLog(s.audit_table, s.audit_retention_days) if s.audit_table else None)

@@ -86,7 +86,7 @@ MUTATING_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 def audit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
     """One audit record per mutating request (its answer included: operation id or status), dry runs aside."""
     event = app.current_event
-    if event.http_method not in MUTATING_METHODS:
+    if event.http_method not in MUTATING_METHODS or reads_only(app.context.get("_route")):
         return next_middleware(app)
     if _is_dry_run(event.query_string_parameters or {}):
         route = app.context.get("_route")
@@ -112,6 +112,14 @@ def audit(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Respo
 
         record(app, status, body if isinstance(body, str) else "",
                replay or str((headers or {}).get(REPLAYED_HEADER, "")).lower() == "true")
+
+
+READ_ONLY_EXTENSION = "x-podstart-read-only"
+
+
+def reads_only(route: Any) -> bool:
+    """A POST that only reads (the capacity advice): its route says so in its OpenAPI extensions."""
+    return bool((getattr(route, "openapi_extensions", None) or {}).get(READ_ONLY_EXTENSION))
 
 
 def _is_dry_run(query: dict[str, str]) -> bool:

@@ -17,6 +17,7 @@ from functions.api import edge, openapi, problems
 from functions.api.context import json_response
 from functions.api.routes import (
     audit,
+    capacity,
     catalog,
     clusters,
     features,
@@ -27,6 +28,7 @@ from functions.api.routes import (
     operations,
     preferences,
     recipes,
+    specs,
     storage,
 )
 from functions.domain.errors import Problem
@@ -55,6 +57,8 @@ app.include_router(storage.router)
 app.include_router(inference.router)
 app.include_router(audit.router)
 app.include_router(nodes.router)
+app.include_router(specs.router)
+app.include_router(capacity.router)
 app.include_router(namespaces.router)
 
 

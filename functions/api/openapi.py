@@ -22,6 +22,8 @@ _EVERY_ROUTE = {
 }
 _WITH_BODY = {415: "Unsupported media type: the body must be JSON (Content-Type: application/json)"}
 _MUTATING = {409: "Conflict: the target is busy, the name is taken, or a field cannot change"}
+_ON_A_CLUSTER = {409: "Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API "
+                      "cannot be read yet"}
 _INFERRED_FROM_RESPONSE_STR = {"title": "Return", "type": "string"}
 
 
@@ -34,7 +36,7 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(name, None)
     problem = {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}}
-    for operations in doc.get("paths", {}).values():
+    for path, operations in doc.get("paths", {}).items():
         for method, op in operations.items():
             if not isinstance(op, dict) or "responses" not in op:
                 continue
@@ -43,6 +45,7 @@ def complete(doc: dict[str, Any]) -> dict[str, Any]:
                     if media.get("schema") == _INFERRED_FROM_RESPONSE_STR:
                         media["schema"] = {"type": "object"}
             wanted = {**_EVERY_ROUTE, **(_WITH_BODY if "requestBody" in op else {}),
+                      **(_ON_A_CLUSTER if "/{cluster}/" in path else {}),
                       **(_MUTATING if method in ("post", "put", "patch", "delete") else {})}
             for status, description in wanted.items():
                 op["responses"].setdefault(str(status), {"description": description, "content": problem})

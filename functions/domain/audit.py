@@ -1,8 +1,9 @@
 """The audit trail: one append-only record per mutating request, who did what through which face.
 
-Faces: `ui` and `mcp` identify themselves with the `X-PodStart-Face` header (the web UI and the MCP gateway
-send it); anything else is `rest`. Dry runs are not recorded (they change nothing). A request replayed with
-the same Idempotency-Key is recorded too, marked `replay: true`, so the operation has one non-replay record.
+Faces: `ui`, `mcp` and `cli` identify themselves with the `X-PodStart-Face` header (the web UI, the MCP
+gateway and the podstart command send it); anything else is `rest`. Dry runs are not recorded (they change
+nothing). A request replayed with the same Idempotency-Key is recorded too, marked `replay: true`, so the
+operation has one non-replay record.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Face(StrEnum):
     ui = "ui"
     rest = "rest"
     mcp = "mcp"
+    cli = "cli"  # the podstart command
 
 
 def face_of(header: str | None) -> Face:

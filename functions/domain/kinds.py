@@ -40,8 +40,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "nodes.replace": ("replace", "ready"),
     "nodes.delete": ("delete", "gone"),
     "nodes.health_check": ("start", "results"),
+    "training_plan.purchase": ("purchase", "ready"),
     "namespace.create": ("namespace", "data_volume"),
     "namespace.delete": ("namespace", "gone"),
+    # A spec's phases (functions.domain.specs.PHASES); each step starts and watches that phase's child
+    # operations; an apply lists only the phases it needs.
+    "spec.apply": ("cluster", "instance_groups", "storage", "features", "jobs", "endpoints", "prune"),
 }
 
 # Deleting a cluster, and importing one (it grants PodStart cluster-admin on the EKS cluster), are
@@ -52,6 +56,7 @@ REQUIRED_ROLE: dict[str, Role] = {
     "cluster.import": Role.admin,
     "nodes.delete": Role.admin,  # terminates instances and shrinks their groups
     "instance_group.delete": Role.admin,  # terminates every instance of the group (as nodes.delete does)
+    "training_plan.purchase": Role.admin,  # pays an upfront fee, not refundable
     "namespace.create": Role.admin,  # a new place where operators may act (and a Role for PodStart's API there)
     "namespace.delete": Role.admin,  # everything in it goes: jobs, Secrets, claims
 }
@@ -63,6 +68,8 @@ def _admin_for(kind: str, request: dict[str, Any]) -> str | None:
         return "it deletes an FSx file system and every file on it"
     if kind == "storage.add" and request.get("kind") == "s3" and request.get("registered"):
         return f"it mounts {request.get('bucket')}, a registered bucket PodStart does not own"
+    if kind == "spec.apply" and request.get("required_role") == "admin":  # functions.logic.specs.action_role
+        return "a child operation it starts needs an admin (a group or an FSx file system it prunes, ...)"
     endpoint = request.get("endpoint") if kind == "endpoint.deploy" else None
     if isinstance(endpoint, dict) and endpoint.get("public"):
         return "it puts an endpoint on the internet with no source range (public: true)"
@@ -104,9 +111,15 @@ STEP_BUDGETS: dict[str, dict[str, float]] = {
     "nodes.delete": {"delete": 0.25 * H, "gone": 1 * H},
     # An on-demand deep health check runs tens of minutes (InstanceStress longest).
     "nodes.health_check": {"start": 0.25 * H, "results": 3 * H},
+    # CreateTrainingPlan answers at once; the plan is Pending for minutes until Scheduled (or Active)
+    "training_plan.purchase": {"purchase": 0.25 * H, "ready": 1 * H},
     "namespace.create": {"namespace": 0.25 * H, "data_volume": 0.25 * H},
     # a namespace goes once every object in it has (pods stop gracefully, finalizers run)
     "namespace.delete": {"namespace": 0.25 * H, "gone": 1 * H},
+    # each phase watches its children one after the other: their budgets, with room for several
+    # (a step stops watching after 4 h: a retry of the apply watches the same child again)
+    "spec.apply": {"cluster": 4 * H, "instance_groups": 4 * H, "storage": 2 * H, "features": 2 * H, "jobs": 2 * H,
+                   "endpoints": 2 * H, "prune": 2 * H},
 }
 DEFAULT_STEP_BUDGET = 1 * H
 

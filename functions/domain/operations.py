@@ -77,7 +77,8 @@ class Target(BaseModel):
     def lock_key(self) -> str:
         """Operations on the same cluster run one at a time; a job's operations lock only that job (jobs
         are independent workloads: one job watched to Running must not hold up another's submit)."""
-        if self.cluster and self.resource and self.resource.startswith("jobs/"):
+        if self.cluster and self.resource and self.resource.startswith(("jobs/", "specs/")):
+            # a spec.apply (specs/apply) holds its own lock: its child operations take the cluster's
             return f"LOCK#{self.region or '-'}/{self.cluster}/{self.resource}"
         return f"LOCK#{self.region or '-'}/{self.cluster or self.resource or '-'}"
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions.domain.capacity.placement import Placement
+
 HOURS_PER_MONTH = 730.0  # AWS's own monthly convention in the Pricing Calculator
 
 Action = Literal["create", "update", "delete", "none"]
@@ -54,6 +56,7 @@ class Cost(BaseModel):
     hourly: float = Field(description="The hourly cost delta of this change (negative: it saves)")
     monthly_estimate: float
     lines: list[CostLine] = Field(default_factory=list)
+    upfront: float | None = Field(default=None, description="Paid once, now (a training plan's upfront fee)")
 
 
 class Plan(BaseModel):
@@ -70,6 +73,9 @@ class Plan(BaseModel):
     quota: list[QuotaLine] = Field(default_factory=list)
     cost: Cost = Field(default_factory=lambda: Cost(hourly=0.0, monthly_estimate=0.0))
     warnings: list[str] = Field(default_factory=list)
+    placement: Placement | None = Field(default=None, description=(
+        "A job or endpoint: where its pods would run now (group, nodes with the GPUs free), or what they would "
+        "wait for"))
 
 
 class Capacity(BaseModel):
@@ -94,6 +100,7 @@ class Draft(BaseModel):
     capacity: list[Capacity] = Field(default_factory=list)
     quota_requests: dict[str, int] = Field(default_factory=dict)  # instance type -> instances added
     warnings: list[str] = Field(default_factory=list)
+    upfront: float | None = None  # paid once, now (a training plan's upfront fee)
 
 
 def create(kind: str, name: str, step: str | None, **details: Any) -> Change:

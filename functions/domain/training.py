@@ -370,7 +370,20 @@ def _annotations(job: JobSubmit) -> dict[str, str]:
            "podstart.dev/nodes": str(job.nodes), "podstart.dev/gpus-per-node": str(job.gpus_per_node)}
     if job.mlflow is not None:
         out[mlf.ANNOTATION_SERVER] = job.mlflow.tracking_server_arn
+    out[SUBMITTED_ANNOTATION] = submitted(job)
     return out
+
+
+# The request the job was submitted with (secrets by name, as JobSubmit holds them), on the live object: a spec
+# plan compares a TrainingJob document with it and an export writes it back (functions/logic/specs.py).
+SUBMITTED_ANNOTATION = "podstart.dev/submitted"
+
+
+def submitted(job: JobSubmit) -> str:
+    import json
+
+    return json.dumps(job.model_dump(mode="json", exclude={"name", "namespace"}, exclude_none=True),
+                      sort_keys=True, separators=(",", ":"))
 
 
 def render(job: JobSubmit, params: Any) -> dict[str, Any]:

@@ -185,6 +185,15 @@ class EndpointView(BaseModel):
     routing_strategy: str | None = None
     tiered_kv_cache: dict[str, Any] | None = None
     router: dict[str, Any] | None = None
+    internet_facing: bool = Field(default=False, description="service external: an internet-facing NLB")
+    public: bool = Field(default=False, description="internet-facing with no source range limit (an admin's choice)")
+    source_ranges: list[str] = Field(default_factory=list, description="CIDRs allowed to reach the NLB")
+    api_key_required: bool = Field(default=False, description="Callers must send the API key (Authorization: Bearer "
+                                                              "or X-Api-Key); the Secret's name is not shown")
+    url: str | None = Field(default=None, description="Where to call it: the load balancer's address (external), or "
+                                                      "the Service's in-cluster DNS name; None until the NLB exists")
+    ready: bool = Field(default=False, description="It answers now (status READY)")
+    how_to_call: str | None = Field(default=None, description="The OpenAI-compatible call, with its model name")
     objects: list[ObjectRef] = Field(default_factory=list)
     live: bool = Field(default=False, description="True when status was read from the cluster just now")
     operation_id: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from functions.domain.capacity.facts import CapacityFacts
 from functions.domain.cluster_record import ClusterRecords
 from functions.domain.ports import (
     ClusterKube,
@@ -30,6 +31,7 @@ class Deps:
     nodes: NodeReader | None = None  # the API's node reads (None where a process reads no nodes)
     objects: ObjectLister | None = None  # bucket listings (the models list, a download's plan)
     mlflow: MlflowServers | None = None  # managed MLflow tracking servers (catalog, job admission, job links)
+    capacity: CapacityFacts | None = None  # the capacity advisor's AWS facts (cached per region and fact)
 
     @property
     def records(self) -> ClusterRecords:

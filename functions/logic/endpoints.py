@@ -123,7 +123,10 @@ def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[s
     if (req.get("autoscaling") or {}).get("keda"):
         facts["keda_served"] = live_reads.serves(kube, im.KEDA_API, "ScaledObject")
     if req.get("service") != "model_pool" and req.get("instance_type"):
-        facts["live"] = live_reads.live_gpus(kube, req["instance_type"])
+        keda = (req.get("autoscaling") or {}).get("keda")
+        replicas = int(keda.get("min", req.get("replicas", 1)) if keda else req.get("replicas", 1))
+        facts.update(live_reads.gpu_facts(kube, req["instance_type"], replicas, int(req.get("gpus") or 0),
+                                          one_per_node=False))
     return facts
 
 
@@ -182,6 +185,12 @@ def _ready(p: dict[str, Any]) -> bool:
 
 
 def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
+    """The endpoint as every face shows it: what was asked, its live state, and where and how to call it."""
+    v = _state(rec, live)
+    return v.model_copy(update=_address(v, rec, live))
+
+
+def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
     req = rec.request
     auto = req.get("autoscaling")
     base = EndpointView(
@@ -191,6 +200,8 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         service=req.get("service", "internal"), pool=req.get("pool"), status=rec.status.value,
         message=rec.message, service_name=rec.service_name, routing_strategy=req.get("routing_strategy"),
         tiered_kv_cache=req.get("tiered_kv_cache"), router=req.get("router"),
+        internet_facing=bool(req.get("internet_facing")), public=bool(req.get("public")),
+        source_ranges=list(req.get("source_ranges") or []), api_key_required=bool(req.get("api_key_secret")),
         objects=[ObjectRef(**o) for o in rec.objects], operation_id=rec.operation_id,
         created_by=rec.created_by, created_at=rec.created_at)
     if live is None:
@@ -245,6 +256,27 @@ def view(rec: EndpointRecord, live: Live | None) -> EndpointView:
         else:
             upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready"}
     return base.model_copy(update=upd)
+
+
+def _address(v: EndpointView, rec: EndpointRecord, live: Live | None) -> dict[str, Any]:
+    """Where and how to call an endpoint: the NLB's DNS name once the controller wrote it (external), else the
+    Service's in-cluster name; a managed endpoint through PodStart's invoke (its SageMaker endpoint is the
+    operator's)."""
+    ready = v.status == EndpointStatus.READY.value
+    if v.mode == "managed":
+        return {"ready": ready, "how_to_call": f"invoke_endpoint (POST .../endpoints/{v.name}/invoke), or the "
+                                              f"SageMaker endpoint {v.name} (sagemaker-runtime InvokeEndpoint)"}
+    port = "" if rec.service_port == 80 else f":{rec.service_port}"
+    url: str | None = f"http://{rec.service_name}.{rec.namespace}.svc.cluster.local{port}"
+    if v.service == "external":
+        svc = (live.services.get(rec.service_name) if live else None) or {}
+        ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        host = next((i.get("hostname") or i.get("ip") for i in ingress if i.get("hostname") or i.get("ip")), None)
+        url = f"http://{host}{port}" if host else None
+    key = " with Authorization: Bearer <the key in its Secret>" if v.api_key_required else ""
+    call = (f'POST {url or "<its address, once the load balancer exists>"}/v1/chat/completions{key}, '
+            f'model "{v.model}" (OpenAI-compatible); or invoke_endpoint through PodStart')
+    return {"url": url, "ready": ready, "how_to_call": call}
 
 
 def _live(deps: Deps, rec: ClusterRecord) -> Live | None:

@@ -55,7 +55,8 @@ def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind
     if served and kind == "ray":  # the ray.io CRDs outlive a disabled KubeRay operator: its Deployment must exist
         served = kube.get(f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}") is not None
     return {"operator_served": served, "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
-            "live": live_reads.live_gpus(kube, body.instance_type),
+            **live_reads.gpu_facts(kube, body.instance_type, body.elastic.min_nodes if body.elastic else body.nodes,
+                                   body.gpus_per_node, one_per_node=True),
             "feature_inputs": None if served else live_reads.feature_inputs(deps, rec),
             **(_mlflow_facts(deps, rec, body) if body.mlflow else {})}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain import tenancy, training
+from functions.domain.capacity import placement
 from functions.domain.ports import ClusterKube
 from functions.logic.deps import Deps
 
@@ -21,6 +22,17 @@ def serves(kube: ClusterKube, api_version: str, kind: str) -> bool:
 def live_gpus(kube: ClusterKube, instance_type: str) -> dict[str, Any] | None:
     live = training.live_capacity(kube.list("/api/v1/nodes"), kube.list("/api/v1/pods"), instance_type)
     return live.model_dump() if live is not None else None
+
+
+def gpu_facts(kube: ClusterKube, instance_type: str, pods: int, gpus_per_pod: int, *,
+              one_per_node: bool) -> dict[str, Any]:
+    """A dry run's GPU facts from one read of the Nodes and Pods: `live` (free GPUs of the type, as the steps count
+    them) and `placement` (where the pods would run now, or what they would wait for)."""
+    nodes, running = kube.list("/api/v1/nodes"), kube.list("/api/v1/pods")
+    live = training.live_capacity(nodes, running, instance_type)
+    where = placement.place(placement.node_gpus(nodes, running), instance_type, pods, gpus_per_pod,
+                            one_per_node=one_per_node)
+    return {"live": live.model_dump() if live is not None else None, "placement": where.model_dump(mode="json")}
 
 
 def bucket(deps: Deps) -> str:

@@ -24,17 +24,19 @@ def _latest_on_target(deps: Deps, op: Operation) -> Operation | None:
     if not op.target.cluster:
         return None
     items, _ = deps.operations.list(cluster=op.target.cluster, status=None, limit=25, token=None)
-    return next((o for o in items if o.target.region == op.target.region), None)
+    # a spec.apply's own child operations (keys derived from its id) come after it: they do not count
+    return next((o for o in items if o.target.region == op.target.region
+                 and not (o.idempotency_key or "").startswith(op.id + "/")), None)
 
 
 def check_resumable(deps: Deps, op: Operation) -> None:
     if not op.target.cluster or not op.target.region:
         return
     rec = deps.records.load(op.target.region, op.target.cluster)
-    if rec is None:
+    if rec is None and op.kind != "spec.apply":  # an apply may create its cluster (its child checks it)
         raise Conflict(f"cluster {op.target.cluster} no longer exists in {op.target.region}: operation {op.id} "
                        f"cannot be resumed; start a new request", operation_id=op.id)
-    if op.kind in ("cluster.create", "cluster.import") and rec.operation_id not in (None, op.id):
+    if rec is not None and op.kind in ("cluster.create", "cluster.import") and rec.operation_id not in (None, op.id):
         raise Conflict(f"cluster {op.target.cluster} is now tracked by operation {rec.operation_id}; "
                        f"{op.id} cannot be resumed", operation_id=op.id, latest_operation=rec.operation_id)
     latest = _latest_on_target(deps, op)
@@ -85,6 +87,9 @@ def watch(deps: Deps, leases: Leases | None, limits: Limits, principal: Principa
     Retry-After seconds to answer with when a limit was reached and the current state is answered at once)."""
     if wait <= 0 or leases is None:
         return deps.operations.watch(op_id, wait, version), None
+    current = deps.operations.get(op_id)  # 404 first; an ended operation answers at once, holding nothing
+    if current.status.terminal:
+        return current, None
     held = leases.hold("long-poll", principal.sub, limits.long_polls_per_user, limits.long_polls_total, wait + 10)
     if isinstance(held, str):
         return deps.operations.get(op_id), limits.retry_after_s

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from functions.domain.capacity.placement import Placement
 from functions.domain.errors import NotFound
 from functions.domain.kinds import check_role
 from functions.domain.operations import Actor, Operation, Target
@@ -142,6 +143,8 @@ def finish(deps: Deps, kind: str, target: Target, draft: Draft, facts: dict[str,
         cost_lines.append(CostLine(item=c.item, count=c.count, unit_hourly=price[0], hourly=hourly, source=price[1]))
     notes += [f"quota: {q.requested} more {q.instance_type} exceed the {q.limit} allowed ({q.in_use} in use)"
               for q in lines if not q.ok]
+    placed = facts.get("placement")
     return Plan(kind=kind, target=target.model_dump(exclude_none=True), changes=draft.changes, quota=lines,
                 cost=Cost(hourly=round(total, 2), monthly_estimate=round(total * HOURS_PER_MONTH, 2),
-                          lines=cost_lines), warnings=notes)
+                          lines=cost_lines, upfront=draft.upfront), warnings=notes,
+                placement=Placement.model_validate(placed) if placed else None)

@@ -13,11 +13,12 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import manifests, rbac
+from functions.domain import manifests, namespaces, rbac
 from functions.domain.cluster_record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus
 from functions.domain.ports import StateStore
+from functions.domain.tenancy import is_managed
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access, hyperpod
@@ -118,8 +119,12 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
             if set(ctx.settings.reader_roles) & set(eks.list_access_entries(clusterName=eks_name).get(
                     "accessEntries", [])):  # the API group's RBAC goes with its entries (while PodStart is admin)
                 kube = KubeCluster.for_eks(eks_name, ctx.region)
-                for m in reversed(rbac.manifests()):
-                    kube.delete(m["apiVersion"], m["kind"], m["metadata"]["name"])
+                grants = list(rbac.manifests())
+                for ns in kube.list("v1", "Namespace"):  # its Secrets Role in each of PodStart's namespaces
+                    if is_managed(ns) and ns["metadata"]["name"] != "default":
+                        grants += namespaces.access_objects(ns["metadata"]["name"])
+                for m in reversed(grants):
+                    kube.delete(m["apiVersion"], m["kind"], m["metadata"]["name"], m["metadata"].get("namespace"))
             eks_access.remove_access(eks, eks_name, [principal, *ctx.settings.reader_roles])
         if cluster and (cluster.get("tags") or {}).get(ens.MANAGED_TAG) == "imported":
             eks.untag_resource(resourceArn=cluster["arn"], tagKeys=[ens.MANAGED_TAG, ens.CLUSTER_TAG])

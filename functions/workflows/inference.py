@@ -160,7 +160,27 @@ def ready(ctx: StepContext) -> Outcome:
         routers = _pods(k, f"{im.ENDPOINT_LABEL}={name},{im.ROLE_LABEL}=router")
         if not ready_pods(routers):
             return Wait(message=f"{n}/{want} workers ready; router starting", expected_seconds=60)
-    return Done(message=f"{n}/{want} workers ready", outputs={"ready_replicas": n})
+    url = endpoint_url(k, req)
+    if url is None:  # an external endpoint answers once its Network Load Balancer exists
+        return Wait(message=f"{n}/{want} workers ready; waiting for the load balancer's address",
+                    expected_seconds=NLB_SECONDS)
+    return Done(message=f"{n}/{want} workers ready at {url}", outputs={"ready_replicas": n, "url": url})
+
+
+NLB_SECONDS = 150.0
+
+
+def endpoint_url(k: KubeCluster, req: dict[str, Any]) -> str | None:
+    """Where the endpoint answers: its Service's in-cluster name, or (external) the NLB's DNS name the AWS Load
+    Balancer Controller writes in the Service's status (None until then)."""
+    svc_name = im.service_name(req["name"])
+    port = "" if im.SERVICE_PORT == 80 else f":{im.SERVICE_PORT}"
+    if req.get("service") != "external":
+        return f"http://{svc_name}.{im.NAMESPACE}.svc.cluster.local{port}"
+    svc = k.get("v1", "Service", svc_name, im.NAMESPACE) or {}
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    host = next((i.get("hostname") or i.get("ip") for i in ingress if i.get("hostname") or i.get("ip")), None)
+    return f"http://{host}{port}" if host else None
 
 
 def deploy_status(op: Operation, state: StateStore) -> None:

@@ -21,7 +21,9 @@ from functions.workflows import (
     namespaces,
     nodes,
     software_update,
+    specs,
     storage,
+    training_plans,
 )
 from functions.workflows.context import Workflow
 
@@ -60,6 +62,8 @@ WORKFLOWS: Mapping[str, Workflow] = table(
     nodes.DELETE,
     health_checks.WORKFLOW,
     software_update.WORKFLOW,
+    specs.WORKFLOW,
+    training_plans.PURCHASE,
     namespaces.CREATE,
     namespaces.DELETE,
 )

@@ -55,7 +55,7 @@ class CallLog:
         self._records: collections.deque[dict[str, Any]] = collections.deque(maxlen=maxlen)
         self._lock = threading.Lock()
 
-    def append(self, service: str, operation: str, params: Any, outcome: str) -> None:
+    def append(self, service: str, operation: str, params: Any, outcome: str, region: str = "") -> None:
         record = {
             "service": service,
             "operation": operation,
@@ -63,6 +63,7 @@ class CallLog:
             "time": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
             "outcome": outcome,
             "request_id": ORIGIN.get(),
+            "region": region,  # the client's region (a call's params rarely say it)
         }
         with self._lock:
             self._records.append(record)
@@ -187,7 +188,8 @@ class ClientHooks:
         status = getattr(http_response, "status_code", 200)
         if status >= 300:
             outcome = str((parsed or {}).get("Error", {}).get("Code") or status)
-        self.calls.append(model.service_model.service_name, model.name, context.get(self._KEY, {}), outcome)
+        self.calls.append(model.service_model.service_name, model.name, context.get(self._KEY, {}), outcome,
+                          str(context.get("client_region") or ""))
 
 
 def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:

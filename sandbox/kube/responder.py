@@ -66,6 +66,30 @@ def gate_key(store: ClusterStore, pod: Obj) -> str | None:
     return None
 
 
+_SENTENCES = (
+    "I am a language model served on this endpoint, and I can help with questions, summaries and code.",
+    "The short answer is yes, with the usual caveats about context and data quality.",
+    "Here is a concise plan: state the goal, gather the inputs, check the constraints, then act.",
+    "That depends on the workload; batch size and sequence length matter most for throughput.",
+    "In short: measure first, change one thing at a time, and keep what helps.",
+    "A good first step is to reproduce the issue on a small example before scaling up.",
+)
+
+
+def tokens(text: str) -> int:
+    """A tokenizer's count, roughly (about four characters a token)."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def reply(model: str, messages: list[Any], digest: str, max_tokens: int) -> str:
+    """What the sandbox's engine answers: model-like sentences chosen by the conversation (deterministic), never
+    the prompt echoed back, cut at max_tokens like an engine."""
+    n = int(digest[8:16], 16)
+    picked = [_SENTENCES[(n + i * 7) % len(_SENTENCES)] for i in range(1 + n % 3)]
+    text = f"Hello from {model}. " + " ".join(picked)
+    return text[: max(4, max_tokens * 4)]
+
+
 def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, path: str,
           body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
     service = service_ref.split(":", 1)[0]
@@ -97,13 +121,14 @@ def proxy(store: ClusterStore, namespace: str, service_ref: str, method: str, pa
         return 404, json.dumps({"error": {"message": f"The model `{req.get('model')}` does not exist.",
                                           "type": "NotFoundError", "code": 404}}).encode()
     messages = req.get("messages") or []
-    last = next((m.get("content", "") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"),
-                "")
-    text = f"Hello from {model}. You said: {str(last)[:200]}"
+    text = reply(model, messages, digest, int(req.get("max_tokens") or 256))
+    prompt_tokens = sum(tokens(str(m.get("content", ""))) for m in messages if isinstance(m, dict)) + 3 * len(messages)
+    completion_tokens = tokens(text)
     return 200, json.dumps({
         "id": "chatcmpl-" + digest[:24], "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": len(str(last).split()), "completion_tokens": len(text.split()),
-                  "total_tokens": len(str(last).split()) + len(text.split())},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": "length" if completion_tokens >= int(req.get("max_tokens") or 256) else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
         "system_fingerprint": f"sandbox/{pod['metadata']['name']}",
     }).encode()

@@ -1,6 +1,7 @@
 // Issue 10's panels on one sandbox cluster (one sandbox and one create for both tests, to keep the browser
-// suite short). Storage: a bad bucket is refused on its field, an existing bucket is mounted (progress on the
-// operation page, then its claim Bound on the cluster page), then removed (the bucket stays).
+// suite short). Storage: the bucket is chosen among the ones PodStart may read, a prefix that climbs out is refused
+// on its field, a registered bucket's prefix is mounted (progress on the operation page, then its claim Bound on the
+// cluster page), then removed (the bucket and its objects stay).
 // Advanced features: turning observability on says which prerequisites come with it, sends only that one
 // field, and its progress shows on the operation page (one step per feature); back on the cluster page it is
 // ACTIVE, and turning off a prerequisite it needs is explained, then refused (409), changing nothing.
@@ -11,7 +12,7 @@ import { assertCleanText, clickRefused, launch, mutations, newPage, shot, signIn
 
 const REGION = "us-west-2";
 const CLUSTER = "br-storage";
-const BUCKET = "br-datasets";
+const BUCKET = "team-datasets-123456789012"; // seeded and registered by the sandbox (an admin mounts it)
 
 let sb;
 let browser;
@@ -26,12 +27,6 @@ before(async () => {
             instance_groups: [{ name: "workers", instance_type: "ml.c5.large", instance_count: 1, availability_zone: "us-west-2a" }] },
   });
   assert.equal(r.status, 202, JSON.stringify(r.json));
-  await sb.aws(`
-import boto3
-s3 = boto3.client("s3", region_name="${REGION}")
-s3.create_bucket(Bucket="${BUCKET}", CreateBucketConfiguration={"LocationConstraint": "${REGION}"})
-s3.put_object(Bucket="${BUCKET}", Key="train/a.jsonl", Body=b"{}")
-`);
   const op = await sb.waitOperation(r.json.id);
   assert.equal(op.status, "SUCCEEDED", JSON.stringify(op.error));
 });
@@ -50,18 +45,21 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
   const storage = page.getByRole("table", { name: "Storage" });
   await storage.getByText("podstart-data", { exact: true }).waitFor();
 
-  // A bucket that does not exist: the field says so, nothing starts.
+  // Buckets are chosen, not typed: PodStart's data bucket and the registered ones (an admin may mount those).
   await page.getByRole("button", { name: "Add storage" }).click();
   const dialog = page.getByRole("dialog");
-  await dialog.getByRole("textbox", { name: "Bucket" }).fill("no-such-bucket");
+  assert.equal(await dialog.getByRole("textbox", { name: "Bucket" }).count(), 0);
+  await dialog.getByRole("button", { name: /^Bucket/ }).click();
+  await dialog.getByRole("option", { name: new RegExp(`^${BUCKET}`) }).click();
+  // A prefix that climbs out: the field says so, nothing starts.
+  await dialog.getByRole("textbox", { name: "Prefix" }).fill("../train/");
   await clickRefused(page, dialog.getByRole("button", { name: "Add storage" }));
-  await dialog.getByText(/no bucket 'no-such-bucket'/).first().waitFor();
+  await dialog.getByText(/'\.\.' path segments/).first().waitFor();
   problems.length = 0; // the refused request's 422 is expected
 
-  await dialog.getByRole("textbox", { name: "Bucket" }).fill(BUCKET);
-  await dialog.getByRole("textbox", { name: "Prefix" }).fill("train/");
+  await dialog.getByRole("textbox", { name: "Prefix" }).fill("datasets/");
   await dialog.getByRole("textbox", { name: "Volume name" }).fill("train");
-  await dialog.getByRole("textbox", { name: "Namespace" }).fill("ml");
+  assert.equal(await dialog.getByRole("textbox", { name: "Namespace" }).count(), 0, "the namespace is chosen, not typed");
   await dialog.getByRole("button", { name: "Add storage" }).click();
   await page.waitForURL(/#\/operations\/op-/);
   await page.locator('[data-testid="operation-status"][data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
@@ -69,9 +67,9 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
   await shot(page, "storage-added");
 
   await page.evaluate((h) => (window.location.hash = h), detail);
-  await page.locator('[data-testid="pvc-train"]', { hasText: "Bound (train in ml)" }).waitFor();
+  await page.locator('[data-testid="pvc-train"]', { hasText: "Bound (train in default)" }).waitFor();
   const row = await storage.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "train", exact: true }) }).innerText();
-  assert.match(row, new RegExp(`${BUCKET}/train/`), row);
+  assert.match(row, new RegExp(`${BUCKET}/datasets/`), row);
   await assertCleanText(page, "cluster storage panel");
 
   await page.getByRole("button", { name: "Remove train" }).click();
@@ -84,7 +82,7 @@ test("add an S3 bucket from the Storage panel, watch it bind, remove it", async 
 import boto3
 print(len(boto3.client("s3", region_name="${REGION}").list_objects_v2(Bucket="${BUCKET}")["Contents"]))
 `);
-  assert.equal(String(objects).trim(), "1");
+  assert.equal(String(objects).trim(), "3"); // the team's seeded objects, all still there
 
   const mine = mutations.slice(since);
   assert.equal(mine.length, 3, JSON.stringify(mine));

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 CLUSTER_SERVICES = ("eks", "iam", "sagemaker", "s3", "fsx", "ec2")
-READS = ("Describe", "List", "Get", "Head", "Query", "Scan", "BatchGet")
+READS = ("Describe", "List", "Get", "Head", "Query", "Scan", "BatchGet", "Search")
 
 
 def writes(api: Any, since: int) -> list[dict[str, Any]]:
@@ -47,6 +47,7 @@ CALL_KIND = {
     "eks.CreateAddon": "eks-addon", "eks.CreatePodIdentityAssociation": "AWS::EKS::PodIdentityAssociation",
     "s3.PutObject": "AWS::S3::Object", "sagemaker.CreateCluster": "AWS::SageMaker::Cluster",
     "sagemaker.UpdateCluster": "AWS::SageMaker::Cluster", "sagemaker.UpdateClusterSoftware": "AWS::SageMaker::Cluster",
+    "sagemaker.CreateTrainingPlan": "AWS::SageMaker::TrainingPlan",
     # and what a delete removes
     "sagemaker.DeleteCluster": "AWS::SageMaker::Cluster", "eks.DeleteCluster": "AWS::EKS::Cluster",
     "eks.UntagResource": "AWS::EKS::Cluster", "eks.DeleteAccessEntry": "AWS::EKS::AccessEntry",

@@ -73,11 +73,19 @@ def test_self_managed_internal_deploys_answers_scales_and_deletes(api: Any, view
 
     got = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
     assert (got["status"], got["ready_replicas"], got["live"]) == ("READY", 2, True)
+    # where and how to call it: the Service's in-cluster name, the OpenAI path and the model
+    assert got["ready"] and got["url"] == f"http://{ep}.default.svc.cluster.local"
+    assert "/v1/chat/completions" in got["how_to_call"] and "Qwen/Qwen3-0.6B/main" in got["how_to_call"]
+    ready_step = next(s for s in op["steps"] if s["name"] == "ready")
+    assert ready_step["outputs"]["url"] == got["url"]
     assert ep in [e["name"] for e in api.get(f"/v1/clusters/{cluster}/endpoints").json()["items"]]
 
     r = chat(api, cluster, ep, "what are you?")
     assert r.status_code == 200, r.text
-    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" in r.json()["content"]
+    assert r.json()["content"].startswith("Hello from Qwen/Qwen3-0.6B/main") and "what are you?" not in r.json()[
+        "content"]  # a model's answer, not the prompt echoed
+    usage = r.json()["response"]["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     assert chat(viewer, cluster, ep).status_code == 403
 
     same = api.http.patch(f"/v1/clusters/{cluster}/endpoints/{ep}", json={"replicas": 2})
@@ -146,6 +154,12 @@ def test_external_shape_is_an_nlb_with_source_ranges(api: Any, sandbox: Any, clu
     svc = sandbox.kube.store(cluster).get("v1", "Service", ep, "default")
     assert svc["spec"]["type"] == "LoadBalancer" and svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
     assert svc["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
+    # the deploy ends once the NLB has its address, and every face shows it
+    host = svc["status"]["loadBalancer"]["ingress"][0]["hostname"]
+    assert host.startswith("internal-k8s-default-") and host.endswith(".elb.us-west-2.amazonaws.com")
+    got = api.get(f"/v1/clusters/{cluster}/endpoints/{ep}").json()
+    assert got["url"] == f"http://{host}" and got["ready"] is True
+    assert next(s for s in op["steps"] if s["name"] == "ready")["outputs"]["url"] == got["url"]
     delete(api, cluster, ep)
 
 

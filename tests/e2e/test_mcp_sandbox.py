@@ -142,12 +142,14 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
                 body = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
                 fields = {"instance_count"} if name == "scale_instance_group" else set(body["properties"])
                 # update_features: the managed features (base add-ons come along as prerequisites);
-                # start_health_check: group and node_ids (both checks run; the tools/list budget)
-                if name in ("update_features", "start_health_check"):
+                # start_health_check: group and node_ids (both checks run; the tools/list budget);
+                # advise_capacity: all but name and max_options (the tools/list budget)
+                if name in ("update_features", "start_health_check", "advise_capacity"):
                     fields = set(KNOWN[(method, path)].some_body)
                 expected |= fields
                 required |= fields if name == "scale_instance_group" else set(body.get("required", [])) & fields
-            if method != "get":
+            reads = method == "get" or bool(op.get("x-podstart-read-only"))  # a POST that only reads (advice)
+            if not reads:
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
@@ -155,7 +157,7 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
             expected -= HIDDEN.get(name, frozenset())  # left out for the tools/list budget, on purpose
             assert set(listed[name].input_schema["properties"]) == expected, name
             assert set(listed[name].input_schema.get("required", [])) == required, name
-            assert listed[name].annotations.read_only_hint is (method == "get"), name
+            assert listed[name].annotations.read_only_hint is reads, name
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
@@ -307,7 +309,14 @@ def test_scale_2_then_1_then_2_without_keys_ends_at_2(sandbox: Any, api: Any, aw
 def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[str, list[dict[str, Any]]]:
     """Realistic arguments for every tool: the seeded data of every region, a live cluster and operations."""
     node_id = api.get(f"/v1/clusters/{cluster}/nodes", params={"region": "us-west-2"}).json()["items"][0]["node_id"]
+    docs = api.get(f"/v1/clusters/{cluster}/spec", params={"region": "us-west-2"}).json()["documents"]
+    edited = [{**docs[0], "spec": {**docs[0]["spec"], "instance_groups": [
+        {**g, "instance_count": g["instance_count"] + 1} for g in docs[0]["spec"]["instance_groups"]]}}]
     calls: dict[str, list[dict[str, Any]]] = {
+        "get_spec_schema": [{}],
+        "export_spec": [{"cluster": cluster, "region": "us-west-2"}],
+        "plan_spec": [{"documents": docs}, {"documents": edited}, {"documents": [{"kind": "Nodepool"}]}],
+        "apply_spec": [{"documents": docs}, {"documents": edited, "dry_run": True}],
         "list_regions": [{}], "get_identity": [{}], "get_preferences": [{}],
         "list_clusters": [{}], "list_operations": [{}, {"status": "SUCCEEDED"}, {"cluster": cluster}],
         "get_operation": [{"operation_id": op_id}, {"operation_id": failed_id}],
@@ -386,6 +395,19 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                     {"cluster": cluster, "region": "us-west-2", "rolling": {"batch_percent": 25},
                                      "dry_run": True}],
         "get_features": [{"cluster": cluster, "region": "us-west-2"}],
+        "get_cluster_gpus": [{"cluster": cluster, "region": "us-west-2"}],
+        "advise_capacity": [{"gpus": 8, "regions": list(SEEDED_REGIONS)},
+                            {"gpus": 16, "gpu_model": "h100", "hours": 72, "regions": list(SEEDED_REGIONS)},
+                            {"gpus": 64, "gpu_model": "b200", "hours": 72}, {"gpus": 8, "cluster": cluster}],
+        "purchase_training_plan": [{"name": "budget", "dry_run": True, "offering": {
+            "region": "us-west-2", "offering_id": "tpo-none", "instance_type": "ml.p5.48xlarge", "instance_count": 1,
+            "duration_hours": 24}}],
+        "list_buckets": [{}],
+        "list_namespaces": [{"cluster": cluster, "region": "us-west-2"}],
+        "create_namespace": [{"cluster": cluster, "region": "us-west-2", "name": "budget", "dry_run": True},
+                             {"cluster": cluster, "region": "us-west-2", "name": "kube-budget"}],
+        "delete_namespace": [{"cluster": cluster, "region": "us-west-2", "namespace": "no-such-ns",
+                              "confirm": "no-such-ns"}],
         "update_features": [{"cluster": cluster, "region": "us-west-2", "observability": {"enabled": False}},
                             {"cluster": cluster, "region": "us-west-2",
                              "autoscaling": {"enabled": True, "instance_groups": ["no-such-group"]}}],

@@ -49,6 +49,10 @@ MUTATIONS: dict[tuple[str, str], str] = {
     ("post", "/v1/operations/{operation_id}/retry"): "operator",
     ("post", "/v1/operations/{operation_id}/cancel"): "operator",
     ("put", "/v1/preferences"): "viewer",
+    ("post", "/v1/specs/plan"): "viewer",  # a plan (a diff and child plans), read-only (x-podstart-read-only)
+    ("post", "/v1/specs/apply"): "operator",  # and each child operation's own role
+    ("post", "/v1/capacity/advice"): "viewer",  # a question, read-only (x-podstart-read-only)
+    ("post", "/v1/capacity/training-plans"): "admin",  # buys reserved capacity: an upfront fee
 }
 # Reads a viewer may not make (they show what only operators may act on).
 READS_ABOVE_VIEWER: dict[tuple[str, str], str] = {("get", "/v1/clusters/{cluster}/secrets"): "operator",

@@ -195,6 +195,9 @@ def test_an_api_key_guards_the_endpoint_and_invoke_sends_it(api: Any, operator: 
     r = operator.post(f"{base}/endpoints", json=self_managed("keyed", api_key_secret="chat-key"), key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
     assert api.wait_terminal(r.json()["id"], timeout=180)["status"] == "SUCCEEDED"
+    # the endpoint's view says a key is required (what the UI shows), not which Secret holds it
+    view = operator.get(f"{base}/endpoints/keyed").json()
+    assert view["api_key_required"] is True and "chat-key" not in json.dumps(view), view
     # invoke through PodStart passes the key to the gate
     said = operator.post(f"{base}/endpoints/keyed/invoke", json={"messages": [{"role": "user", "content": "hi"}]})
     assert said.status_code == 200 and said.json()["content"], said.text

@@ -260,12 +260,14 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
                 only = [a.name for a in specs[name].args if a.location == "body"]
                 # scale_instance_group exposes (and requires) one field; update_features the five managed
                 # features (each optional, as in REST); start_health_check group and node_ids (both checks run);
-                # every other tool the whole body
-                body = set(only) if name in ("scale_instance_group", "update_features", "start_health_check") \
+                # advise_capacity all but what agents leave to defaults (name, max_options); every other tool the
+                # whole body
+                body = set(only) if name in ("scale_instance_group", "update_features", "start_health_check",
+                                             "advise_capacity") \
                     else set(body_schema["properties"])
                 expected |= body
                 required |= body if name == "scale_instance_group" else set(body_schema.get("required", [])) & body
-            if method != "get":
+            if method != "get" and not op.get("x-podstart-read-only"):  # a POST that only reads takes no key
                 expected.add(IDEMPOTENCY_ARG)
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}

@@ -25,7 +25,9 @@ SERVICES = {"ec2": "ec2", "eks": "eks", "sagemaker": "sagemaker", "fsx": "fsx", 
             "dynamodb": "dynamodb", "events": "events", "states": "stepfunctions", "pricing": "pricing", "iam": "iam",
             "s3": "s3"}
 # What each function loads (its handler, and for the API the services its first request builds).
-ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"), "steps": ("functions.steps.handler",),
+ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"),
+           # spec.apply's step bodies (the use cases starting child operations) load on its first step
+           "steps": ("functions.steps.handler", "functions.workflows.spec_children"),
            "events": ("functions.events.handler",), "live": ("functions.live.handler",),
            "follow": ("functions.live.follower",)}
 _CALL = re.compile(r"\.([a-z][a-z0-9_]*)\s*\(")
@@ -44,10 +46,17 @@ IGNORED_FOR: dict[str, set[str]] = {
             "head_bucket", "list_objects_v2",
             # the inference use cases (functions/logic/endpoints.py) of those names
             "list_endpoints", "update_endpoint", "delete_endpoint",
-            "list_models"},  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
+            "list_models",  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
+            "get_caller_identity"},  # sts:GetCallerIdentity needs no permission (the advice's account id)
     "follow": {"scan"},  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
     "steps": {"head_object",  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
-              "list_objects_v2"},  # authorized as s3:ListBucket (granted on the data bucket, models/*)
+              "list_objects_v2",  # authorized as s3:ListBucket (granted on the data bucket, models/*)
+              # spec.apply's children load the use cases: these are PodStart's own functions of those names
+              # (logic.endpoints, logic.storage.list_objects), HeadBucket (authorized as s3:ListBucket, granted), and
+              # adapter calls no child operation makes (a job page's MLflow link, the tracking-server catalog,
+              # cancelling an execution: the API's)
+              "update_endpoint", "delete_endpoint", "list_objects", "head_bucket",
+              "create_presigned_mlflow_tracking_server_url", "list_mlflow_tracking_servers", "stop_execution"},
     # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
     # find (describe_execution, granted): the catalog reads and execution starts are the API's.
     "events": {"describe_addon", "describe_availability_zones", "describe_file_systems", "head_bucket",

@@ -94,8 +94,9 @@ INDIRECT: dict[str, Indirect] = {
                               calls=("head_object", "head_bucket", "list_objects_v2"), roles=("steps", "api")),
     "s3:GetObject": Indirect("HeadObject is authorized as s3:GetObject.", calls=("head_object", "get_object")),
     # Powertools' idempotency layer (adapters/idempotency.py) calls these on the api role's idempotency table
-    "dynamodb:UpdateItem": Indirect("Powertools DynamoDBPersistenceLayer updates idempotency records.",
-                                    roles=("api",)),
+    "dynamodb:UpdateItem": Indirect("Powertools DynamoDBPersistenceLayer updates idempotency records (the api's, "
+                                    "and spec.apply's child starts in the steps function).",
+                                    roles=("api", "steps")),
     # DynamoDB TransactWriteItems is authorized per item: Put -> PutItem (already a direct call too)
 }
 

@@ -13,7 +13,7 @@ DESTRUCTIVE = ("sagemaker:DeleteCluster", "sagemaker:BatchDeleteClusterNodes",
 # Changes PodStart may make to clusters it created or adopted (scaling an imported cluster's groups), never to others
 CHANGES = ("sagemaker:UpdateCluster",)
 ACCESS_GRANTING = ("eks:CreateAccessEntry", "eks:AssociateAccessPolicy", "eks:DeleteAccessEntry")
-CREATES = ("sagemaker:CreateCluster", "eks:CreateCluster", "fsx:CreateFileSystem")
+CREATES = ("sagemaker:CreateCluster", "eks:CreateCluster", "fsx:CreateFileSystem", "sagemaker:CreateTrainingPlan")
 
 
 def _as_list(value):
@@ -82,9 +82,14 @@ def test_tagging_is_limited_to_podstarts_keys_and_values(synth):
         assert statements, action
         for statement in statements:
             condition = statement["Condition"]
-            # Only podstart:managed and podstart:cluster may be written
-            assert set(condition["ForAllValues:StringEquals"]["aws:TagKeys"]) == {
-                "podstart:managed", "podstart:cluster"}, action
+            # Only PodStart's keys may be written: podstart:managed and podstart:cluster on clusters, podstart:managed
+            # and podstart:operation (the purchase that bought it) on training plans
+            on_plans = all(":training-plan/" in json.dumps(r) for r in _as_list(statement["Resource"]))
+            assert set(condition["ForAllValues:StringEquals"]["aws:TagKeys"]) == (
+                {"podstart:managed", "podstart:operation"} if on_plans else {"podstart:managed", "podstart:cluster"}), \
+                action
+            if on_plans:
+                assert _required_values(statement, "aws:RequestTag/podstart:managed") == {"true"}, action
             on_clusters = any(":cluster/" in json.dumps(r) for r in _as_list(statement["Resource"]))
             if on_clusters:
                 # A cluster is marked created (true, at CreateCluster) or imported, nothing else

@@ -347,3 +347,25 @@ def test_a_features_patch_that_changed_nothing_shows_the_compact_live_state() ->
     view = compact("update_features", {"changed": False, "features": _features_doc()})
     assert view["changed"] is False and view["features"]["autoscaling"]["status"] == "ACTIVE"
     assert result_bytes(view) <= BUDGET
+
+
+@pytest.mark.parametrize("kind,resource,request_,call", [
+    ("job.submit", "jobs/default/train", {}, 'get_job(cluster="c1", region="us-west-2", job="train")'),
+    ("job.submit", "jobs/team-a/train", {}, 'get_job(cluster="c1", region="us-west-2", job="train", '
+                                            'namespace="team-a")'),
+    ("job.delete", "jobs/default/train", {}, 'list_jobs(cluster="c1", region="us-west-2")'),
+    ("endpoint.deploy", "chat", {}, 'get_endpoint(cluster="c1", region="us-west-2", endpoint="chat")'),
+    ("endpoint.delete", "chat", {}, 'list_endpoints(cluster="c1", region="us-west-2")'),
+    ("model.download", "model/Qwen/Qwen3-0.6B/main", {}, 'list_models(cluster="c1", region="us-west-2")'),
+    ("features.update", "features", {}, 'get_features(cluster="c1", region="us-west-2")'),
+    ("nodes.reboot", "nodes", {"node_ids": ["i-0abc"]},
+     'get_node(cluster="c1", region="us-west-2", node_id="i-0abc")'),
+    ("nodes.health_check", "nodes", {"node_ids": ["i-1", "i-2"]}, 'list_nodes(cluster="c1", region="us-west-2")'),
+    ("namespace.create", "namespaces/team-a", {}, 'list_namespaces(cluster="c1", region="us-west-2")'),
+    ("cluster.delete", None, {}, "list_clusters()"),
+])
+def test_a_finished_operation_names_the_status_tool_of_what_it_acted_on(
+        kind: str, resource: str | None, request_: dict[str, object], call: str) -> None:
+    op = {"id": "op-1", "kind": kind, "status": "SUCCEEDED", "version": 3, "request": request_,
+          "target": {"cluster": "c1", "region": "us-west-2", **({"resource": resource} if resource else {})}}
+    assert views.next_action(op) == f"done; {call} shows the result"

@@ -150,7 +150,7 @@ def test_the_tools_reference_and_agent_tool_lists_are_generated_from_the_catalog
 
     files = generated(list(catalog().values()))
     assert TARGET == SKILLS / "reference" / "tools.md" and TARGET in files
-    assert len(files) == 7
+    assert len(files) == 8  # the reference, six agent configs, the README's copy line
     for path, text in files.items():
         assert path.read_text() == text, f"{path.relative_to(ROOT)} drifted: run python -m mcp_gateway.docs"
 
@@ -328,3 +328,16 @@ def test_the_deploy_skill_shows_a_self_managed_body_the_api_accepts() -> None:
     assert EndpointCreate.model_validate(body).image == "vllm/vllm-openai:v0.10.1"
     assert set(body) <= set(catalog()["deploy_endpoint"].input_schema["properties"])
     assert "`:latest` is refused" in text and "never the token" in text
+
+
+def test_every_agent_config_and_the_readme_copy_line_name_every_skill() -> None:
+    from mcp_gateway.docs import AGENTS, README, skill_names
+
+    names = skill_names()
+    assert {"submit-training-job", "diagnose-node-health", "deploy-model"} <= set(names)
+    readme = README.read_text()
+    copy = readme[readme.index("<!-- skills-copy"):readme.index("<!-- /skills-copy -->")]
+    for text in (copy, *(p.read_text() for p in (AGENTS / "claude").glob("hypd-inst-agent*.md")),
+                 *(p.read_text() for p in (AGENTS / "kiro").glob("hypd-inst-agent*.json"))):
+        missing = [n for n in names if f"skills/{n}" not in text]
+        assert missing == [], missing

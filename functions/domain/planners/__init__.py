@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from functions.domain.planners.base import PlanInput
+from functions.domain.planners.capacity import plan_training_plan_purchase
 from functions.domain.planners.clusters import plan_cluster_create, plan_cluster_delete, plan_cluster_import
 from functions.domain.planners.features import plan_features_update
 from functions.domain.planners.inference import (
@@ -45,6 +46,7 @@ from functions.domain.planners.nodes import (
     plan_nodes_replace,
 )
 from functions.domain.planners.software_update import plan_software_update
+from functions.domain.planners.specs import plan_spec_apply
 from functions.domain.planners.storage import plan_cluster_reconcile, plan_storage_add, plan_storage_remove
 from functions.domain.planners.training import plan_job_delete, plan_job_submit
 from functions.domain.plans import Draft
@@ -76,6 +78,8 @@ PLANNERS: dict[str, Planner] = {
     "pool.assign": plan_pool_assign,
     "pool.release": plan_pool_release,
     "model.download": plan_model_download,
+    "spec.apply": plan_spec_apply,
+    "training_plan.purchase": plan_training_plan_purchase,
     "namespace.create": plan_namespace_create,
     "namespace.delete": plan_namespace_delete,
 }

@@ -49,9 +49,12 @@ def patch() -> None:
     """Route SageMakerResponse's HyperPod operations to this package's stores."""
     from moto.sagemaker.responses import SageMakerResponse
 
-    for op in _OPERATIONS:
+    from sandbox.aws.sagemaker import plan_offerings  # training plans for sale: search and buy
+
+    for op in (*_OPERATIONS, *plan_offerings.OPERATIONS):
         setattr(SageMakerResponse, op.__name__, op)
     tags.patch()  # ListTags/AddTags/DeleteTags on HyperPod cluster ARNs
+    plan_offerings.patch_tags()  # ListTags on the training plans CreateTrainingPlan bought
 
 
 __all__ = ["HyperPodCluster", "HyperPodStore", "fail_cluster", "patch", "seed_tracking_servers", "seed_training_plans",

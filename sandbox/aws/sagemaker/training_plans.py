@@ -1,6 +1,11 @@
+<<<<<<< HEAD
 """Training plans: seeded per region (two each), ListTrainingPlans and DescribeTrainingPlan with
 the instances clusters use from them, and SearchTrainingPlanOfferings (what a new plan could reserve: offerings in
 the region's zones for the instance type, count and duration asked, priced at the HyperPod hourly rate)."""
+=======
+"""Training plans: seeded per region (two or three each), ListTrainingPlans and DescribeTrainingPlan with
+the instances clusters use from them."""
+>>>>>>> main
 
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ SEED_PLANS: dict[str, list[tuple[str, str, int, str, str]]] = {
     "us-west-2": [
         ("p5-4x-usw2", "ml.p5.48xlarge", 4, "us-west-2a", "usw2-az2"),
         ("p5en-2x-usw2", "ml.p5en.48xlarge", 2, "us-west-2c", "usw2-az3"),
+        # a second H200 plan in another zone: 4 x p5en fit only across both (the capacity advisor's split case)
+        ("p5en-2x-usw2-d", "ml.p5en.48xlarge", 2, "us-west-2d", "usw2-az4"),
     ],
     "us-east-1": [
         ("p5-4x-use1", "ml.p5.48xlarge", 4, "us-east-1a", "use1-az6"),

@@ -13,6 +13,7 @@ from sandbox.kube.operators import (
     garbage,
     inference,
     kuberay,
+    loadbalancers,
     metrics_server,
     scheduler,
     storage,
@@ -31,6 +32,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "garbage": garbage.RECONCILERS,
     "inference": inference.RECONCILERS,
     "downloads": downloads.RECONCILERS,
+    "loadbalancers": loadbalancers.RECONCILERS,
     "metrics_server": metrics_server.RECONCILERS,
 }
 DEFAULT_RECONCILERS: tuple[Reconciler, ...] = tuple(r for family in REGISTRY.values() for r in family)

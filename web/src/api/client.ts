@@ -1,5 +1,9 @@
 import type { Problem } from "../lib/problems";
 import type {
+  Advice,
+  AdviceRequest,
+  ClusterGpus,
+  TrainingPlanPurchase,
   AuditPage,
   AvailabilityZone,
   ClusterCreate,
@@ -16,6 +20,9 @@ import type {
   ModelDownload,
   ModelList,
   SecretNames,
+  BucketList,
+  NamespaceCreate,
+  NamespaceList,
   PoolAssign,
   PoolCreate,
   PoolList,
@@ -147,6 +154,15 @@ export const api = {
     get<TrackingServerPage>(`/v1/catalog/mlflow-tracking-servers${qs({ region, limit: "100" })}`),
   trainingPlans: (region: string) => get<Page<TrainingPlan>>(`/v1/catalog/training-plans${qs({ region })}`),
   quotas: (region: string) => get<Page<Quota>>(`/v1/catalog/quotas${qs({ region })}`),
+  /** The capacity advice: a POST that only reads (the key is ignored: nothing is changed). */
+  advise: async (body: AdviceRequest, signal?: AbortSignal) =>
+    (await request<Advice>("/v1/capacity/advice", { method: "POST", body, idempotencyKey: newIdempotencyKey(), signal })).body,
+  clusterGpus: (cluster: string, region: string, signal?: AbortSignal) =>
+    get<ClusterGpus>(`${clusterPath(cluster)}/gpus${qs({ region })}`, signal),
+  purchaseTrainingPlan: (body: TrainingPlanPurchase, key: string) =>
+    request<Operation>("/v1/capacity/training-plans", { method: "POST", body, idempotencyKey: key }),
+  planPurchaseTrainingPlan: async (body: TrainingPlanPurchase, signal?: AbortSignal) =>
+    (await request<Plan>("/v1/capacity/training-plans?dry_run=true", { method: "POST", body, idempotencyKey: newIdempotencyKey(), signal })).body,
 
   me: () => get<Me>("/v1/me"),
   preferences: () => get<Preferences>("/v1/preferences"),
@@ -354,8 +370,30 @@ export const api = {
     }),
   /** The models in the shared bucket (keys under models/, pods see /data/models/), read from the bucket: one page of 100. */
   models: (cluster: string, region: string) => get<ModelList>(`${clusterPath(cluster)}/models${qs({ region, limit: 100 })}`),
-  /** Secret names in the default namespace (values are never read): a token Secret is chosen from these. */
-  secretNames: (cluster: string, region: string) => get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region })}`),
+  /** Names of the Secrets PodStart wrote in a namespace (default unless told; values are never read). */
+  secretNames: (cluster: string, region: string, namespace?: string) =>
+    get<SecretNames>(`${clusterPath(cluster)}/secrets${qs({ region, namespace })}`),
+  /** PodStart's namespaces on a cluster: default and the ones an admin created (nothing else may be named). */
+  namespaces: (cluster: string, region: string) => get<NamespaceList>(`${clusterPath(cluster)}/namespaces${qs({ region })}`),
+  /** Create a PodStart namespace (`namespace.create`, admin): the Namespace, its Secrets Role, its data volume. */
+  createNamespace: (cluster: string, region: string, body: NamespaceCreate, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/namespaces${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
+  planCreateNamespace: async (cluster: string, region: string, body: NamespaceCreate, signal?: AbortSignal) =>
+    (await request<Plan>(`${clusterPath(cluster)}/namespaces${qs({ region, dry_run: "true" })}`, {
+      method: "POST", body, idempotencyKey: newIdempotencyKey(), signal,
+    })).body,
+  /** Delete a namespace and everything in it (`namespace.delete`, admin); confirm repeats its name. */
+  deleteNamespace: (cluster: string, region: string, namespace: string, key: string) =>
+    request<Operation>(`${clusterPath(cluster)}/namespaces/${encodeURIComponent(namespace)}${qs({ region, confirm: namespace })}`, {
+      method: "DELETE", idempotencyKey: key,
+    }),
+  /** The plan of a namespace delete: the jobs, Secrets and claims that go with it (the bucket stays). */
+  planDeleteNamespace: async (cluster: string, region: string, namespace: string, signal?: AbortSignal) =>
+    (await request<Plan>(`${clusterPath(cluster)}/namespaces/${encodeURIComponent(namespace)}${qs({ region, confirm: namespace, dry_run: "true" })}`, {
+      method: "DELETE", idempotencyKey: newIdempotencyKey(), signal,
+    })).body,
+  /** Buckets PodStart may mount: its data bucket (operators) and the registered ones (admins). */
+  buckets: () => get<BucketList>("/v1/buckets"),
   downloadModel: (cluster: string, region: string, body: Partial<ModelDownload>, key: string) =>
     request<Operation>(`${clusterPath(cluster)}/models${qs({ region })}`, { method: "POST", body, idempotencyKey: key }),
   /** The plan of a download (`?dry_run=true`): the Job (or none when the files are all there) and the S3 prefix. */

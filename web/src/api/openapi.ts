@@ -35,6 +35,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/capacity/advice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Where the accelerators asked for can run: ranked options (zone, type, capacity type, quota, price, start) with the request that creates each, and the near misses with why */
+        post: operations["advise_capacity_v1_capacity_advice_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/capacity/training-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Buy a SageMaker training plan offering: reserved capacity paid upfront (operation training_plan.purchase; admin; confirm_upfront_fee repeats the fee the dry run shows) */
+        post: operations["purchase_training_plan_v1_capacity_training_plans_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/catalog/availability-zones": {
         parameters: {
             query?: never;
@@ -277,6 +311,23 @@ export interface paths {
         head?: never;
         /** Turn managed features on/off or change their settings: send only what changed (operation features.update; 200 changed=false when nothing differs) */
         patch: operations["update_features_v1_clusters__cluster__features_patch"];
+        trace?: never;
+    };
+    "/v1/clusters/{cluster}/gpus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GPUs per instance group: total, used by pods, free on schedulable nodes */
+        get: operations["get_cluster_gpus_v1_clusters__cluster__gpus_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/clusters/{cluster}/health-checks": {
@@ -627,6 +678,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/clusters/{cluster}/spec": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Export a live cluster as spec documents (defaults explicit, nothing secret); include=jobs,endpoints adds its jobs and endpoints */
+        get: operations["export_spec_v1_clusters__cluster__spec_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/clusters/{cluster}/storage": {
         parameters: {
             query?: never;
@@ -816,6 +884,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/specs/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Apply spec documents: one spec.apply operation runs the child operations in order (cluster, groups, storage, features, jobs, endpoints, prune); 200 changed=false when nothing differs */
+        post: operations["apply_spec_v1_specs_apply_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/specs/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Diff spec documents against the live cluster: per document create, update (old -> new), unchanged or replace-needed, with each child operation's dry-run plan and cost; changes nothing */
+        post: operations["plan_spec_v1_specs_plan_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/specs/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** JSON Schema of a spec document (Cluster, TrainingJob, Endpoint): the REST request models, for editors to validate and complete spec files */
+        get: operations["get_spec_schema_v1_specs_schema_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -849,6 +968,153 @@ export interface components {
              * @description On or off; absent: unchanged
              */
             enabled?: boolean | null;
+        };
+        /**
+         * Advice
+         * @description POST /v1/capacity/advice's answer.
+         */
+        Advice: {
+            asked: components["schemas"]["AskedFor"];
+            /** Facts */
+            facts: components["schemas"]["FactLine"][];
+            /** Near Misses */
+            near_misses: components["schemas"]["NearMiss"][];
+            /**
+             * Near Misses More
+             * @default 0
+             */
+            near_misses_more: number;
+            /** Options */
+            options: components["schemas"]["Option"][];
+            /**
+             * Options More
+             * @description Options that fit but are past max_options
+             * @default 0
+             */
+            options_more: number;
+            /**
+             * Ranking
+             * @default earliest start first; then the cheapest (whole duration when hours is given, else per hour; capacity already paid costs 0; unknown prices last); then fewer instances; then capacity type (training plan owned, on-demand, spot, training plan to buy), region as asked, zone, instance type
+             */
+            ranking: string;
+            /** Summary */
+            summary: string;
+            /**
+             * Unavailable
+             * @description Facts AWS did not give, and why
+             */
+            unavailable?: string[];
+        };
+        /**
+         * AdviceRequest
+         * @description POST /v1/capacity/advice. Ask for accelerators (`gpus`, optionally `gpu_model`) or for an instance type
+         *     and count; everything else narrows or sizes the answer.
+         */
+        AdviceRequest: {
+            /**
+             * Capacity Types
+             * @description Default: all three
+             */
+            capacity_types?: components["schemas"]["CapacityType"][] | null;
+            /**
+             * Cluster
+             * @description Add to this cluster
+             */
+            cluster?: string | null;
+            /**
+             * Efa Required
+             * @description Only EFA types
+             */
+            efa_required?: boolean | null;
+            /**
+             * Gpu Model
+             * @description Default any
+             */
+            gpu_model?: ("h100" | "h200" | "b200" | "a100" | "l40s" | "l4" | "a10g" | "trainium" | "trainium2" | "inferentia2" | "any") | null;
+            /**
+             * Gpus
+             * @description GPUs or Trainium chips
+             */
+            gpus?: number | null;
+            /**
+             * Hours
+             * @description Duration in hours
+             */
+            hours?: number | null;
+            /**
+             * Instance Count
+             * @description Instances of instance_type
+             */
+            instance_count?: number | null;
+            /**
+             * Instance Type
+             * @description Instead of gpus, e.g. ml.p5.48xlarge
+             */
+            instance_type?: string | null;
+            /**
+             * Max Hourly Usd
+             * @description USD/h cap (all instances)
+             */
+            max_hourly_usd?: number | null;
+            /**
+             * Max Options
+             * @description How many options to return
+             * @default 5
+             */
+            max_options: number;
+            /**
+             * Name
+             * @description The new cluster's name in the options' create_cluster
+             */
+            name?: string | null;
+            /**
+             * Regions
+             * @description Default: this API's region
+             */
+            regions?: string[] | null;
+            /**
+             * Same Zone
+             * @description false: may span zones
+             * @default true
+             */
+            same_zone: boolean;
+            /**
+             * Start After
+             * @description Default now
+             */
+            start_after?: string | null;
+        };
+        /** AskedFor */
+        AskedFor: {
+            /** Capacity Types */
+            capacity_types: components["schemas"]["CapacityType"][];
+            /** Cluster */
+            cluster: string | null;
+            /** Efa Required */
+            efa_required: boolean;
+            /** Gpu Model */
+            gpu_model: string | null;
+            /** Gpus */
+            gpus: number | null;
+            /** Hours */
+            hours: number | null;
+            /** Instance Count */
+            instance_count: number | null;
+            /** Instance Type */
+            instance_type: string | null;
+            /** Max Hourly Usd */
+            max_hourly_usd: number | null;
+            /** Plan Hours */
+            plan_hours: number | null;
+            /** Regions */
+            regions: string[];
+            /** Same Zone */
+            same_zone: boolean;
+            /**
+             * Start After
+             * Format: date-time
+             */
+            start_after: string;
         };
         /**
          * Attempt
@@ -1043,6 +1309,24 @@ export interface components {
             step?: string | null;
         };
         /**
+         * ChildOperation
+         * @description An operation an apply would start, with its dry-run plan when the live state allows one now.
+         */
+        ChildOperation: {
+            /** Kind */
+            kind: string;
+            /**
+             * Note
+             * @description Why there is no plan yet, or what the plan assumed
+             */
+            note?: string | null;
+            /** Phase */
+            phase: string;
+            plan?: components["schemas"]["Plan"] | null;
+            /** Resource */
+            resource: string;
+        };
+        /**
          * ClusterCreate
          * @description POST /v1/clusters.
          */
@@ -1157,6 +1441,24 @@ export interface components {
             resource_type?: string | null;
             /** Time */
             time: string;
+        };
+        /**
+         * ClusterGpus
+         * @description GET /v1/clusters/{cluster}/gpus.
+         */
+        ClusterGpus: {
+            /** Cluster */
+            cluster: string;
+            /** Gpus Free */
+            gpus_free: number;
+            /** Gpus Total */
+            gpus_total: number;
+            /** Gpus Used */
+            gpus_used: number;
+            /** Groups */
+            groups: components["schemas"]["GroupGpus"][];
+            /** Region */
+            region: string;
         };
         /** ClusterImport */
         ClusterImport: {
@@ -1276,6 +1578,11 @@ export interface components {
             lines?: components["schemas"]["CostLine"][];
             /** Monthly Estimate */
             monthly_estimate: number;
+            /**
+             * Upfront
+             * @description Paid once, now (a training plan's upfront fee)
+             */
+            upfront?: number | null;
         };
         /** CostLine */
         CostLine: {
@@ -1349,6 +1656,31 @@ export interface components {
             rule?: string | null;
             /** Type */
             type: string;
+        };
+        /** DocumentPlan */
+        DocumentPlan: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "create" | "update" | "unchanged" | "replace-needed" | "delete";
+            /** Diffs */
+            diffs?: components["schemas"]["FieldDiff"][];
+            /**
+             * Index
+             * @description The document's position in the request (null: not in the documents)
+             */
+            index: number | null;
+            /** Kind */
+            kind: string;
+            /** Name */
+            name: string;
+            /** Namespace */
+            namespace?: string | null;
+            /** Operations */
+            operations?: components["schemas"]["ChildOperation"][];
+            /** Warnings */
+            warnings?: string[];
         };
         /** EksView */
         EksView: {
@@ -1506,6 +1838,12 @@ export interface components {
          * @description An inference endpoint: what was asked, and its live state from the cluster.
          */
         EndpointView: {
+            /**
+             * Api Key Required
+             * @description Callers must send the API key (Authorization: Bearer or X-Api-Key); the Secret's name is not shown
+             * @default false
+             */
+            api_key_required: boolean;
             /** Autoscaling */
             autoscaling?: {
                 [key: string]: unknown;
@@ -1520,8 +1858,19 @@ export interface components {
             engine?: string | null;
             /** Gpus */
             gpus?: number | null;
+            /**
+             * How To Call
+             * @description The OpenAI-compatible call, with its model name
+             */
+            how_to_call?: string | null;
             /** Instance Type */
             instance_type: string;
+            /**
+             * Internet Facing
+             * @description service external: an internet-facing NLB
+             * @default false
+             */
+            internet_facing: boolean;
             /**
              * Live
              * @description True when status was read from the cluster just now
@@ -1548,6 +1897,18 @@ export interface components {
             /** Pool */
             pool?: string | null;
             /**
+             * Public
+             * @description internet-facing with no source range limit (an admin's choice)
+             * @default false
+             */
+            public: boolean;
+            /**
+             * Ready
+             * @description It answers now (status READY)
+             * @default false
+             */
+            ready: boolean;
+            /**
              * Ready Replicas
              * @description Live: replicas ready now (None: not read)
              */
@@ -1573,6 +1934,11 @@ export interface components {
             /** Service Name */
             service_name: string;
             /**
+             * Source Ranges
+             * @description CIDRs allowed to reach the NLB
+             */
+            source_ranges?: string[];
+            /**
              * State
              * @description Managed: the operator's status.state
              */
@@ -1586,6 +1952,11 @@ export interface components {
             tiered_kv_cache?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Url
+             * @description Where to call it: the load balancer's address (external), or the Service's in-cluster DNS name; None until the NLB exists
+             */
+            url?: string | null;
         };
         /** ErrorInfo */
         ErrorInfo: {
@@ -1607,7 +1978,26 @@ export interface components {
          * Face
          * @enum {string}
          */
-        Face: "ui" | "rest" | "mcp";
+        Face: "ui" | "rest" | "mcp" | "cli";
+        /** FactLine */
+        FactLine: {
+            /** Age Seconds */
+            age_seconds: number | null;
+            /** Available */
+            available: boolean;
+            /** Fact */
+            fact: string;
+            /** Fetched At */
+            fetched_at: string | null;
+            /** Reason */
+            reason?: string | null;
+            /** Region */
+            region: string | null;
+            /** Source */
+            source: string;
+            /** Subject */
+            subject?: string | null;
+        };
         /**
          * FeaturesDocument
          * @description GET /v1/clusters/{cluster}/features: one entry per feature, read live from AWS and Kubernetes.
@@ -1708,6 +2098,39 @@ export interface components {
             /** Version */
             version?: string | null;
         };
+        /**
+         * FieldDiff
+         * @description One field of a document: what the live state has and what the document says.
+         */
+        FieldDiff: {
+            /**
+             * Change
+             * @enum {string}
+             */
+            change: "create" | "update" | "delete" | "replace-needed";
+            /**
+             * Loc
+             * @description Where in the document (indices), when it is there: [spec, instance_groups, 0, ...]
+             */
+            loc?: (string | number)[] | null;
+            /**
+             * New
+             * @description The document's value (null: none)
+             */
+            new?: unknown;
+            /** Note */
+            note?: string | null;
+            /**
+             * Old
+             * @description Live value (null: none)
+             */
+            old?: unknown;
+            /**
+             * Path
+             * @description The field, with list items named: spec.instance_groups[gpu].instance_count
+             */
+            path: string;
+        };
         /** FieldError */
         FieldError: {
             /**
@@ -1734,6 +2157,39 @@ export interface components {
              */
             throughput_mb_per_tib: 125 | 250 | 500 | 1000;
         };
+        /** GroupGpus */
+        GroupGpus: {
+            /**
+             * Gpus Free
+             * @description On schedulable nodes
+             */
+            gpus_free: number;
+            /** Gpus Per Node */
+            gpus_per_node: number;
+            /** Gpus Total */
+            gpus_total: number;
+            /**
+             * Gpus Used
+             * @description Requested by pods bound to the group's nodes
+             */
+            gpus_used: number;
+            /** Group */
+            group: string;
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Largest Free
+             * @description The most free GPUs on one schedulable node
+             */
+            largest_free: number;
+            /** Nodes */
+            nodes: number;
+            /**
+             * Schedulable Nodes
+             * @description Ready and not cordoned
+             */
+            schedulable_nodes: number;
+        };
         /** GroupList */
         GroupList: {
             /** Cluster */
@@ -1742,6 +2198,20 @@ export interface components {
             items: components["schemas"]["GroupView"][];
             /** Region */
             region: string;
+        };
+        /** GroupPlacement */
+        GroupPlacement: {
+            /** Availability Zone */
+            availability_zone: string;
+            /** Availability Zone Id */
+            availability_zone_id: string;
+            /** Instance Count */
+            instance_count: number;
+            /**
+             * Training Plan
+             * @description The plan's ARN (owned) or name (to buy)
+             */
+            training_plan?: string | null;
         };
         /**
          * GroupView
@@ -2507,6 +2977,34 @@ export interface components {
              */
             status: string;
         };
+        /** NearMiss */
+        NearMiss: {
+            /**
+             * Capacity Types
+             * @description The capacity types left out for this reason; [] all
+             */
+            capacity_types: components["schemas"]["CapacityType"][];
+            /** Detail */
+            detail: string;
+            /**
+             * Instance Type
+             * @description null: every instance type the detail names
+             */
+            instance_type: string | null;
+            reason: components["schemas"]["Reason"];
+            /** Region */
+            region: string;
+            /**
+             * Short By
+             * @description quota_short: instances missing
+             */
+            short_by?: number | null;
+            /**
+             * Would Fit With
+             * @description What would make it fit
+             */
+            would_fit_with?: string | null;
+        };
         /**
          * NoChange
          * @description A PATCH equal to the live state: nothing starts.
@@ -2806,6 +3304,43 @@ export interface components {
             namespace: string;
         };
         /**
+         * OfferingRef
+         * @description The training plan offering, as advise_capacity names it (requires[].body.offering): the search that found it
+         *     (offering ids change as capacity sells, so admission searches again) and its id.
+         */
+        OfferingRef: {
+            /**
+             * Duration Hours
+             * @description The offering's duration in hours
+             */
+            duration_hours: number;
+            /**
+             * Instance Count
+             * @description Instances the offering reserves
+             */
+            instance_count: number;
+            /**
+             * Instance Type
+             * @description The offering's instance type, e.g. ml.p5.48xlarge
+             */
+            instance_type: string;
+            /**
+             * Offering Id
+             * @description TrainingPlanOfferingId (SearchTrainingPlanOfferings)
+             */
+            offering_id: string;
+            /**
+             * Region
+             * @description AWS region, e.g. us-west-2
+             */
+            region: string;
+            /**
+             * Start After
+             * @description The search's window start (ISO 8601)
+             */
+            start_after?: string | null;
+        };
+        /**
          * Offerings
          * @description Where one instance type can run in a region: the question agents and the wizard ask, in one answer.
          */
@@ -2888,6 +3423,112 @@ export interface components {
          * @enum {string}
          */
         OperationStatus: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
+        /** Option */
+        Option: {
+            /**
+             * Accelerators
+             * @description Per instance, e.g. 8 x NVIDIA H100 80 GiB
+             */
+            accelerators: string | null;
+            /**
+             * Add Instance Groups
+             * @description With cluster: POST .../instance-groups per group
+             */
+            add_instance_groups?: components["schemas"]["RequestToSend"][];
+            /**
+             * Availability Zone
+             * @description The (first) zone
+             */
+            availability_zone: string;
+            /** Availability Zone Id */
+            availability_zone_id: string;
+            capacity_type: components["schemas"]["CapacityType"];
+            /** @description POST /v1/clusters for this option */
+            create_cluster?: components["schemas"]["RequestToSend"] | null;
+            /**
+             * Earliest Start
+             * Format: date-time
+             */
+            earliest_start: string;
+            /** Efa */
+            efa: boolean;
+            /**
+             * Ends
+             * @description A training plan's end
+             */
+            ends?: string | null;
+            /**
+             * Gpus
+             * @description Accelerators in total
+             */
+            gpus: number;
+            /**
+             * Groups
+             * @description One per zone (and per training plan)
+             */
+            groups: components["schemas"]["GroupPlacement"][];
+            /** Instance Count */
+            instance_count: number;
+            /** Instance Type */
+            instance_type: string;
+            /** Notes */
+            notes?: string[];
+            /** Nvlink */
+            nvlink: boolean;
+            /**
+             * Other Zones
+             * @description Other zones the same option fits in
+             */
+            other_zones?: string[];
+            price: components["schemas"]["PriceView"];
+            /** @description On-demand and spot: the cluster-usage quota; plans use none */
+            quota: components["schemas"]["QuotaView"] | null;
+            /** Rank */
+            rank: number;
+            /** Region */
+            region: string;
+            /** Requires */
+            requires?: components["schemas"]["Requirement"][];
+            /** Spot Score */
+            spot_score?: number | null;
+            /** Starts Now */
+            starts_now: boolean;
+        };
+        /**
+         * Placement
+         * @description Where a job's or endpoint's pods would run now, or what they would wait for (a dry run's answer).
+         */
+        Placement: {
+            /** Fits Now */
+            fits_now: boolean;
+            /** Gpus Free */
+            gpus_free: number;
+            /** Gpus Per Pod */
+            gpus_per_pod: number;
+            /**
+             * Groups
+             * @description The groups whose nodes would take the pods
+             */
+            groups?: string[];
+            /** Instance Type */
+            instance_type: string;
+            /**
+             * Nodes
+             * @description The nodes that would take the pods (first 20)
+             */
+            nodes?: string[];
+            /**
+             * Nodes With Room
+             * @description Schedulable nodes with the GPUs for one pod free now
+             */
+            nodes_with_room: number;
+            /** Pods */
+            pods: number;
+            /** Summary */
+            summary: string;
+            /** Waits For */
+            waits_for?: string | null;
+        };
         /**
          * Plan
          * @description A dry run's answer (200). `valid` is always true here: an invalid request is the same 4xx problem the
@@ -2908,6 +3549,8 @@ export interface components {
              * @description The operation kind the real request starts (or the action, for records)
              */
             kind: string;
+            /** @description A job or endpoint: where its pods would run now (group, nodes with the GPUs free), or what they would wait for */
+            placement?: components["schemas"]["Placement"] | null;
             /** Quota */
             quota?: components["schemas"]["QuotaLine"][];
             /** Target */
@@ -3078,6 +3721,31 @@ export interface components {
              */
             default_region?: string | null;
         };
+        /** PriceView */
+        PriceView: {
+            /**
+             * Already Paid
+             * @default false
+             */
+            already_paid: boolean;
+            /**
+             * Hourly Usd
+             * @description All instances, per hour; null when no price is known
+             */
+            hourly_usd: number | null;
+            /** Source */
+            source: string;
+            /**
+             * Total Usd
+             * @description For the whole duration (hours), when known
+             */
+            total_usd?: number | null;
+            /**
+             * Upfront Usd
+             * @description Paid once when buying the training plan
+             */
+            upfront_usd?: number | null;
+        };
         /**
          * Problem
          * @description application/problem+json (RFC 9457): every error the API answers.
@@ -3163,6 +3831,31 @@ export interface components {
              */
             requested: number;
         };
+        /** QuotaView */
+        QuotaView: {
+            /**
+             * Headroom After
+             * @description What the quota leaves after this option
+             */
+            headroom_after: number;
+            /**
+             * In Use
+             * @description Instances PodStart's clusters use (training plan capacity aside)
+             */
+            in_use: number;
+            /** Limit */
+            limit: number;
+            /** Quota Code */
+            quota_code: string;
+            /** Quota Name */
+            quota_name: string;
+        };
+        /**
+         * Reason
+         * @description Why a (region, instance type, capacity type) is not an option: one reason each, closest first.
+         * @enum {string}
+         */
+        Reason: "split_needed" | "over_budget" | "quota_short" | "spot_unlikely" | "no_plan_offering" | "no_price" | "not_offered" | "no_efa" | "not_reservable" | "no_duration" | "unknown" | "no_instance_type";
         /** RecipeList */
         RecipeList: {
             /** Items */
@@ -3214,6 +3907,50 @@ export interface components {
              * @default
              */
             prefix: string;
+        };
+        /** RequestToSend */
+        RequestToSend: {
+            /** Body */
+            body: {
+                [key: string]: unknown;
+            };
+            /**
+             * Method
+             * @default POST
+             * @constant
+             */
+            method: "POST";
+            /** Path */
+            path: string;
+        };
+        /**
+         * Requirement
+         * @description What must happen before the option's create request (a training plan to buy).
+         */
+        Requirement: {
+            /**
+             * Action
+             * @constant
+             */
+            action: "buy_training_plan";
+            /** Body */
+            body: {
+                [key: string]: unknown;
+            };
+            /** Currency */
+            currency: string;
+            /** Detail */
+            detail: string;
+            /**
+             * Method
+             * @default POST
+             * @constant
+             */
+            method: "POST";
+            /** Path */
+            path: string;
+            /** Upfront Fee */
+            upfront_fee: string;
         };
         /**
          * RollingUpdate
@@ -3311,6 +4048,78 @@ export interface components {
              * @description Pause between batches
              */
             wait_seconds?: number | null;
+        };
+        /**
+         * SpecExport
+         * @description GET /v1/clusters/{cluster}/spec: the live cluster as spec documents (defaults explicit, nothing secret).
+         */
+        SpecExport: {
+            /** Documents */
+            documents: {
+                [key: string]: unknown;
+            }[];
+        };
+        /**
+         * SpecPlan
+         * @description POST /v1/specs/plan: the documents diffed against the live state; nothing is changed.
+         */
+        SpecPlan: {
+            /**
+             * Changed
+             * @description false: the live state already is what the documents say
+             */
+            changed: boolean;
+            /** Cluster */
+            cluster: string;
+            /** @description The hourly cost delta of the child operations that have a plan now */
+            cost: components["schemas"]["Cost"];
+            /** Documents */
+            documents: components["schemas"]["DocumentPlan"][];
+            /** Prune */
+            prune: boolean;
+            /** Region */
+            region: string;
+            /**
+             * Summary
+             * @description Documents (and pruned resources) per action
+             */
+            summary: {
+                [key: string]: number;
+            };
+            /** Warnings */
+            warnings?: string[];
+        };
+        /**
+         * SpecRequest
+         * @description POST /v1/specs/plan and /v1/specs/apply.
+         */
+        SpecRequest: {
+            /**
+             * Documents
+             * @description Spec documents for ONE cluster: {apiVersion: podstart/v1, kind: Cluster|TrainingJob|Endpoint, metadata, spec}; schema: GET /v1/specs/schema
+             */
+            documents: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Prune
+             * @description Also delete what the cluster has and the documents no longer name: instance groups and volumes of the Cluster document, and jobs or endpoints when the documents include that kind. Each deletion needs its own role (a group: admin)
+             * @default false
+             */
+            prune: boolean;
+        };
+        /**
+         * SpecUnchanged
+         * @description POST /v1/specs/apply when nothing differs: no operation starts.
+         */
+        SpecUnchanged: {
+            /**
+             * Changed
+             * @default false
+             * @constant
+             */
+            changed: false;
+            plan: components["schemas"]["SpecPlan"];
         };
         /** StepOut */
         StepOut: {
@@ -3563,6 +4372,24 @@ export interface components {
             /** Region */
             region: string;
         };
+        /**
+         * TrainingPlanPurchase
+         * @description POST /v1/capacity/training-plans: buy one training plan offering (advise_capacity names it).
+         */
+        TrainingPlanPurchase: {
+            /**
+             * Confirm Upfront Fee
+             * @description The fee the dry run shows, exactly
+             */
+            confirm_upfront_fee?: string | null;
+            /**
+             * Name
+             * @description Plan name
+             */
+            name: string;
+            /** @description From advise_capacity's requires */
+            offering: components["schemas"]["OfferingRef"];
+        };
         /** ZoneOffering */
         ZoneOffering: {
             /** Availability Zone */
@@ -3734,6 +4561,213 @@ export interface operations {
             };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    advise_capacity_v1_capacity_advice_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdviceRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Advice"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    purchase_training_plan_v1_capacity_training_plans_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrainingPlanPurchase"];
+            };
+        };
+        responses: {
+            /** @description dry_run=true: the plan (changes, quota, hourly cost, warnings); nothing was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Plan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4745,6 +5779,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -4936,6 +5979,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5360,6 +6412,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -5433,6 +6494,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5558,6 +6628,95 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_cluster_gpus_v1_clusters__cluster__gpus_get: {
+        parameters: {
+            query?: {
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterGpus"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5745,6 +6904,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6181,6 +7349,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -6376,6 +7553,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6584,6 +7770,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -6661,6 +7856,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6857,6 +8061,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7175,6 +8388,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -7250,6 +8472,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7678,6 +8909,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8222,6 +9462,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Payload too large: the body is over 256 KiB */
             413: {
                 headers: {
@@ -8471,6 +9720,97 @@ export interface operations {
             };
         };
     };
+    export_spec_v1_clusters__cluster__spec_get: {
+        parameters: {
+            query?: {
+                /** @description Also export: jobs, endpoints or jobs,endpoints */
+                include?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description Cluster name */
+                cluster: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecExport"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_storage_v1_clusters__cluster__storage_get: {
         parameters: {
             query?: {
@@ -8524,6 +9864,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8835,6 +10184,15 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the cluster is not ACTIVE (still creating, or being deleted): its Kubernetes API cannot be read yet */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9597,6 +10955,289 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    apply_spec_v1_specs_apply_post: {
+        parameters: {
+            query?: {
+                /** @description true: answer the plan (200: changes, quota, hourly cost, warnings) after the same checks, and change nothing */
+                dry_run?: boolean;
+            };
+            header?: {
+                /** @description Same key + same body returns the same operation; retries never repeat the mutation */
+                "idempotency-key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpecRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecUnchanged"] | components["schemas"]["SpecPlan"];
+                };
+            };
+            /** @description Accepted: the operation record; watch it with GET /v1/operations/{id} */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationOut"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    plan_spec_v1_specs_plan_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SpecRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpecPlan"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict: the target is busy, the name is taken, or a field cannot change */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_spec_schema_v1_specs_schema_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
             /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */

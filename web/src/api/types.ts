@@ -65,6 +65,19 @@ export type ModelDownload = Schemas["ModelDownload"];
 export type ModelItem = Schemas["ModelObject"];
 export type ModelList = Schemas["ModelList"];
 export type SecretNames = Schemas["SecretNames"];
+export type AdviceRequest = Schemas["AdviceRequest"];
+export type Advice = Schemas["Advice"];
+export type AdviceOption = Schemas["Option"];
+export type NearMiss = Schemas["NearMiss"];
+export type ClusterGpus = Schemas["ClusterGpus"];
+export type GroupGpus = Schemas["GroupGpus"];
+export type TrainingPlanPurchase = Schemas["TrainingPlanPurchase"];
+export type NamespaceView = Schemas["NamespaceView"];
+export type NamespaceList = Schemas["NamespaceList"];
+export type NamespaceCreate = Schemas["NamespaceCreate"];
+/** A bucket PodStart may read: its own data bucket (owned) or one an admin registered (optionally one prefix). */
+export type BucketRegistration = Schemas["Registration"];
+export type BucketList = Schemas["BucketList"];
 
 export interface Page<T> {
   items: T[];
@@ -223,6 +236,10 @@ export interface Me {
   role: "viewer" | "operator" | "admin" | string;
   can_mutate?: boolean;
   can_delete_clusters?: boolean;
+  /** Admin actions: namespaces, registered buckets, public endpoints, removing data. */
+  can_administer?: boolean;
+  /** Fair-share limits (long polls, sockets, log follows). */
+  limits?: Record<string, number>;
 }
 
 /** A live event from /ws (the `podstart` bus). */

@@ -7,6 +7,7 @@ import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Link from "@cloudscape-design/components/link";
 import Modal from "@cloudscape-design/components/modal";
+import Multiselect from "@cloudscape-design/components/multiselect";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
@@ -16,6 +17,7 @@ import { fmtTime, text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
+import { DEFAULT_NAMESPACE, NamespaceSelect } from "./NamespaceSelect";
 import { PlanPanel } from "./PlanPanel";
 import { Status } from "./Status";
 
@@ -85,6 +87,8 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
   const [params, setParams] = useState<Record<string, string>>({});
   const items = recipes.data?.items ?? [];
   const recipe = items.find((r) => r.name === d.recipe);
+  const secrets = useAsync(() => api.secretNames(cluster, region, d.namespace || DEFAULT_NAMESPACE), [cluster, region, d.namespace]);
+  const chosenSecrets = (d.secrets ?? "").split(/[\s,]+/).filter(Boolean);
   const submit = useMutation((body: Partial<JobSubmit>, key: string) => api.submitJob(cluster, region, body, key), { fields: [...FIELDS, ...paramsOf(recipe).map(([k]) => `parameters.${k}`)] });
   const e = submit.fieldErrors;
   // Review: the plan (same checks as the submit, nothing changed) before the final button; a refusal goes back to
@@ -172,8 +176,22 @@ function SubmitJobModal({ cluster, region, instanceTypes, onClose }: { cluster: 
             {input("gpus_per_node", "GPUs per node", "0: CPU only")}
             {input("max_retries", "Recovery budget", "Restarts before the job fails")}
           </SpaceBetween>
-          {input("namespace", "Namespace")}
-          {input("secrets", "Secrets", "Names of Kubernetes Secrets whose keys become environment variables")}
+          <NamespaceSelect cluster={cluster} region={region} value={d.namespace || DEFAULT_NAMESPACE} error={e.namespace}
+            onChange={(v) => { setD((x) => ({ ...x, namespace: v, secrets: "" })); submit.clearField("namespace", "secrets"); }}
+            description="Where the job runs: one of PodStart's namespaces (an admin creates more in Namespaces)" />
+          <FormField label="Secrets" errorText={e.secrets ?? (secrets.error ? `The Secret names could not be read: ${secrets.error.message}` : undefined)}
+            description={`Secrets PodStart wrote in ${d.namespace || DEFAULT_NAMESPACE} (POST .../secrets): each key becomes an environment variable`}>
+            <Multiselect
+              ariaLabel="Secrets"
+              statusType={secrets.loading && !secrets.data ? "loading" : "finished"}
+              loadingText="Loading Secret names"
+              empty={`No Secrets in ${d.namespace || DEFAULT_NAMESPACE}`}
+              placeholder="None"
+              selectedOptions={chosenSecrets.map((n) => ({ value: n, label: n }))}
+              options={(secrets.data?.names ?? []).map((n) => ({ value: n, label: n }))}
+              onChange={({ detail }) => set("secrets", detail.selectedOptions.map((o) => o.value ?? "").filter(Boolean).join(","))}
+            />
+          </FormField>
           <FormField
             label="MLflow tracking server"
             description={`Optional: the job logs loss and throughput to a SageMaker managed MLflow server in ${region}; its pods get a role for that server only`}

@@ -26,6 +26,9 @@ export function refusal(status: number, detail: string, problem?: Problem): stri
   return `The request would be refused (HTTP ${status}): ${why}`;
 }
 
+/** A plan's exposure line (functions.domain.planners.inference.exposure): upper case when it reaches the internet. */
+export const isExposure = (w: string) => /^exposure:/i.test(w);
+
 /**
  * The plan of a mutation (its `?dry_run=true` answer), shown on a form's review step before the final button:
  * the hourly cost delta, quota, warnings, and what will be created/changed. `load` runs whenever `deps` change.
@@ -56,10 +59,18 @@ export function PlanPanel({ load, deps, summary }: {
   if (!plan) return <Container header={header}><Spinner /> Computing the plan…</Container>;
   const cost = plan.cost;
   const changes = (plan.changes ?? []).filter((c) => c.action !== "none");
-  const warnings = plan.warnings ?? [];
+  // Who can reach what the plan deploys ("EXPOSURE: ..." on the internet, "exposure: ..." inside): said on its own,
+  // first, so nobody confirms an internet-facing endpoint without reading it.
+  const exposure = (plan.warnings ?? []).filter(isExposure);
+  const warnings = (plan.warnings ?? []).filter((w) => !isExposure(w));
   return (
     <Container header={header}>
       <SpaceBetween size="m">
+        {exposure.map((w) => (
+          <Alert key={w} type={w.startsWith("EXPOSURE:") ? "warning" : "info"} header="Who can reach it">
+            <span data-testid="plan-exposure">{w}</span>
+          </Alert>
+        ))}
         <KeyValuePairs
           columns={3}
           items={[

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
@@ -8,14 +8,17 @@ import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
 import Modal from "@cloudscape-design/components/modal";
 import SegmentedControl from "@cloudscape-design/components/segmented-control";
+import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
-import type { StorageAdd, Volume } from "../api/types";
+import type { BucketRegistration, StorageAdd, Volume } from "../api/types";
 import { text } from "../lib/format";
+import { adminOnly, isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { useAsync } from "../lib/useAsync";
 import { ConfirmModal } from "./ConfirmModal";
+import { NamespaceSelect } from "./NamespaceSelect";
 import { Status } from "./Status";
 
 const KIND: Record<string, string> = { s3: "S3 (Mountpoint)", fsx_lustre: "FSx for Lustre" };
@@ -42,19 +45,48 @@ export function storageBody(d: Record<string, string | boolean>): Partial<Storag
   return body as Partial<StorageAdd>;
 }
 
+/** The bucket choice: PodStart's data bucket (any operator) and the buckets an admin registered (admins only; a
+ * registration may cover one prefix). Nothing else can be mounted, so nothing else is offered. */
+export function bucketOptions(items: BucketRegistration[], admin: boolean) {
+  return items.map((b) => ({
+    value: b.bucket,
+    label: b.bucket,
+    tags: [b.owned ? "PodStart's" : "registered — admin"],
+    description: b.owned ? "PodStart's data bucket: any operator may mount it" : registrationScope(b),
+    disabled: !b.owned && !admin,
+    disabledReason: !b.owned && !admin ? "A registered bucket PodStart does not own: only an admin can mount it (operators mount PodStart's data bucket)." : undefined,
+  }));
+}
+
+/** "keys under curated/ only" or "the whole bucket". */
+export function registrationScope(b: BucketRegistration): string {
+  return b.prefix ? `registered for keys under ${b.prefix} only` : "registered: the whole bucket";
+}
+
 function AddStorageModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
-  const [d, setD] = useState<Record<string, string | boolean>>({ kind: "s3", namespace: "default", storage_capacity_gib: "1200", throughput_mb_per_tib: "250" });
+  const { me } = useMe();
+  const admin = isAdmin(me);
+  const buckets = useAsync(() => api.buckets(), []);
+  const [d, setD] = useState<Record<string, string | boolean>>({ kind: "s3", namespace: "default", bucket: "", storage_capacity_gib: "1200", throughput_mb_per_tib: "250" });
   const add = useMutation((body: Partial<StorageAdd>, key: string) => api.addStorage(cluster, region, body, key), { fields: FIELDS });
   const e = add.fieldErrors;
   const set = (k: string, v: string | boolean) => {
     setD((x) => ({ ...x, [k]: v }));
     add.clearField(k);
   };
+  const registrations = buckets.data?.items ?? [];
+  const chosen = registrations.find((b) => b.bucket === d.bucket);
+  useEffect(() => {
+    // PodStart's data bucket is the one choice every operator has.
+    const own = registrations.find((b) => b.owned);
+    if (!d.bucket && own) setD((x) => ({ ...x, bucket: own.bucket }));
+  }, [registrations, d.bucket]);
   const input = (k: string, label: string, description?: string) => (
     <FormField label={label} description={description} errorText={e[k]}>
       <Input ariaLabel={label} value={String(d[k] ?? "")} onChange={({ detail }) => set(k, detail.value)} />
     </FormField>
   );
+  const options = bucketOptions(registrations, admin);
   return (
     <Modal
       visible
@@ -79,8 +111,27 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
         />
         {d.kind === "s3" ? (
           <>
-            {input("bucket", "Bucket", "An existing bucket in the cluster's region. PodStart never deletes it.")}
-            {input("prefix", "Prefix", "Mount only this key prefix (empty: the whole bucket)")}
+            <FormField label="Bucket" errorText={e.bucket ?? (buckets.error ? `The buckets could not be read: ${buckets.error.message}` : undefined)}
+              description={admin
+                ? "PodStart's data bucket, or a bucket an admin registered at deploy time. PodStart never deletes it."
+                : "PodStart's data bucket. Registered buckets are an admin's to mount. PodStart never deletes a bucket."}>
+              <Select
+                ariaLabel="Bucket"
+                statusType={buckets.loading && !buckets.data ? "loading" : "finished"}
+                loadingText="Loading buckets"
+                selectedOption={options.find((o) => o.value === d.bucket) ?? null}
+                options={options}
+                placeholder="Choose a bucket"
+                onChange={({ detail }) => {
+                  const b = registrations.find((x) => x.bucket === detail.selectedOption.value);
+                  setD((x) => ({ ...x, bucket: b?.bucket ?? "", prefix: b?.prefix || "" }));
+                  add.clearField("bucket", "prefix");
+                }}
+              />
+            </FormField>
+            {input("prefix", "Prefix", chosen?.prefix
+              ? `Mount only this key prefix: within ${chosen.prefix} (the bucket is registered for that prefix only)`
+              : "Mount only this key prefix (empty: the whole bucket)")}
             <Checkbox checked={Boolean(d.read_only)} onChange={({ detail }) => set("read_only", detail.checked)}>Read-only</Checkbox>
           </>
         ) : (
@@ -90,7 +141,8 @@ function AddStorageModal({ cluster, region, onClose }: { cluster: string; region
           </>
         )}
         {input("name", "Volume name", "The claim's name (empty: derived from the bucket or capacity)")}
-        {input("namespace", "Namespace", "Where the PersistentVolumeClaim is made (created if missing)")}
+        <NamespaceSelect cluster={cluster} region={region} value={String(d.namespace)} error={e.namespace} onChange={(v) => set("namespace", v)}
+          description="Where the PersistentVolumeClaim is made: one of PodStart's namespaces" />
       </SpaceBetween>
     </Modal>
   );
@@ -118,6 +170,7 @@ function RemoveModal({ cluster, region, volume, onClose }: { cluster: string; re
 /** Storage: the cluster's volumes (shared bucket, FSx, volumes added later); add, remove, re-reconcile. */
 export function StoragePanel({ cluster, region }: { cluster: string; region: string }) {
   const list = useAsync(() => api.volumes(cluster, region), [cluster, region]);
+  const { me } = useMe();
   const [modal, setModal] = useState<null | "add" | { remove: Volume }>(null);
   const reconcile = useMutation((_: null, key: string) => api.reconcile(cluster, region, key));
   const items = list.data?.items ?? [];
@@ -153,7 +206,11 @@ export function StoragePanel({ cluster, region }: { cluster: string; region: str
           {
             id: "act",
             header: "Actions",
-            cell: (v) => (v.removable ? <Button variant="inline-link" ariaLabel={`Remove ${v.name}`} onClick={() => setModal({ remove: v })}>Remove</Button> : <Box variant="small">{text(v.message)}</Box>),
+            cell: (v) => {
+              if (!v.removable) return <Box variant="small">{text(v.message)}</Box>;
+              const why = v.kind === "fsx_lustre" ? adminOnly(me, "remove an FSx file system: it deletes the file system and its data") : undefined;
+              return <Button variant="inline-link" ariaLabel={`Remove ${v.name}`} disabled={!!why} disabledReason={why} onClick={() => setModal({ remove: v })}>Remove</Button>;
+            },
           },
         ]}
       />

@@ -27,7 +27,13 @@ export function MeProvider({ children }: { children: ReactNode }) {
 
 export const useMe = () => useContext(Ctx);
 
-export const isAdmin = (me: Me | undefined) => me?.role === "admin";
+export const isAdmin = (me: Me | undefined) => !!me && (me.can_administer ?? me.role === "admin");
+
+/** Why an admin's action is disabled for this user ("Only an admin can ... (you are operator)."), or undefined
+ * when it is not (an admin, or nobody signed in yet: the API still checks the role). */
+export function adminOnly(me: Me | undefined, action: string): string | undefined {
+  return me && !isAdmin(me) ? `Only an admin can ${action} (you are ${me.role}).` : undefined;
+}
 export const canMutate = (me: Me | undefined) => !!me && (me.can_mutate ?? (me.role === "admin" || me.role === "operator"));
 
 /** The identity as shown in the top bar: "sandbox-admin (admin)". */

@@ -5,7 +5,7 @@ export function statusType(status: string | null | undefined): StatusIndicatorPr
   const s = (status ?? "").toUpperCase().replace(/[\s-]/g, "_");
   if (["SUCCEEDED", "ACTIVE", "INSERVICE", "IN_SERVICE", "AVAILABLE", "READY", "RUNNING_OK", "BOUND"].includes(s)) return "success";
   if (["FAILED", "ERROR", "DELETE_FAILED", "CREATE_FAILED", "UPDATE_FAILED", "ROLLINGBACK", "DEGRADED", "MISMATCH", "LOST", "MISCONFIGURED"].includes(s)) return "error";
-  if (["RUNNING", "CREATING", "UPDATING", "DELETING", "DEPLOYING", "SYSTEMUPDATING", "SCALING", "IN_PROGRESS", "PENDING_DELETION", "IMPORTING"].includes(s))
+  if (["RUNNING", "CREATING", "UPDATING", "DELETING", "DEPLOYING", "SYSTEMUPDATING", "SCALING", "IN_PROGRESS", "PENDING_DELETION", "IMPORTING", "TERMINATING"].includes(s))
     return "in-progress";
   if (["PENDING", "QUEUED"].includes(s)) return "pending";
   if (["CANCELLED", "SKIPPED", "STOPPED", "DELETED", "NO_WORKERS"].includes(s)) return "stopped";

@@ -5,6 +5,7 @@ import BreadcrumbGroup from "@cloudscape-design/components/breadcrumb-group";
 import Button from "@cloudscape-design/components/button";
 import Checkbox from "@cloudscape-design/components/checkbox";
 import Container from "@cloudscape-design/components/container";
+import ExpandableSection from "@cloudscape-design/components/expandable-section";
 import FormField from "@cloudscape-design/components/form-field";
 import Header from "@cloudscape-design/components/header";
 import Input from "@cloudscape-design/components/input";
@@ -14,7 +15,8 @@ import SpaceBetween from "@cloudscape-design/components/space-between";
 import Spinner from "@cloudscape-design/components/spinner";
 import Table from "@cloudscape-design/components/table";
 import { api } from "../api/client";
-import type { ClusterInstanceGroup, InstanceGroupSpec, InstanceType, Plan, SoftwareUpdate, StorageItem } from "../api/types";
+import type { AdviceOption, ClusterInstanceGroup, InstanceGroupSpec, InstanceType, Plan, SoftwareUpdate, StorageItem } from "../api/types";
+import { CapacityAdvisor } from "../components/CapacityAdvisor";
 import { ConfirmModal } from "../components/ConfirmModal";
 import { PlanPanel } from "../components/PlanPanel";
 import {
@@ -32,6 +34,7 @@ import { NodesPanel } from "../components/NodesPanel";
 import { JobsPanel } from "../components/JobsPanel";
 import { FeaturesPanel } from "../components/FeaturesPanel";
 import { StoragePanel } from "../components/StoragePanel";
+import { NamespacesPanel } from "../components/NamespacesPanel";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
 import { DASH, asOf, countsLong, targetOf, text } from "../lib/format";
@@ -130,10 +133,28 @@ export function ScaleModal({
 
 /** Add a group: the form, then a review with its plan (same checks as the add, nothing changed) before the final
  * button. A refused add goes back to the form, where the fields show why. */
-export function AddGroupModal({ cluster, region, onClose }: { cluster: string; region: string; onClose: () => void }) {
-  const [draft, setDraft] = useState<GroupDraft>(emptyGroup(""));
+/** The group draft of a capacity advisor option (its one add_instance_groups request). */
+export function draftOf(o: AdviceOption): GroupDraft | undefined {
+  const body = (o.add_instance_groups ?? [])[0]?.body as unknown as InstanceGroupSpec | undefined;
+  if (!body) return undefined;
+  return {
+    ...emptyGroup(body.name),
+    availability_zone: body.availability_zone,
+    instance_type: body.instance_type,
+    capacity_type: body.capacity_type ?? "on-demand",
+    training_plan_arn: body.training_plan_arn ?? "",
+    instance_count: String(body.instance_count),
+  };
+}
+
+export function AddGroupModal({ cluster, region, onClose, initial }: {
+  cluster: string; region: string; onClose: () => void;
+  /** A capacity advisor option's group: the modal opens on its review (plan and cost). */
+  initial?: GroupDraft;
+}) {
+  const [draft, setDraft] = useState<GroupDraft>(initial ?? emptyGroup(""));
   const [type, setType] = useState<InstanceType | undefined>();
-  const [review, setReview] = useState(false);
+  const [review, setReview] = useState(!!initial);
   const add = useMutation((body: InstanceGroupSpec, key: string) => api.addInstanceGroup(cluster, region, body, key), {
     fields: GROUP_FIELDS,
   });
@@ -333,7 +354,9 @@ export function StorageTable({ items }: { items: StorageItem[] }) {
 
 export default function ClusterDetailPage({ region, name }: { region: string; name: string }) {
   const detail = useAsync(() => api.cluster(name, region), [name, region]);
-  const [modal, setModal] = useState<null | "add" | "delete" | "software" | { scale: ClusterInstanceGroup } | { remove: string }>(null);
+  const [modal, setModal] = useState<null | "add" | "delete" | "software" | { scale: ClusterInstanceGroup } | { remove: string } | { advised: GroupDraft }>(null);
+  const gpus = useAsync(() => api.clusterGpus(name, region), [name, region, detail.data?.status], detail.data?.status === "ACTIVE");
+  const gpusOf = (group: string) => gpus.data?.groups.find((g) => g.group === group);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   useLiveEvents((ev) => {
     const t = ev.data?.target;
@@ -420,6 +443,14 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
                   </span>
                 ),
               },
+              {
+                id: "gpus",
+                header: "GPUs used / free",
+                cell: (g) => {
+                  const x = gpusOf(g.name);
+                  return <span data-testid={`gpus-${g.name}`}>{x ? `${x.gpus_used} used / ${x.gpus_free} free of ${x.gpus_total}` : DASH}</span>;
+                },
+              },
               { id: "status", header: "Status", cell: (g) => <Status value={g.status} /> },
               { id: "act", header: "Actions", cell: (g) => (
                 <SpaceBetween direction="horizontal" size="xs">
@@ -429,6 +460,13 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               ) },
             ]}
           />
+          {c.status === "ACTIVE" && (
+            <ExpandableSection variant="container" headerText="Capacity advisor" data-testid="group-advisor"
+              headerDescription="More GPUs for this cluster: ranked options in its region (zone, type, capacity, quota, price, start); one opens Add instance group with it.">
+              <CapacityAdvisor region={region} cluster={name} useLabel="Add this group"
+                onUse={(o) => { const d = draftOf(o); if (d) setModal({ advised: d }); }} />
+            </ExpandableSection>
+          )}
           <Table
             header={<Header variant="h2">Dependencies</Header>}
             items={c.dependencies ?? []}
@@ -446,6 +484,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
               <NodesPanel cluster={name} region={region} groups={groups.map((g) => g.name)} />
             </Container>
           )}
+          {c.status === "ACTIVE" && <NamespacesPanel cluster={name} region={region} />}
           <StoragePanel cluster={name} region={region} />
           {c.status === "ACTIVE" && (
             <JobsPanel cluster={name} region={region} instanceTypes={[...new Set((c.instance_groups ?? []).map((g) => g.instance_type).filter((t): t is string => !!t))]} />
@@ -457,6 +496,7 @@ export default function ClusterDetailPage({ region, name }: { region: string; na
         </SpaceBetween>
       )}
       {modal === "add" && <AddGroupModal cluster={name} region={region} onClose={() => setModal(null)} />}
+      {modal && typeof modal === "object" && "advised" in modal && <AddGroupModal cluster={name} region={region} initial={modal.advised} onClose={() => setModal(null)} />}
       {modal === "delete" && <DeleteModal cluster={name} region={region} onClose={() => setModal(null)} />}
       {modal === "software" && <SoftwareUpdateModal cluster={name} region={region} groups={groups.map((g) => g.name)} onClose={() => setModal(null)} />}
       {modal && typeof modal === "object" && "remove" in modal && <DeleteGroupModal cluster={name} region={region} group={modal.remove} onClose={() => setModal(null)} />}

@@ -13,7 +13,8 @@ import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import Wizard from "@cloudscape-design/components/wizard";
 import { api } from "../api/client";
-import type { ClusterCreate, InstanceType } from "../api/types";
+import type { AdviceOption, ClusterCreate, InstanceGroupSpec, InstanceType } from "../api/types";
+import { CapacityAdvisor } from "../components/CapacityAdvisor";
 import {
   CapacityFields,
   GroupNameField,
@@ -140,6 +141,32 @@ export default function CreateCluster() {
 
   const submit = () => void create.run(buildBody({ ...draft, region }));
 
+  // An advisor option fills the form from its create request, then the user names the cluster and reviews it.
+  const applyOption = (o: AdviceOption) => {
+    const body = o.create_cluster?.body as unknown as ClusterCreate | undefined;
+    const g = body?.instance_groups?.[0] as InstanceGroupSpec | undefined;
+    if (!body || !g) return;
+    setDraft((d) => ({
+      ...d,
+      region: body.region,
+      name: d.name || body.name,
+      group: {
+        ...emptyGroup(g.name),
+        availability_zone: g.availability_zone,
+        instance_type: g.instance_type,
+        capacity_type: g.capacity_type ?? "on-demand",
+        training_plan_arn: g.training_plan_arn ?? "",
+        instance_count: String(g.instance_count),
+      },
+    }));
+    setErrors({});
+    setType(undefined);
+    void cached(`types:${body.region}:${g.availability_zone}`, () => api.instanceTypes(body.region, g.availability_zone))
+      .then((page) => setType(page.items.find((t) => t.name === g.instance_type)))
+      .catch(() => undefined);
+    setStep(3);
+  };
+
   const g = draft.group;
   const err = (f: string) => errors[f];
   // Shown by the Wizard in its own error alert: plain content here.
@@ -196,6 +223,7 @@ export default function CreateCluster() {
           description: "Where the cluster runs. PodStart lists only what HyperPod offers there.",
           errorText: step === 0 ? errorBanner : undefined,
           content: (
+            <SpaceBetween size="l">
             <Container header={<Header variant="h2">Placement</Header>}>
               <SpaceBetween size="l">
                 <FormField label="Region" errorText={err("region") ?? (regions.error ? `Could not list regions: ${regions.error.message}` : undefined)}>
@@ -228,6 +256,12 @@ export default function CreateCluster() {
                 />
               </SpaceBetween>
             </Container>
+            <ExpandableSection variant="container" headerText="Capacity advisor"
+              headerDescription="Not sure where? Say how many GPUs: ranked options that fit now (zone, type, capacity, quota, price, start); one fills this form."
+              data-testid="capacity-advisor">
+              <CapacityAdvisor region={region} onUse={applyOption} />
+            </ExpandableSection>
+            </SpaceBetween>
           ),
         },
         {

@@ -35,6 +35,21 @@ function kvCacheText(ep: Endpoint): string {
   return `L1 ${c.l1 ? "on" : "off"}${c.l2_backend ? `, L2 ${String(c.l2_backend)}` : ""}`;
 }
 
+/** Who can reach a self-managed endpoint, as its request set it (the plan's exposure line, in words). */
+export function reachText(ep: Endpoint): string {
+  if (ep.service === "model_pool") return `Through pool ${text(ep.pool)}'s Service, inside the cluster`;
+  if (ep.public) return "Public: anyone on the internet";
+  if (ep.internet_facing) return `Internet-facing, from ${ep.source_ranges?.length ? ep.source_ranges.join(", ") : "the named ranges"}`;
+  if (ep.service === "external") return `Inside the VPC (an internal Network Load Balancer${ep.source_ranges?.length ? `, from ${ep.source_ranges.join(", ")}` : ""})`;
+  return "Inside the cluster (ClusterIP)";
+}
+
+export function apiKeyText(ep: Endpoint): string {
+  return ep.api_key_required
+    ? "Required: callers send Authorization: Bearer <key> or X-Api-Key: <key> (Try it sends it)"
+    : "Not required: anyone who reaches it can use the model";
+}
+
 export default function EndpointDetail({ region, name, endpoint }: { region: string; name: string; endpoint: string }) {
   const detail = useAsync(() => api.endpoint(name, region, endpoint), [name, region, endpoint]);
   const [modal, setModal] = useState<null | "scale" | "delete">(null);
@@ -98,6 +113,12 @@ export default function EndpointDetail({ region, name, endpoint }: { region: str
                       { label: "Tiered KV cache", value: kvCacheText(ep) },
                     ]
                   : []),
+                ...(ep.mode === "managed"
+                  ? []
+                  : [
+                      { label: "Reachable from", value: <span data-testid="endpoint-reach">{reachText(ep)}</span> },
+                      { label: "API key", value: <span data-testid="endpoint-api-key">{apiKeyText(ep)}</span> },
+                    ]),
                 ...(ep.router ? [{ label: "Router", value: JSON.stringify(ep.router) }] : []),
                 { label: "Message", value: text(ep.message) },
                 { label: "Created", value: `${fmtTime(ep.created_at)} by ${ep.created_by}` },

@@ -27,6 +27,8 @@ import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
 import { useLiveEvents } from "../lib/events";
 import { countsLong, fmtTime, text } from "../lib/format";
+import { parseRanges, sourceRangesProblem } from "../lib/exposure";
+import { canMutate, isAdmin, useMe } from "../lib/me";
 import { useMutation } from "../lib/mutation";
 import { href } from "../lib/router";
 import { useAsync } from "../lib/useAsync";
@@ -37,7 +39,7 @@ type Opt = { value: string; label: string; description?: string };
 export const SETTLED = new Set(["READY", "FAILED"]);
 const ENDPOINT_FIELDS = [
   "name", "mode", "instance_type", "replicas", "gpus", "model", "model.uri", "model.model_id", "model.token_secret",
-  "engine", "image", "engine_args", "service", "pool", "source_ranges", "internet_facing", "router", "autoscaling",
+  "engine", "image", "engine_args", "service", "pool", "source_ranges", "internet_facing", "public", "api_key_secret", "router", "autoscaling",
   "tiered_kv_cache", "routing_strategy",
 ];
 const MODEL_SOURCES: Record<string, Opt[]> = {
@@ -85,8 +87,10 @@ export function endpointBody(d: Draft): Partial<EndpointCreate> {
     if (d.service === "model_pool") body.pool = d.pool;
     if (d.service === "external") {
       if (d.internet_facing) body.internet_facing = true;
+      if (d.internet_facing && d.public) body.public = true;
       if (lines(d.source_ranges).length) body.source_ranges = lines(d.source_ranges);
     }
+    if (d.api_key_secret && d.service !== "model_pool") body.api_key_secret = d.api_key_secret;
     if (d.engine === "sglang" && d.router) {
       body.router = { enabled: true, policy: d.router_policy || "cache_aware" };
       if (int(d.keda_max) !== undefined)
@@ -101,7 +105,9 @@ export function deploySummary(b: Partial<EndpointCreate>): string {
   const m = (b.model ?? {}) as Record<string, unknown>;
   const how = b.mode === "managed" ? "managed (inference operator)" : `self-managed ${b.engine ?? ""}`.trim();
   const gpus = b.gpus !== undefined ? ` (${b.gpus} GPU each)` : "";
-  const where = b.mode === "managed" ? "" : `, service ${b.service ?? "internal"}${b.pool ? ` ${b.pool}` : ""}`;
+  const reach = b.public ? ", public (anyone on the internet)" : b.internet_facing ? `, internet-facing from ${(b.source_ranges ?? []).join(", ")}` : "";
+  const key = b.api_key_secret ? ", API key required" : "";
+  const where = b.mode === "managed" ? "" : `, service ${b.service ?? "internal"}${b.pool ? ` ${b.pool}` : ""}${reach}${key}`;
   return `${b.name || "(no name)"}: ${how}, ${text(b.replicas, "1")} × ${b.instance_type || "(no instance type)"}${gpus}, `
     + `model ${text(m.uri ?? m.model_id, "(none)")}${where}`;
 }
@@ -138,6 +144,12 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
   });
   const deploy = useMutation((body: Partial<EndpointCreate>, key: string) => api.deployEndpoint(cluster, region, body, key), { fields: ENDPOINT_FIELDS });
   const e = deploy.fieldErrors;
+  const { me } = useMe();
+  const admin = isAdmin(me);
+  // An API key is a Secret PodStart wrote in default (where endpoints run): chosen by name, never typed as a value.
+  const secrets = useAsync(() => api.secretNames(cluster, region), [cluster, region], canMutate(me));
+  const external = d.mode !== "managed" && d.service === "external";
+  const rangeProblem = external ? sourceRangesProblem(Boolean(d.internet_facing), Boolean(d.public), parseRanges(String(d.source_ranges ?? ""))) : undefined;
   // Review: the plan (the Kubernetes objects, the capacity it uses; same checks as the deploy, nothing changed)
   // before the final button; a refused deploy goes back to the form, where the fields show why.
   const [review, setReview] = useState(false);
@@ -175,7 +187,8 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
           ) : (
             <SpaceBetween direction="horizontal" size="xs">
               <Button variant="link" onClick={onClose}>Cancel</Button>
-              <Button variant="primary" onClick={() => setReview(true)}>Review</Button>
+              <Button variant="primary" onClick={() => setReview(true)} disabled={!!rangeProblem}
+                disabledReason={rangeProblem ? `Allowed source ranges: ${rangeProblem}` : undefined}>Review</Button>
             </SpaceBetween>
           )}
         </Box>
@@ -250,9 +263,31 @@ function DeployModal({ cluster, region, groups, pools, models, onClose }: { clus
               )}
               {d.service === "external" && (
                 <>
-                  <Checkbox checked={Boolean(d.internet_facing)} onChange={({ detail }) => set({ internet_facing: detail.checked })}>Internet-facing</Checkbox>
-                  {input("source_ranges", "Allowed source ranges", "CIDR blocks, comma-separated (empty: any)")}
+                  <FormField label="Exposure" errorText={e.internet_facing ?? e.public}
+                    description="Internal: reachable inside the VPC. Internet-facing: reachable from the source ranges you name.">
+                    <SpaceBetween size="xs">
+                      <Checkbox checked={Boolean(d.internet_facing)} onChange={({ detail }) => set({ internet_facing: detail.checked, ...(detail.checked ? {} : { public: false }) })}
+                        description="An internet-facing Network Load Balancer">Internet-facing</Checkbox>
+                      {admin && d.internet_facing && (
+                        <Checkbox checked={Boolean(d.public)} onChange={({ detail }) => { set({ public: detail.checked }); deploy.clearField("source_ranges"); }}
+                          description="No source range limit (admins only): set an API key Secret too">Public (anyone on the internet)</Checkbox>
+                      )}
+                    </SpaceBetween>
+                  </FormField>
+                  <FormField label="Allowed source ranges" errorText={e.source_ranges ?? rangeProblem}
+                    description={d.internet_facing && !d.public
+                      ? "Required: the CIDR blocks allowed to reach it, comma-separated (0.0.0.0/0 and ::/0 are everyone: refused)"
+                      : d.public ? "Optional: public means anyone on the internet can reach it" : "CIDR blocks inside the VPC, comma-separated (empty: the whole VPC)"}>
+                    <Input ariaLabel="Allowed source ranges" value={String(d.source_ranges ?? "")} placeholder={d.internet_facing ? "203.0.113.0/24" : ""}
+                      onChange={({ detail }) => set({ source_ranges: detail.value })} />
+                  </FormField>
                 </>
+              )}
+              {d.service !== "model_pool" && (
+                <Pick label="API key Secret" value={String(d.api_key_secret ?? "")} error={e.api_key_secret ?? (secrets.error ? `Secret names could not be read: ${secrets.error.message}` : undefined)}
+                  options={[opt("", "None: anyone who reaches it can use the model"), ...(secrets.data?.names ?? []).map((n) => opt(n))]}
+                  onChange={(v) => set({ api_key_secret: v })}
+                  description="A Secret PodStart wrote in default with key api_key (POST .../secrets). Callers then send `Authorization: Bearer <key>` or `X-Api-Key: <key>`; Try it and invoke send it for you." />
               )}
               {d.engine === "sglang" && (
                 <FormField label="SGLang router" errorText={e.router ?? e.autoscaling} description="In front of 2 or more replicas; KEDA scales it on the router's metrics">
