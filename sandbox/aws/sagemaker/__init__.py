@@ -40,7 +40,6 @@ _OPERATIONS: tuple[Callable[[Any], Any], ...] = (
     events.describe_cluster_event,
     training_plans.list_training_plans,
     training_plans.describe_training_plan,
-    training_plans.search_training_plan_offerings,
     *mlflow.OPERATIONS,
 )
 
