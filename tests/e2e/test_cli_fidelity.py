@@ -402,7 +402,7 @@ AWS_READS: list[tuple[str, list[str], Check]] = [
     ("sagemaker list-cluster-events", ["sagemaker", "list-cluster-events", "--cluster-name", "{cluster}"],
      lambda d: len(d["Events"]) > 0),
     ("sagemaker list-training-plans", ["sagemaker", "list-training-plans"],
-     lambda d: len(d["TrainingPlanSummaries"]) == 2),
+     lambda d: "p5-4x-usw2" in {p["TrainingPlanName"] for p in d["TrainingPlanSummaries"]}),
     ("sagemaker describe-training-plan", ["sagemaker", "describe-training-plan", "--training-plan-name",
                                           "p5-4x-usw2"], lambda d: d["Status"] == "Active"),
     ("sagemaker search-training-plan-offerings",
