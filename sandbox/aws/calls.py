@@ -203,17 +203,16 @@ def _known(url: str) -> bool:
 
 
 def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
-    """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` names
-    (`.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates them."""
-    from urllib.parse import urlsplit
-
+    """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` is a request to
+    (its API's own port, or `.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates
+    them."""
     from functions.domain import rbac
     from sandbox.aws.runtime import RUNTIME
 
-    parts = [p for p in urlsplit(url).path.split("/") if p]
-    if len(parts) < 2 or parts[0] != "clusters" or RUNTIME.kube is None:
+    if RUNTIME.kube is None:
         return []
-    store = RUNTIME.kube.store_or_none(parts[1])
+    cluster = RUNTIME.kube.cluster_of(url)
+    store = RUNTIME.kube.store_or_none(cluster) if cluster else None
     if store is None:
         return []
     api = "rbac.authorization.k8s.io/v1"
