@@ -193,13 +193,13 @@ class ClientHooks:
 
 
 def _known(url: str) -> bool:
-    from urllib.parse import urlsplit
-
+    """The request is to an embedded cluster the sandbox still has (a twin's deletion may have taken it)."""
     from sandbox.aws.runtime import RUNTIME
 
-    parts = [p for p in urlsplit(url).path.split("/") if p]
-    return bool(len(parts) >= 2 and parts[0] == "clusters" and RUNTIME.kube is not None
-                and RUNTIME.kube.store_or_none(parts[1]) is not None)
+    if RUNTIME.kube is None:
+        return False
+    cluster = RUNTIME.kube.cluster_of(url)
+    return bool(cluster and RUNTIME.kube.store_or_none(cluster) is not None)
 
 
 def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
