@@ -630,6 +630,8 @@ class KubeApiServer:
         self._lock = threading.Lock()
         self._stores: dict[str, ClusterStore] = {}
         self._listeners: dict[str, _Server] = {}
+        # EKS clusters of one name in two regions share the embedded API of that name: it goes with the last of them
+        self._holders: dict[str, int] = {}
         self._published: dict[str, openapi.Published] = {}
         # (cluster, method, path) of recent requests: tests count the calls a page costs
         self.requests: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
@@ -693,6 +695,7 @@ class KubeApiServer:
     def add_cluster(self, name: str) -> str:
         """A cluster (idempotent); its API's URL, on its own port."""
         with self._lock:
+            self._holders[name] = self._holders.get(name, 0) + 1
             if name not in self._stores:
                 self._stores[name] = ClusterStore(name)
             if name not in self._listeners:
@@ -704,6 +707,10 @@ class KubeApiServer:
 
     def remove_cluster(self, name: str) -> None:
         with self._lock:
+            self._holders[name] = self._holders.get(name, 1) - 1
+            if self._holders[name] > 0:  # a same-named cluster of another region still uses it
+                return
+            self._holders.pop(name, None)
             store = self._stores.pop(name, None)
             self._published.pop(name, None)
             listener = self._listeners.pop(name, None)
