@@ -123,6 +123,23 @@ def aws(sandbox: Sandbox) -> Any:
     return client
 
 
+def _clusters(api: Api) -> set[tuple[str, str]]:
+    r = api.get("/v1/clusters", params={"limit": 100})
+    return {(c["name"], c["region"]) for c in r.json().get("items") or [] if c.get("origin") != "external"} \
+        if r.status_code == 200 else set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def frees_the_clusters_it_made(sandbox: Sandbox) -> Iterator[None]:
+    """A test file deletes the clusters it made when it ends (without waiting): the sandbox's quotas are real, and
+    one worker's sandbox serves many files."""
+    admin = Api(sandbox.base_url, sandbox.tokens.admin)
+    before = _clusters(admin)
+    yield
+    for name, region in sorted(_clusters(admin) - before):
+        admin.http.delete(f"/v1/clusters/{name}", params={"confirm": name, "region": region})
+
+
 @pytest.fixture(scope="session")
 def anonymous(sandbox: Sandbox) -> httpx.Client:
     return httpx.Client(base_url=sandbox.base_url, timeout=30)
