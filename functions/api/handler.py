@@ -36,7 +36,7 @@ app.use(middlewares=edge.middlewares())
 # tests/unit/test_lazy_routes.py keeps this table equal to where each route is defined.
 TOP_LEVEL = {"operations": "operations", "catalog": "catalog", "preferences": "preferences", "me": "preferences",
              "recipes": "recipes", "audit": "audit", "buckets": "storage", "capacity": "capacity", "specs": "specs",
-             "clusters": "clusters"}
+             "clusters": "clusters", "jobs": "jobs", "endpoints": "inference"}
 ON_A_CLUSTER = {"jobs": "jobs", "secrets": "jobs", "features": "features", "storage": "storage",
                 "reconcile": "storage", "endpoints": "inference", "pools": "inference", "models": "inference",
                 "nodes": "nodes", "health-checks": "nodes", "events": "nodes", "namespaces": "namespaces",
