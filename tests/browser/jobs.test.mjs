@@ -7,7 +7,7 @@
 // carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, checkPage, createCluster, flashOf, flashStatus, launch, mutations, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { addonsActive, assertCleanText, checkPage, createCluster, flashOf, flashStatus, launch, mutations, newPage, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-jobs";
@@ -79,7 +79,7 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await checkPage(page, "operation-job-submit");
 
   // Find the job from the side navigation: Jobs across clusters, filtered by this cluster.
-  await page.getByRole("navigation", { name: "Navigation" }).getByRole("link", { name: "Jobs", exact: true }).click();
+  await sideNav(page, "Jobs");
   await page.getByRole("heading", { name: /^Jobs/, level: 1 }).waitFor();
   await page.locator('[data-testid="cluster-filter"] button').first().click();
   await page.getByRole("option", { name: new RegExp(`^${CLUSTER}`) }).click();

@@ -272,12 +272,27 @@ export async function flashStatus(page, id, status, timeout = 120_000) {
   await page.locator(`[data-testid="flash-operation"][data-operation="${id}"][data-status="${status}"]`).waitFor({ timeout });
 }
 
-/** From the flash of the action just accepted (the page stayed), follow "View operation" to its progress page. */
+/** From the flash of the action just accepted (the page stayed), follow "View operation" to its progress page. (The
+ * flash re-renders as the operation moves: a click that landed on a replaced element is made again.) */
 export async function viewOperationFromFlash(page, kind) {
   const id = await flashOf(page, kind);
-  await page.locator(`[data-testid="flash-operation"][data-operation="${id}"]`).getByRole("link", { name: "View operation" }).click();
-  await page.waitForURL(new RegExp(`#/operations/${id}$`));
-  return id;
+  const link = page.locator(`[data-testid="flash-operation"][data-operation="${id}"]`).getByRole("link", { name: "View operation" });
+  for (let attempt = 1; ; attempt++) {
+    await link.click();
+    try {
+      await page.waitForURL(new RegExp(`#/operations/${id}$`), { timeout: 5000 });
+      return id;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
+/** Follow a side navigation link (opening the navigation first when a narrow window closed it). */
+export async function sideNav(page, name) {
+  const link = page.getByRole("navigation", { name: "Navigation" }).getByRole("link", { name, exact: true });
+  if (!(await link.isVisible())) await page.getByRole("button", { name: "Open navigation" }).first().click();
+  await link.click();
 }
 
 /** Setup most walks share: a cluster made through the REST API (one Idempotency-Key), watched to SUCCEEDED. */

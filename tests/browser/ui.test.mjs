@@ -2,7 +2,7 @@
 // Run: cd web && npm run build && npm run e2e     (needs /usr/bin/chromium: apt-get install -y chromium)
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { checkPage, launch, newPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { checkPage, launch, newPage, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const ZONE = "us-west-2a";
@@ -302,9 +302,46 @@ describe("PodStart web UI", () => {
     await context.close();
   });
 
+  test("the remaining pages pass axe-core and fit 800 px; dark mode follows the system", {}, async (t) => {
+    if (needsClusters(t)) return;
+    const { context, page, problems } = await signedIn();
+    await sideNav(page, "Endpoints");
+    await page.getByRole("heading", { name: /^Endpoints/, level: 1 }).waitFor();
+    await page.getByRole("table", { name: "Endpoints" }).getByText("No endpoints").waitFor();
+    await checkPage(page, "endpoints-everywhere");
+    for (const [tab, label] of [["events", "Events"], ["operations", "Operations"]]) {
+      await page.evaluate((h) => (window.location.hash = h), `#/clusters/${REGION}/e2e-ui/${tab}`);
+      await page.getByRole("tab", { name: label, exact: true, selected: true }).waitFor();
+      await page.waitForTimeout(500);
+      await checkPage(page, `cluster-${tab}-tab`);
+    }
+    await page.evaluate(() => (window.location.hash = "#/import"));
+    await page.getByRole("heading", { name: "Import cluster", level: 1 }).waitFor();
+    await checkPage(page, "import");
+    assert.deepEqual(problems.filter((p) => !p.includes("favicon")), []);
+    await context.close();
+
+    // Dark mode: the system's setting, followed (and still accessible: contrast is checked in the dark too).
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
+    const d = await dark.newPage();
+    await d.goto(`${sb.base}/#token=${encodeURIComponent(sb.token)}`);
+    await d.getByRole("heading", { name: "Clusters", level: 1 }).waitFor();
+    assert.ok(await d.evaluate(() => document.body.classList.contains("awsui-dark-mode")), "dark mode follows the system");
+    await checkPage(d, "clusters-dark");
+    await d.emulateMedia({ colorScheme: "light" });
+    await d.waitForFunction(() => !document.body.classList.contains("awsui-dark-mode"));
+    await dark.close();
+    // the sign-in page (signed out)
+    const out = await newPage(browser);
+    await out.page.goto(`${sb.base}/`);
+    await out.page.getByLabel("Access token").waitFor();
+    await checkPage(out.page, "sign-in");
+    await out.context.close();
+  });
+
   test("Settings shows who you are, what your role allows, the limits, and saves your preferences", async () => {
     const { context, page, problems } = await signedIn();
-    await page.getByRole("navigation", { name: "Navigation" }).getByRole("link", { name: "Settings" }).click();
+    await sideNav(page, "Settings");
     await page.getByRole("heading", { name: "Settings", level: 1 }).waitFor();
     const me = (await sb.api("/v1/me")).json;
     await page.getByTestId("settings-role").filter({ hasText: me.role }).waitFor();

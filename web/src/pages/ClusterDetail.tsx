@@ -350,7 +350,7 @@ export function SoftwareUpdateModal({ cluster, region, groups, onClose }: { clus
       errors={update.errors}
       onConfirm={() => { if (picked.length && percentOk) void update.run(null); }}
       onCancel={onClose}
-      disabledReason={!picked.length ? "Choose at least one group." : !percentOk ? "The batch size is a whole number from 1 to 100." : undefined}
+      disabledReason={!picked.length ? "No group is chosen yet." : !percentOk ? "The batch size needs fixing first." : undefined}
     >
       <FormField label="Instance groups" errorText={update.fieldErrors.groups ?? (picked.length ? undefined : "Choose at least one group")}>
         <SpaceBetween size="xxs">
