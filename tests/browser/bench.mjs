@@ -15,6 +15,9 @@ const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 const BASELINE_GZ = 611.2 * 1024;
 const BUDGET_GZ = BASELINE_GZ * 1.2;
 const PAINT_BUDGET_MS = 1000;
+// Cold loads per page for first paint: the median is judged (one load on a shared 2-core machine is mostly noise),
+// and every sample is printed.
+const PAINT_SAMPLES = 3;
 
 function distSizes() {
   const dir = join(REPO, "web", "dist");
@@ -116,6 +119,16 @@ async function firstPaint(hash, heading) {
   return out;
 }
 
+/** First paint of a page, PAINT_SAMPLES cold loads: the load with the median of max(FCP, heading) is reported. */
+async function paintMedian(hash, heading) {
+  const runs = [];
+  for (let i = 0; i < PAINT_SAMPLES; i++) runs.push(await firstPaint(hash, heading));
+  const worst = (r) => Math.max(r.fcp, r.heading);
+  const sorted = [...runs].sort((a, b) => worst(a) - worst(b));
+  const mid = sorted[Math.floor(sorted.length / 2)];
+  return { ...mid, worst: worst(mid), samples: runs.map(worst) };
+}
+
 function fakeNodes(n) {
   const t = Date.parse("2026-01-01T00:00:00Z");
   const health = ["Schedulable", "Schedulable", "Schedulable", "UnschedulablePendingReboot", "Unschedulable"];
@@ -198,9 +211,9 @@ try {
   const live = await liveLogLatency();
   const nodes = await nodesTable("bench-logs");
   const paints = {
-    clusters: await firstPaint("#/clusters", "Clusters"),
-    cluster: await firstPaint("#/clusters/us-west-2/bench-logs", "bench-logs"),
-    job: await firstPaint("#/clusters/us-west-2/bench-logs/jobs/tail", "tail"),
+    clusters: await paintMedian("#/clusters", "Clusters"),
+    cluster: await paintMedian("#/clusters/us-west-2/bench-logs", "bench-logs"),
+    job: await paintMedian("#/clusters/us-west-2/bench-logs/jobs/tail", "tail"),
   };
 
   const ok = (v, budget) => (v <= budget ? "OK" : "OVER");
@@ -209,7 +222,7 @@ try {
   console.log(`  first load transferred:     ${kb(firstWire)} in ${firstRequests} requests (sandbox serves uncompressed)`);
   console.log(`  first load, to "Clusters":  ${toHeading} ms (DOMContentLoaded ${nav.domContentLoaded.toFixed(0)} ms, load ${nav.load.toFixed(0)} ms, FCP ${nav.fcp?.toFixed(0) ?? "n/a"} ms)`);
   for (const [what, p] of Object.entries(paints))
-    console.log(`  first paint, ${what.padEnd(8)} page: FCP ${p.fcp.toFixed(0)} ms, its heading at ${p.heading.toFixed(0)} ms (goal <= ${PAINT_BUDGET_MS} ms): ${ok(Math.max(p.fcp, p.heading), PAINT_BUDGET_MS)}`);
+    console.log(`  first paint, ${what.padEnd(8)} page: FCP ${p.fcp.toFixed(0)} ms, its heading at ${p.heading.toFixed(0)} ms, median of ${p.samples.length} cold loads [${p.samples.map((x) => x.toFixed(0)).join(", ")} ms] (goal <= ${PAINT_BUDGET_MS} ms): ${ok(p.worst, PAINT_BUDGET_MS)}`);
   console.log(`  ${ROWS}-row operations table: ${render.first} ms to first rows (navigation + fetch + render), next page ${render.next} ms, last page (${render.pages}) ${render.toLast} ms; ${render.rowsShown} rows in the DOM`);
   console.log(`  ${ROWS}-node Nodes tab: ${nodes.first} ms to first rows, next page ${nodes.next} ms, last page (${nodes.pages}) ${nodes.toLast} ms; ${nodes.rowsShown} rows in the DOM`);
   console.log(`  live job log (pod writes a line -> the job page shows it), ${live.n} lines: p50 ${live.p50} ms, p95 ${live.p95} ms (goal p95 <= 2000 ms): ${live.p95 <= 2000 ? "OK" : "OVER"}`);

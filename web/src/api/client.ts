@@ -454,8 +454,8 @@ export const api = {
   job: (cluster: string, region: string, job: string, namespace: string, mlflowLink = false) =>
     get<JobDetail>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}${qs({ region, namespace, mlflow_link: mlflowLink ? "true" : undefined })}`),
   /** A job's metrics by step: its MLflow run, else parsed from its first pod's log. */
-  jobMetrics: (cluster: string, region: string, job: string, namespace = "default") =>
-    get<JobMetrics>(`${clusterPath(cluster)}/jobs/${encodeURIComponent(job)}/metrics${qs({ region, namespace })}`),
+  jobMetrics: (cluster: string, region: string, job: string, namespace = "default", signal?: AbortSignal) =>
+    get<JobMetrics>(`${clusterPath(cluster)}/jobs/${encodeURIComponent(job)}/metrics${qs({ region, namespace })}`, signal),
   jobLogs: (cluster: string, region: string, job: string, p: { namespace: string; pod?: string; tail?: number }) =>
     get<JobLogs>(`/v1/clusters/${encodeURIComponent(cluster)}/jobs/${encodeURIComponent(job)}/logs${qs({ region, ...p })}`),
   submitJob: (cluster: string, region: string, body: Partial<JobSubmit>, key: string) =>

@@ -1,16 +1,14 @@
-import { useEffect, useRef, useState } from "react";
+import { Suspense, lazy, useEffect, useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
 import Container from "@cloudscape-design/components/container";
 import Header from "@cloudscape-design/components/header";
 import KeyValuePairs from "@cloudscape-design/components/key-value-pairs";
-import ColumnLayout from "@cloudscape-design/components/column-layout";
-import LineChart from "@cloudscape-design/components/line-chart";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { api } from "../api/client";
-import type { JobDetail as Job, JobLogs, JobMetrics } from "../api/types";
+import type { JobDetail as Job, JobLogs } from "../api/types";
 import { ConfirmModal } from "../components/ConfirmModal";
 import { CopyId } from "../components/CopyId";
 import { ResourceTable } from "../components/ResourceTable";
@@ -22,6 +20,9 @@ import { href, navigate } from "../lib/router";
 import { Time } from "../lib/time";
 import { useAsync } from "../lib/useAsync";
 import { useLive, type FollowMessage } from "../lib/events";
+
+// the chart library is the page's largest part: it loads after the heading and the overview have painted
+const MetricsCharts = lazy(() => import("../components/MetricsCharts"));
 
 const REFRESH_MS = 3000;
 const FOLLOW_MS = 1000;
@@ -189,61 +190,6 @@ function MlflowLink({ cluster, region, job, namespace, note }: { cluster: string
 
 const RUNNING = new Set(["Pending", "Running", "Restarting", "Hanging"]);
 
-/** The job's metrics by step, one chart per series (loss, throughput, ...): from its MLflow run when it reports to
- * MLflow, else from its log. Refreshed while the job runs. */
-export function MetricsCharts({ cluster, region, job, namespace, running }: { cluster: string; region: string; job: string; namespace: string; running: boolean }) {
-  const m = useAsync(() => api.jobMetrics(cluster, region, job, namespace), [cluster, region, job, namespace]);
-  useEffect(() => {
-    if (!running) return;
-    const t = setInterval(() => m.reload(), 5000);
-    return () => clearInterval(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [running, cluster, region, job, namespace]);
-  const data: JobMetrics | undefined = m.data;
-  const from = !data ? "" : data.source === "mlflow" ? `From MLflow run ${data.run ?? ""}` : data.source === "logs" ? `Parsed from ${data.pod}'s log` : "Nothing reported yet";
-  return (
-    <Container
-      data-testid="job-metrics"
-      header={<Header variant="h2" description={<span data-testid="metrics-source" data-source={data?.source}>{from}{data?.note ? ` · ${data.note}` : ""}</span>}
-        actions={<Button iconName="refresh" ariaLabel="Refresh metrics" onClick={m.reload} />}>Metrics</Header>}
-    >
-      {m.error ? (
-        <Alert type="warning" header="The metrics could not be read">{m.error.message}</Alert>
-      ) : !data ? (
-        <Box color="text-body-secondary">Loading the metrics…</Box>
-      ) : !(data.series ?? []).length ? (
-        <Box color="text-body-secondary">{data.note ?? "No step has been reported yet."}</Box>
-      ) : (
-        <ColumnLayout columns={Math.min(2, (data.series ?? []).length)} minColumnWidth={280}>
-          {(data.series ?? []).map((s) => {
-            const pts = s.points.map((p) => ({ x: p.step, y: p.value }));
-            const last = s.points[s.points.length - 1];
-            return (
-              <div key={s.name} className="ps-chart" data-testid={`metric-${s.name.split(" ")[0]}`} data-points={s.points.length}>
-                <LineChart
-                  series={[{ title: s.name, type: "line", data: pts, valueFormatter: (v) => v.toLocaleString("en-US", { maximumFractionDigits: 4 }) }]}
-                  xScaleType="linear"
-                  xTitle="Step"
-                  yTitle={s.name}
-                  height={180}
-                  hideFilter
-                  hideLegend
-                  ariaLabel={`${s.name} by step`}
-                  ariaDescription={last ? `${s.points.length} steps; at step ${last.step}: ${last.value}` : undefined}
-                  i18nStrings={{ xTickFormatter: (x) => String(x), yTickFormatter: (y) => y.toLocaleString("en-US", { maximumFractionDigits: 3 }) }}
-                  statusType="finished"
-                  empty={<Box textAlign="center">No points</Box>}
-                />
-                {last && <Box variant="small" color="text-body-secondary">{`${s.name} at step ${last.step}: ${last.value.toLocaleString("en-US", { maximumFractionDigits: 4 })}`}</Box>}
-              </div>
-            );
-          })}
-        </ColumnLayout>
-      )}
-    </Container>
-  );
-}
-
 export default function JobDetail({ region, name, job, namespace }: { region: string; name: string; job: string; namespace: string }) {
   const detail = useAsync(() => api.job(name, region, job, namespace), [name, region, job, namespace]);
   const [confirm, setConfirm] = useState(false);
@@ -301,7 +247,10 @@ export default function JobDetail({ region, name, job, namespace }: { region: st
               {j.detections.map((d) => `${d.type}${d.rule ? ` (${d.rule})` : ""}: ${d.message}`).join("; ")}
             </Alert>
           )}
-          <MetricsCharts cluster={name} region={region} job={job} namespace={namespace} running={RUNNING.has(j.status)} />
+          {/* not refreshed while the delete is being confirmed (as the page itself) */}
+          <Suspense fallback={<Container header={<Header variant="h2">Metrics</Header>}><Box color="text-body-secondary">Loading the metrics…</Box></Container>}>
+            <MetricsCharts cluster={name} region={region} job={job} namespace={namespace} running={RUNNING.has(j.status) && !confirm} />
+          </Suspense>
           <ResourceTable
             id="job-pods"
             title="Pods"
