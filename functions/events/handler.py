@@ -1,4 +1,4 @@
-"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records; the sweep."""
+"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records; the sweep; the discovery."""
 
 from __future__ import annotations
 
@@ -23,7 +23,21 @@ def projector() -> Projector:
     return Projector(repo=DynamoOperationRepository(s.operations_table),
                      publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table),
                      workflows=WORKFLOWS, runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
-                     describe_hyperpod=cluster_state.describe_hyperpod)
+                     describe_hyperpod=cluster_state.describe_hyperpod, discover=_discover)
+
+
+@lru_cache(maxsize=1)
+def _reader() -> cluster_state.AwsClusterReader:
+    return cluster_state.AwsClusterReader()  # keeps each cluster's orchestrator (immutable) between scans
+
+
+def _discover() -> str:
+    from functions.logic import discovery  # only the scheduled discovery needs the views and the catalog
+
+    s = events_settings()
+    found = discovery.discover(_reader(), DynamoStateStore(s.state_table))
+    logger.info("discovered", clusters=len(found.clusters), unavailable=found.unavailable)
+    return f"discovered {len(found.clusters)}"
 
 
 @logger.inject_lambda_context(clear_state=True)
