@@ -361,8 +361,16 @@ class Sandbox:
         if (denied := self._require(request)) is not None:
             return denied
         q = request.query_params
+        try:
+            after, until = (int(q[k]) if q.get(k) else None for k in ("after", "until"))
+        except ValueError:
+            return JSONResponse({"type": "about:blank", "title": "Bad Request", "status": 400,
+                                 "detail": "after and until are call sequence numbers (next_seq of an earlier answer)"},
+                                status_code=400, media_type="application/problem+json")
+        mark = self.aws.calls.mark()
         return JSONResponse({"items": self.aws.calls.records(service=q.get("service"), operation=q.get("operation"),
-                                                             request_id=q.get("request_id"))})
+                                                             request_id=q.get("request_id"), after=after, until=until),
+                             "next_seq": mark})
 
     async def faults(self, request: Request) -> Response:
         if (denied := self._require(request, admin=True)) is not None:
