@@ -200,7 +200,7 @@ class Sandbox:
         from functions.workflows.registry import WORKFLOWS
 
         KINDS[kind] = tuple(steps)
-        WORKFLOWS[kind] = Workflow(kind=kind, steps=steps)  # type: ignore[index]
+        WORKFLOWS.register(Workflow(kind=kind, steps=steps))
         body = json.dumps(definition(kind, tuple(steps))).replace(
             "${StepsFunctionArn}", self.aws.function_arn("podstart-steps"))
         sfn = self._plain_client("stepfunctions")

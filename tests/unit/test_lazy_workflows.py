@@ -19,6 +19,16 @@ def test_every_listed_kind_loads_the_workflow_of_that_kind() -> None:
     assert WORKFLOWS.get("no.such-kind") is None
 
 
+def test_a_workflow_registered_at_run_time_is_found_and_never_replaces_a_listed_one() -> None:
+    from functions.workflows.context import Workflow
+
+    table = LazyWorkflows({"cluster.create": ("cluster_create", "WORKFLOW")})
+    table.register(Workflow(kind="test.only", steps={}))
+    assert table["test.only"].kind == "test.only" and set(table) == {"cluster.create", "test.only"}
+    with pytest.raises(ValueError, match="already listed"):
+        table.register(Workflow(kind="cluster.create", steps={}))
+
+
 def test_a_kind_listed_against_the_wrong_workflow_fails_loudly() -> None:
     wrong = LazyWorkflows({"cluster.create": ("cluster_delete", "WORKFLOW")})
     with pytest.raises(ValueError, match=r"cluster\.delete, listed as cluster\.create"):
