@@ -14,6 +14,7 @@ answer; every answer is shaped by `views.py` unless the caller passes `detail="f
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,10 +40,13 @@ from mcp_gateway.catalog import (
     FACE_HEADER,
     IDEMPOTENCY_ARG,
     MAX_WAIT_SECONDS,
+    RESOURCE,
+    SPEC_SCHEMA,
     VERSION_ARG,
     WAIT_ARG,
     ToolSpec,
     build_catalog,
+    reference,
 )
 
 log = logging.getLogger(__name__)
@@ -52,7 +56,12 @@ INSTRUCTIONS = (
     "PodStart manages SageMaker HyperPod clusters on EKS. Inspect before creating (list_clusters, then the "
     "catalog tools for the region). Mutating tools return an operation: watch it with get_operation, passing "
     "back the version you got and wait_seconds=60, until SUCCEEDED, FAILED or CANCELLED. Before a mutation, call "
-    "it with dry_run=true, show the user the plan and its hourly cost, and ask once."
+    "it with dry_run=true, show the user the plan and its hourly cost, and ask once. Conventions every tool shares "
+    "(not repeated in each schema): a `cluster` argument takes region/name when the name is in 2+ regions; read "
+    "tools take detail=\"full\" for the whole REST answer (answers are compact by default) and lists take limit; "
+    "write tools take idempotency_key (the same key repeats the same call safely); a `more` argument holds a "
+    "tool's rarer fields (they may also be passed at the top level). Resource podstart://tools/<tool> has a "
+    "tool's whole schema."
 )
 REST_LONG_POLL = 20  # the REST API holds GET /v1/operations/{id}?wait= at most this long
 TIMEOUT = httpx2.Timeout(REST_LONG_POLL + 20.0, connect=5.0)
@@ -179,6 +188,29 @@ class Gateway:
     async def visible(self) -> list[ToolSpec]:
         read_only = await self.caller_read_only()
         return [s for s in (await self.specs()).values() if not (read_only and s.mutating)]
+
+    async def resource(self, uri: str) -> str:
+        """A resource's text: a tool's whole reference (`podstart://tools/<tool>`), or the spec documents' JSON
+        Schema (`podstart://spec-schema`, read from the REST API with the caller's identity)."""
+        try:
+            specs = await self.specs()
+        except CATALOG_ERRORS as exc:
+            raise MCPError(types.INVALID_REQUEST, self.catalog_problem(exc)) from exc
+        if uri == SPEC_SCHEMA:
+            headers = {"Accept": "application/json", FACE_HEADER: "mcp"}
+            auth = self.authorization()
+            if auth:
+                headers["Authorization"] = auth
+            async with self._client() as client:
+                response = await client.get(f"{self.base}/v1/specs/schema", headers=headers)
+            if response.status_code != 200:
+                raise MCPError(types.INVALID_REQUEST, f"{uri}: the REST API answered HTTP {response.status_code}")
+            return response.text
+        prefix = RESOURCE.format(name="")
+        spec = specs.get(uri.removeprefix(prefix)) if uri.startswith(prefix) else None
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri} (podstart://tools/<tool> or {SPEC_SCHEMA})")
+        return json.dumps(reference(spec), indent=1)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         try:
@@ -316,7 +348,8 @@ def to_tool(spec: ToolSpec) -> types.Tool:
     a = spec.annotations
     return types.Tool(
         name=spec.name, description=spec.description, input_schema=spec.input_schema,
-        annotations=types.ToolAnnotations(read_only_hint=a["readOnlyHint"], destructive_hint=a.get("destructiveHint"),
+        annotations=types.ToolAnnotations(read_only_hint=a.get("readOnlyHint"),
+                                          destructive_hint=a.get("destructiveHint"),
                                           idempotent_hint=a.get("idempotentHint")),
     )
 
@@ -350,7 +383,25 @@ def build_server(api_url: str, token: TokenSource = None, read_only: bool = Fals
         spec = gateway.cached_spec(name)
         return None if spec is None else spec.input_schema
 
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        try:
+            visible = await gateway.visible()
+        except CATALOG_ERRORS as exc:
+            raise MCPError(types.INVALID_REQUEST, gateway.catalog_problem(exc)) from exc
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=SPEC_SCHEMA, name="spec-schema", mime_type="application/json",
+                           description="JSON Schema of spec documents (Cluster, TrainingJob, Endpoint)"),
+            *(types.Resource(uri=RESOURCE.format(name=s.name), name=s.name, mime_type="application/json",
+                             description=f"{s.name}: every argument, folded and shared ones included")
+              for s in visible)])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        text = await gateway.resource(params.uri)
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=params.uri, mime_type="application/json", text=text)])
+
     server: Server[Any] = Server(SERVER_NAME, version="1.0.0", instructions=INSTRUCTIONS,
-                                 get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool)
+                                 get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_resources=list_resources, on_read_resource=read_resource)
     server.gateway = gateway  # type: ignore[attr-defined]  # for hosts and tests
     return server

@@ -11,6 +11,7 @@ from functions.adapters.kube import KubeCluster
 from functions.assets import download_script, gate_script, pool_worker_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
+from functions.domain.data import DataMap
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.errors import PermanentStepError
 from functions.domain.features import ServiceAccountRef
@@ -33,9 +34,12 @@ def _bucket(ctx: StepContext) -> str:
 
 
 def objects(ctx: StepContext, req: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The endpoint's objects; its model's registered volume (admission found it) when the model is on one."""
     req = req or ctx.request["endpoint"]
+    raw = ctx.request.get("data")
     return im.endpoint_objects(req, region=ctx.region, bucket=_bucket(ctx), tls_bucket=_bucket(ctx),
-                               gate_script=gate_script() if req.get("api_key_secret") else "")
+                               gate_script=gate_script() if req.get("api_key_secret") else "",
+                               where=DataMap.model_validate(raw) if raw else None)
 
 
 # ------------------------------------------------------------------------------------ endpoint.deploy

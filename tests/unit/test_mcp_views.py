@@ -198,17 +198,18 @@ def test_detail_full_returns_the_rest_document_as_is(specs: dict[str, Any]) -> N
 
 
 def test_compact_text_and_structured_content_agree(specs: dict[str, Any]) -> None:
-    spec = specs["get_quotas"]
+    spec = specs["list_instance_types"]
 
-    outcome = shape_response(spec, 200, "application/json", json.dumps(event("quotas_us_west_2")), Shape())
+    outcome = shape_response(spec, 200, "application/json", json.dumps(event("instance_types_us_west_2a")), Shape())
 
     assert json.loads(outcome.text) == outcome.structured
     assert views.result_bytes(outcome.structured, outcome.text) <= BUDGET
 
 
 def test_gateway_paging_arguments_never_reach_the_rest_api(specs: dict[str, Any]) -> None:
-    req, shape = build_request(specs["get_quotas"], {"region": "us-west-2", "limit": 5,
-                                                      "next_token": views.encode_token(25, None), "detail": "full"})
+    req, shape = build_request(specs["list_instance_types"], {"region": "us-west-2", "limit": 5,
+                                                              "next_token": views.encode_token(25, None),
+                                                              "detail": "full"})
 
     assert req.query == {"region": "us-west-2"}
     assert shape == Shape(full=True, page=Page(25, 5, None))

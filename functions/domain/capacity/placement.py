@@ -80,6 +80,11 @@ class Placement(BaseModel):
     waits_for: str | None = None
 
 
+def requested(pod: dict[str, Any]) -> int:
+    """The GPUs (or Neuron cores) a pod requests: its containers' requests, a limit alone counting as the request."""
+    return _requested(pod)
+
+
 def _requested(pod: dict[str, Any]) -> int:
     spec = pod.get("spec") or {}
     total = 0

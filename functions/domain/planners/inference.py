@@ -16,6 +16,7 @@ from typing import Any
 
 from functions.assets import keda as keda_assets
 from functions.domain import inference_manifests as im
+from functions.domain.data import DataMap
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.features import ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
@@ -36,7 +37,9 @@ def _ref(m: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 def _objects(p: PlanInput, req: dict[str, Any]) -> list[dict[str, Any]]:
     bucket = str(p.facts.get("bucket") or "podstart-data")
-    return im.endpoint_objects(req, region=p.request["region"], bucket=bucket, tls_bucket=bucket)
+    raw = p.request.get("data") or p.facts.get("data")
+    return im.endpoint_objects(req, region=p.request["region"], bucket=bucket, tls_bucket=bucket,
+                               where=DataMap.model_validate(raw) if raw else None)
 
 
 def _fit(p: PlanInput, instance_type: str, pods: int, gpus: int, what: str) -> tuple[list[Capacity], list[str]]:
