@@ -269,7 +269,8 @@ HIDDEN: dict[str, frozenset[str]] = {
 # Schema keywords the gateway sets for a tool argument: what it serves itself, and descriptions shorter than the REST
 # API's (the tools/list budget; the REST ones stay in the OpenAPI document, the tool's resource and tools.md).
 OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
-    ("get_operation", WAIT_ARG): {"maximum": MAX_WAIT_SECONDS, "description": "Seconds (0-60) to wait for a change"},
+    ("get_operation", WAIT_ARG): {"minimum": 0, "maximum": MAX_WAIT_SECONDS,
+                                  "description": "Seconds (0-60) to wait for a change"},
     ("get_operation", VERSION_ARG): {"description": "The version you got"},
     ("create_cluster", "node_recovery"): {"description": "automatic: HyperPod repairs faulty nodes"},
     ("add_instance_group", "instance_count"): {"description": "Instances (within quota)"},

@@ -73,21 +73,48 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 # --- operations ------------------------------------------------------------------------------------
 
 def operation(op: dict[str, Any]) -> dict[str, Any]:
-    """The summary of an operation record: what a watcher needs, never the steps' raw outputs."""
+    """What a watcher needs of an operation, never the steps' raw outputs: where it is (status, phase, how many steps
+    are done, the running step's one-line message), its version to pass back, and the next call. A finished one says
+    its last step's message (the result in a line) and an endpoint's url; a failed one its failed step and error.
+    Every step, with outputs: detail="full"."""
     steps = [s for s in op.get("steps") or [] if isinstance(s, dict)]
     done = sum(1 for s in steps if s.get("status") in DONE_STEP)
-    target = _obj(op.get("target"))
+    status = op.get("status")
     error = _obj(op.get("error"))
-    view = {
-        "id": op.get("id"), "kind": op.get("kind"), "target": _drop_none(target) or None,
-        "status": op.get("status"), "phase": op.get("phase"), "attempt": op.get("attempt"),
-        "version": op.get("version"), "steps_done": f"{done}/{len(steps)}",
-        "steps": [_step(s) for s in steps],
-        "error": _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)}) if error else None,
-        "results": _health_results(op),
-        "next": next_action(op),
-    }
+    view: dict[str, Any] = {"id": op.get("id"), "kind": op.get("kind"), "status": status, "version": op.get("version"),
+                            "steps_done": f"{done}/{len(steps)}"}
+    if (op.get("attempt") or 1) > 1:
+        view["attempt"] = op.get("attempt")
+    if status not in TERMINAL:
+        view["phase"] = op.get("phase")
+        current = next((s for s in steps if s.get("status") == "RUNNING"), None) or \
+            next((s for s in reversed(steps) if s.get("status") in DONE_STEP), None)
+        if current is not None:
+            view["step"] = _step(current)
+    elif status == "FAILED":
+        view["phase"] = op.get("phase")
+        failed = next((s for s in steps if s.get("status") == "FAILED"), None)
+        if failed is not None:
+            view["failed"] = _step(failed)
+        if error:
+            view["error"] = _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)})
+    elif status == "SUCCEEDED":
+        last = next((s for s in reversed(steps) if s.get("status") == "SUCCEEDED" and s.get("message")), None)
+        if last is not None:
+            view["result"] = line(last.get("message"), 200)
+        url = _url(op)
+        if url:
+            view["url"] = url
+    results = _health_results(op)
+    if results:
+        view["results"] = results
+    view["next"] = next_action(op)
     return _drop_none(view)
+
+
+def _url(op: dict[str, Any]) -> str | None:
+    return next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
+                 if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
 
 
 def _health_results(op: dict[str, Any]) -> dict[str, Any] | None:
@@ -126,8 +153,7 @@ def next_action(op: dict[str, Any]) -> str:
     if status == "CANCELLED":
         return f'none; retry_operation(operation_id="{op_id}") would resume it'
     call = result_call(op)
-    url = next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
-                if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
+    url = _url(op)
     where = f"; it answers at {url}" if url else ""
     return f"done; {call} shows the result{where}" if call else "done"
 
@@ -311,12 +337,30 @@ def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
                        "message": line(v.get("message"))})
 
 
-def _node_row(n: dict[str, Any]) -> dict[str, Any]:
+def _node_row(n: dict[str, Any], cluster: str | None = None) -> dict[str, Any]:
+    """A node in a list: what it is, its health (only what is not fine), GPUs requested/allocatable, the repairs
+    HyperPod made by itself, and for a node on the reboot or replace rung the call that fixes it (`fix`), written
+    out for the user to approve."""
     last = _obj(n.get("last_action"))
-    return _drop_none({"node_id": n.get("node_id"), "group": n.get("group"), "type": n.get("instance_type"),
-                       "status": n.get("status"), "health": n.get("health"), "ready": n.get("ready"),
-                       "gpus": n.get("gpus_allocatable") or None,
-                       "last_action": f"{last.get('action')} {last.get('at')}" if last else None})
+    alloc, used = n.get("gpus_allocatable"), n.get("gpus_requested")
+    rung = n.get("rung")
+    row = _drop_none({
+        "node_id": n.get("node_id"), "group": n.get("group"), "type": n.get("instance_type"),
+        "status": n.get("status") if n.get("status") != "Running" else None, "health": n.get("health"),
+        "ready": False if n.get("ready") is False else None,
+        "deep_check": n.get("deep_health_check") if n.get("deep_health_check") not in (None, "Passed") else None,
+        "fault": line(n.get("last_fault"), 140),
+        "gpus": f"{'?' if used is None else used}/{alloc}" if alloc else None,
+        "auto_repairs": n.get("auto_repairs") or None,
+        "last_action": (f"{last.get('action')} {last.get('at')}" + (" by hyperpod" if last.get("by") == "hyperpod"
+                                                                    else "")) if last else None,
+        "rung": rung if rung not in (None, "investigate") or n.get("healthy") is False else None})
+    if cluster and rung in ("reboot", "replace") and n.get("node_id"):
+        why = str(n.get("last_fault") or n.get("health") or "unhealthy").partition(" ")[2] or str(n.get("health"))
+        args = f'cluster="{cluster}", node_ids=["{n.get("node_id")}"], reason="{line(why, 60)}"'
+        row["fix"] = (f"reboot_nodes({args})" if rung == "reboot"
+                      else f'replace_nodes({args}, confirm="replace")')
+    return row
 
 
 def _event_row(e: dict[str, Any]) -> dict[str, Any]:
@@ -414,7 +458,7 @@ def job(j: dict[str, Any]) -> dict[str, Any]:
     m = _obj(j.get("mlflow"))
     return _drop_none({
         "name": j.get("name"), "namespace": j.get("namespace"), "kind": j.get("kind"), "recipe": j.get("recipe"),
-        "status": j.get("status"), "budget": b or None,
+        "status": j.get("status"), "waiting": line(j.get("waiting"), 240), "budget": b or None,
         "instance_type": j.get("instance_type"), "nodes": j.get("nodes"), "gpus_per_node": j.get("gpus_per_node"),
         "pods": [_drop_none({"name": p.get("name"), "node": p.get("node"), "phase": p.get("phase"),
                              "restarts": p.get("restarts") or None, "reason": line(p.get("reason"))})
@@ -568,7 +612,12 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
     if isinstance(data, dict):
         key = list_key(data)
         if key is not None:
-            return page(data, key, ROWS.get(tool), at, filters=filters, used=used, budget=budget)
+            row = ROWS.get(tool)
+            if tool == "list_nodes":  # a row's `fix` is a call on this cluster
+                where = data.get("cluster")
+                return page({k: v for k, v in data.items() if k not in ("cluster", "region")}, key,
+                            lambda n: _node_row(n, where), at, filters=filters, used=used, budget=budget)
+            return page(data, key, row, at, filters=filters, used=used, budget=budget)
         if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
             return fit({**data, "instance_group": group(data["instance_group"])}, budget)
         if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing

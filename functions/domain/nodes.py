@@ -202,6 +202,8 @@ class NodeRow(BaseModel):
 
 
 class NodeList(BaseModel):
+    cluster: str | None = None
+    region: str | None = None
     items: list[NodeRow]
     next_token: str | None = None
 

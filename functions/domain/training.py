@@ -518,6 +518,8 @@ class Condition(BaseModel):
 
 
 class JobDetail(JobSummary):
+    waiting: str | None = Field(default=None, description="Why its pods wait, as the scheduler says (e.g. 0/2 nodes "
+                                                          "are available: 2 Insufficient nvidia.com/gpu)")
     conditions: list[Condition]
     pods: list[PodView]
     detections: list[Detection]
@@ -633,7 +635,10 @@ def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDet
                 .get("template") or {}).get("spec") or {}
         containers = head.get("containers") or []
     reports = mlf.from_containers(containers)
+    from functions.domain.capacity.placement import unscheduled
+
     return JobDetail(**s.model_dump(), conditions=conds, pods=[pod_view(p) for p in pods], detections=detections,
+                     waiting=unscheduled(pods) if s.status in ("Pending", "Restarting") else None,
                      started_at=st.get("startTime"), ended_at=st.get("completionTime") or st.get("endTime"),
                      image=containers[0].get("image") if containers else None,
                      data=recipes.data_paths(s.name, _submitted(obj).get("output")),

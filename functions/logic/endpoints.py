@@ -10,6 +10,7 @@ from typing import Any
 
 from functions.domain import data
 from functions.domain import inference_manifests as im
+from functions.domain.capacity import placement
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
 from functions.domain.data import DataMap
 from functions.domain.endpoint_record import EndpointRecord, EndpointRecords, EndpointStatus, PoolRecords
@@ -272,6 +273,7 @@ def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
     want = int((dep or {}).get("spec", {}).get("replicas", base.replicas))
     upd |= {"ready_replicas": n, "replicas": want}
     pull = _pull_error(workers)
+    waits = placement.unscheduled(workers)  # the scheduler's reason a worker waits (GPUs, taints, selectors)
     if pull:
         upd |= {"status": EndpointStatus.FAILED.value, "message": pull}
     elif rec.status not in IN_FLIGHT:
@@ -280,7 +282,9 @@ def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
         elif n >= max(1, want) or (want == 0):
             upd |= {"status": EndpointStatus.READY.value}
         else:
-            upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready"}
+            upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready" + (f"; {waits}" if waits else "")}
+    elif waits:
+        upd |= {"message": f"{n}/{want} workers ready; {waits}"}
     return base.model_copy(update=upd)
 
 

@@ -173,7 +173,7 @@ def list_nodes(deps: Deps, name: str, region: str | None, group: str | None, hea
         if faulted_since is not None and row.last_fault is None:
             continue
         rows.append(row)
-    return NodeList(items=rows, next_token=out_token)
+    return NodeList(cluster=rec.name, region=rec.region, items=rows, next_token=out_token)
 
 
 EVENT_PAGES = 3  # pages of 100 recent events a nodes page reads for faults and repairs

@@ -11,6 +11,7 @@ from functions.adapters.kube import KubeCluster
 from functions.assets import download_script, gate_script, pool_worker_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
+from functions.domain.capacity import placement
 from functions.domain.data import DataMap
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.errors import PermanentStepError
@@ -121,12 +122,7 @@ def ready_pods(pods: list[dict[str, Any]]) -> int:
 
 
 def pending_reason(pods: list[dict[str, Any]]) -> str | None:
-    for p in pods:
-        st = p.get("status") or {}
-        for c in st.get("conditions") or []:
-            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
-                return f"pod {p['metadata']['name']} Pending: {c['message']}"
-    return None
+    return placement.unscheduled(pods)
 
 
 def managed_state(cr: dict[str, Any] | None) -> tuple[str, str]:

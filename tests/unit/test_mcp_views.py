@@ -37,11 +37,12 @@ def test_running_operation_is_a_summary_with_the_wait_call() -> None:
     view = views.operation(op)
 
     # Then the summary says where it is and how to wait for the next change, with the version to pass back
-    assert (view["status"], view["phase"], view["version"], view["attempt"]) == ("RUNNING", "eks_control_plane", 4, 1)
+    assert (view["status"], view["phase"], view["version"]) == ("RUNNING", "eks_control_plane", 4)
+    assert "attempt" not in view  # the first attempt goes without saying
     assert view["steps_done"] == "0/5"
-    assert [s["name"] for s in view["steps"]] == [s["name"] for s in op["steps"]]
-    assert view["steps"][0] == {"name": "eks_control_plane", "status": "RUNNING",
-                                "message": op["steps"][0]["message"]}
+    assert view["step"] == {"name": "eks_control_plane", "status": "RUNNING", "message": op["steps"][0]["message"]}
+    assert "steps" not in view  # every step: detail="full"
+    assert result_bytes(view) < 1000  # a watcher reads one at every change
     assert view["next"] == f'wait: get_operation(operation_id="{op["id"]}", version=4, wait_seconds=60)'
     assert "outputs" not in json.dumps(view) and "request" not in view
 
@@ -51,7 +52,7 @@ def test_failed_operation_names_the_step_error_and_the_retry() -> None:
 
     view = views.operation(op)
 
-    failed = next(s for s in view["steps"] if s["status"] == "FAILED")
+    failed = view["failed"]
     assert failed["name"] == "hyperpod_cluster" and failed["error"] == "ValidationException"
     assert view["error"]["code"] == "ValidationException" and "not available" in view["error"]["message"]
     assert view["steps_done"] == "3/5"
@@ -65,6 +66,7 @@ def test_succeeded_operation_points_at_the_cluster_and_drops_raw_outputs() -> No
     view = views.operation(op)
 
     assert view["steps_done"] == "5/5" and "phase" not in view
+    assert view["result"] == views.line(op["steps"][-1]["message"], 200)  # the result in a line
     assert view["next"].startswith('done; get_cluster(cluster="demo1", region="us-west-2")')
     text = json.dumps(view)
     for raw in ("rtb-", "subnet-", "arn:aws:iam", "components_applied"):
@@ -76,7 +78,7 @@ def test_step_messages_are_one_line_of_at_most_160_characters() -> None:
     op = event("operation_create_running")
     op["steps"][0]["message"] = "line one\nline two " + "x" * 400
 
-    message = views.operation(op)["steps"][0]["message"]
+    message = views.operation(op)["step"]["message"]
 
     assert "\n" not in message and len(message) <= views.LINE and message.endswith("...")
 

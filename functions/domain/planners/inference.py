@@ -49,10 +49,14 @@ def _fit(p: PlanInput, instance_type: str, pods: int, gpus: int, what: str) -> t
     instances = math.ceil(pods * gpus / per) if per and gpus else pods
     capacity = [Capacity(item=f"HyperPod {instance_type} (existing nodes)", price=("hyperpod", instance_type),
                          count=instances, paid=True, source=EXISTING)] if pods else []
+    placed = p.facts.get("placement") or {}
+    if placed and not placed.get("fits_now"):  # where the scheduler would put them now (capacity.placement)
+        return capacity, [f"DOES NOT FIT NOW: {what}: {placed.get('waits_for') or placed.get('summary')}; the pods "
+                          f"stay Pending (the endpoint's status says why) until GPUs free up (or the group grows)"]
     need, free = pods * gpus, live.get("free_gpus")
     if need and free is not None and need > int(free):
-        return capacity, [f"{what} need {pods} x {gpus} = {need} GPUs on {instance_type}; {free} are free now: "
-                          f"the pods stay Pending until GPUs free up (or the group grows)"]
+        return capacity, [f"DOES NOT FIT NOW: {what} need {pods} x {gpus} = {need} GPUs on {instance_type}; {free} "
+                          f"are free now: the pods stay Pending until GPUs free up (or the group grows)"]
     return capacity, []
 
 
