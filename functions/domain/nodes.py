@@ -115,6 +115,8 @@ def fault_of(event: dict[str, Any]) -> str | None:
         return None
     if f"changed to {HEALTHY}" in text or "status changed to Running" in text:
         return None
+    # "Instance i-...: <fault>" and "Instance i-... health status changed to X: <fault>": the fault is what matters
+    text = re.sub(r"^Instance i-[0-9a-f]+(?: health status changed to \w+)?: ", "", text)
     return _line(f"{iso(event.get('EventTime')) or ''} {text}", 200)
 
 

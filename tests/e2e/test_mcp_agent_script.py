@@ -30,6 +30,7 @@ from mcp_gateway.catalog import build_catalog
 from mcp_gateway.views import BUDGET
 from tests.e2e.test_mcp_sandbox import TERMINAL, creates_for, http_client, text
 
+FIRST = object()  # an answer: the first option offered
 CAPACITY_TOOL = "find_capacity"  # per-zone capacity in one call; "" forces the per-zone fallback
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 CREATE_SKILL = SKILLS / "create-cluster" / "SKILL.md"
@@ -82,6 +83,10 @@ class ScriptedAgent:
         self.calls.append(tool)
         result = await self.client.call_tool(tool, args)
         self.result_bytes.append(len(result.model_dump_json(by_alias=True, exclude_none=True).encode()))
+        import os
+        if os.environ.get("DUMP"):
+            with open(os.environ["DUMP"], "a") as f:
+                f.write(f"### {tool} {args}\n{result.model_dump_json(by_alias=True, exclude_none=True)}\n")
         assert not result.is_error, f"{tool}: {text(result)}"
         return dict(result.structured_content or {})
 
@@ -99,6 +104,8 @@ class ScriptedAgent:
         assert options, f"nothing to offer for {decision}"
         self.questions.append((decision, options))
         answer = self.answers[decision]
+        if answer is FIRST:  # the user takes what was offered (e.g. approves the one call shown)
+            return options[0]
         assert answer in options, f"{answer!r} was not offered for {decision}: {options}"
         return answer
 
@@ -107,7 +114,8 @@ class ScriptedAgent:
         if CAPACITY_TOOL and CAPACITY_TOOL in self.tools:
             answer = await self.tool(CAPACITY_TOOL, region=region, instance_type=instance_type)
             rows = answer.get("items") or answer.get("zones") or []
-            return {str(r.get("availability_zone") or r.get("zone") or r.get("name")): _available(r)
+            regional = _available(answer)
+            return {str(r.get("availability_zone") or r.get("zone") or r.get("name")): _available(r) or regional
                     for r in rows if r.get("offered", True)}
         zones = [z["name"] for z in (await self.tool("list_availability_zones", region=region))["items"]]
         offering: dict[str, int | None] = {}
@@ -323,3 +331,220 @@ def test_scripted_agent_diagnoses_a_failed_create_read_only_then_resumes_it(sand
     assert [s["attempts"] for s in after["steps"]][:3] == [1, 1, 1]  # finished steps were not repeated
     ok = [c for c in creates_for(api, name) if c["outcome"] == "ok"]
     assert len(ok) == 1
+
+
+# --- issue 26: five journeys, an operator's agent following the skills ----------------------------------------
+
+JOURNEY_CALLS, JOURNEY_BYTES = 12, 8 * 1024  # per journey (issue 26)
+SKILL = {name: (SKILLS / name / "SKILL.md").read_text() for name in (
+    "create-cluster", "manage-features", "submit-training-job", "deploy-model", "diagnose-node-health")}
+LLAMA_FACTORY_IMAGE = "hiyouga/llamafactory:0.9.3"
+VLLM_IMAGE = "vllm/vllm-openai:v0.10.1"
+
+
+@dataclass
+class JourneyFigures:
+    name: str
+    calls: list[str]
+    sizes: list[int]
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.sizes)
+
+
+class JourneyAgent(ScriptedAgent):
+    """The scripted agent of issue 26's journeys: each method is one user request, done the way its skill says,
+    every write planned first (dry_run) and approved once by the user (the test), every operation watched."""
+
+    figures: list[JourneyFigures]
+
+    def journey(self, name: str) -> int:
+        self.figures = getattr(self, "figures", [])
+        self.figures.append(JourneyFigures(name, [], []))
+        return len(self.calls)
+
+    def close(self, mark: int) -> JourneyFigures:
+        f = self.figures[-1]
+        f.calls, f.sizes = self.calls[mark:], self.result_bytes[mark:]
+        return f
+
+    def approve(self, what: str, plan: dict[str, Any]) -> None:
+        """The one question before a write: the plan (changes, cost, warnings) shown, the user says yes."""
+        assert plan.get("dry_run") is True, plan
+        self.ask(f"approve {what}", [True])
+
+    # 1. "Create a cluster <name> in us-west-2 with two ml.g5.8xlarge nodes; don't let HyperPod touch a node
+    #    without asking me" (create-cluster)
+    async def create(self, name: str, region: str, instance_type: str, count: int) -> dict[str, Any]:
+        mark = self.journey("create a cluster")
+        assert await self.rows("list_clusters", "name", name) is None
+        zones = await self.capacity(region, instance_type)
+        zone = self.ask("availability_zone", sorted(zones))
+        body = {"name": name, "region": region, "node_recovery": "none",
+                "instance_groups": [{"name": "accel", "instance_type": instance_type, "instance_count": count,
+                                     "availability_zone": zone, "capacity_type": "on-demand"}]}
+        self.approve("create", await self.tool("create_cluster", **body, dry_run=True))
+        op = await self.watch(await self.tool("create_cluster", **body, idempotency_key=f"create-{name}"))
+        cluster = await self.tool("get_cluster", cluster=name)
+        self.close(mark)
+        return {"operation": op, "cluster": cluster}
+
+    # 2. "Switch on the training operator and KubeRay on <cluster>" (manage-features)
+    async def features(self, cluster: str, names: list[str]) -> dict[str, Any]:
+        mark = self.journey("switch on features")
+        before = await self.tool("get_features", cluster=cluster)
+        change = {n: {"enabled": True} for n in names if str(before[n]).startswith("off")}
+        self.approve("features", await self.tool("update_features", cluster=cluster, **change, dry_run=True))
+        op = await self.watch(await self.tool("update_features", cluster=cluster, **change))
+        after = await self.tool("get_features", cluster=cluster)
+        self.close(mark)
+        return {"operation": op, "features": after}
+
+    # 3. "Fine-tune Qwen3-0.6B with LLaMA-Factory on my support_chats dataset in my team bucket, and keep the result
+    #    in my bucket" (submit-training-job)
+    async def finetune(self, cluster: str, job: str, bucket: str, dataset: str, model: str,
+                       instance_type: str) -> dict[str, Any]:
+        mark = self.journey("fine-tune on my data")
+        roots = await self.tool("list_data", cluster=cluster)
+        mine = next(r for r in roots["roots"] if r["uri"].startswith(f"s3://{bucket}/"))
+        namespace = self.ask("namespace", [m.partition(":")[0] for m in mine.get("mounted") or []])
+        folder = await self.tool("list_data", uri=f"s3://{bucket}/sft/")
+        dataset_dir = self.ask("dataset folder", folder.get("folders") or [])
+        args = {"cluster": cluster, "name": job, "namespace": namespace, "recipe": "llama-factory",
+                "image": LLAMA_FACTORY_IMAGE, "instance_type": instance_type, "gpus_per_node": 1,
+                "parameters": {"model_name_or_path": model, "dataset_dir": dataset_dir, "dataset": dataset},
+                "output": f"s3://{bucket}/runs/{job}/"}
+        self.approve("job", await self.tool("submit_job", **args, dry_run=True))
+        op = await self.watch(await self.tool("submit_job", **args))
+        detail = await self.tool("get_job", cluster=cluster, job=job, namespace=namespace)
+        self.close(mark)
+        return {"operation": op, "job": detail}
+
+    # 4. "Serve my fine-tuned model from my bucket with vLLM behind a load balancer, for our office 203.0.113.0/24"
+    #    (deploy-model)
+    async def serve(self, cluster: str, endpoint: str, bucket: str, cidr: str) -> dict[str, Any]:
+        mark = self.journey("serve my model behind a load balancer")
+        gpus = await self.tool("get_cluster_gpus", cluster=cluster)
+        group = next(g for g in gpus["groups"] if g["gpus_free"] >= 1)
+        models = await self.tool("list_data", uri=f"s3://{bucket}/models/")
+        uri = self.ask("model folder", models.get("folders") or [])
+        args = {"cluster": cluster, "name": endpoint, "mode": "self-managed", "engine": "vllm", "image": VLLM_IMAGE,
+                "model": {"source": "s3", "uri": uri}, "instance_type": group["instance_type"], "gpus": 1,
+                "more": {"service": "external", "internet_facing": True, "source_ranges": [cidr]}}
+        plan = await self.tool("deploy_endpoint", **args, dry_run=True)
+        assert any(w.startswith("EXPOSURE") for w in plan["warnings"]), plan
+        self.approve("endpoint", plan)
+        op = await self.watch(await self.tool("deploy_endpoint", **args))
+        view = await self.tool("get_endpoint", cluster=cluster, endpoint=endpoint)
+        self.close(mark)
+        return {"operation": op, "endpoint": view, "plan": plan}
+
+    # 5. "Node <id> looks broken, fix it" (diagnose-node-health, then the hand-over)
+    async def fix_node(self, cluster: str, node_id: str) -> dict[str, Any]:
+        mark = self.journey("fix a broken node")
+        page = await self.tool("list_nodes", cluster=cluster, unhealthy=True)
+        row = next(r for r in page["items"] if r["node_id"] == node_id)
+        node = await self.tool("get_node", cluster=cluster, node_id=node_id)
+        assert node["ladder"]["rung"] == row["rung"]
+        fix = row["fix"]  # the Recommendation's call: shown to the user, approved once, made exactly
+        self.ask("approve fix", [fix])
+        op = await self.watch(await self.tool(fix["tool"], **fix["args"]))
+        after = await self.tool("get_node", cluster=cluster, node_id=node_id)
+        self.close(mark)
+        return {"row": row, "operation": op, "node": after}
+
+
+def _put(aws: Any, bucket: str, objects: dict[str, bytes]) -> None:
+    s3 = aws("s3")
+    for key, body in objects.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=body)
+
+
+def test_five_journeys_finish_real_users_jobs_within_the_budgets(sandbox: Any, api: Any, aws: Any) -> None:
+    from sandbox.resources import TEAM_BUCKET
+
+    run = uuid.uuid4().hex[:6]
+    name, job, endpoint = f"team-{run}", f"sft-{run}", f"support-{run}"
+    # The user's world: their dataset (a LLaMA-Factory folder) and an earlier fine-tuned model in their team's
+    # bucket, which an admin registered at deploy time
+    _put(aws, TEAM_BUCKET, {
+        f"sft/chats-{run}/dataset_info.json": b'{"support_chats": {"file_name": "chats.jsonl", "formatting": '
+                                               b'"sharegpt"}}',
+        f"sft/chats-{run}/chats.jsonl": b'{"conversations": [{"from": "human", "value": "hi"}]}\n',
+        f"models/support-qwen-{run}/config.json": b'{"model_type": "qwen3"}',
+        f"models/support-qwen-{run}/model.safetensors": b"weights"})
+    agent_box: list[JourneyAgent] = []
+
+    async def session(steps: Any) -> Any:
+        async with http_client(f"{sandbox.base_url}/mcp", sandbox.tokens.operator) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            if not agent_box:
+                agent_box.append(JourneyAgent(client, {}, tools))
+            agent = agent_box[0]
+            agent.client, agent.tools = client, tools
+            return await steps(agent)
+
+    def answer(**answers: Any) -> None:
+        if agent_box:
+            agent_box[0].answers.update(answers)
+
+    approvals = {f"approve {w}": True for w in ("create", "features", "job", "endpoint")}
+    # 1. create
+    agent_box.append(JourneyAgent(None, {"availability_zone": "us-west-2a", **approvals}, {}))  # type: ignore[arg-type]
+    created = asyncio.run(session(lambda a: a.create(name, "us-west-2", "ml.g5.8xlarge", 2)))
+    assert created["operation"]["status"] == "SUCCEEDED" and created["cluster"]["status"] == "ACTIVE"
+    assert created["cluster"]["node_recovery"] == "None"
+    # 2. features
+    feats = asyncio.run(session(lambda a: a.features(name, ["training_operator", "kuberay_operator"])))
+    assert feats["operation"]["status"] == "SUCCEEDED", feats["operation"]
+    assert feats["features"]["training_operator"].startswith("ACTIVE"), feats["features"]
+    assert feats["features"]["kuberay_operator"].startswith("ACTIVE"), feats["features"]
+
+    # An admin mounted the team's bucket (read-write) in the default namespace, once: the team's jobs read and write it
+    mount = api.post(f"/v1/clusters/{name}/storage", json={"kind": "s3", "name": "team", "bucket": TEAM_BUCKET,
+                                                           "namespace": "default"}).json()
+    assert api.wait_terminal(mount["id"])["status"] == "SUCCEEDED"
+
+    # 3. fine-tune on the user's dataset, output to the user's bucket
+    answer(namespace="default", **{"dataset folder": f"s3://{TEAM_BUCKET}/sft/chats-{run}/"})
+    tuned = asyncio.run(session(lambda a: a.finetune(name, job, TEAM_BUCKET, "support_chats", "Qwen/Qwen3-0.6B",
+                                                     "ml.g5.8xlarge")))
+    assert tuned["operation"]["status"] == "SUCCEEDED", tuned["operation"]
+    assert tuned["job"]["status"] == "Running" and tuned["job"]["outputs"] == f"s3://{TEAM_BUCKET}/runs/{job}/"
+    # 4. serve the user's model behind a load balancer
+    answer(**{"model folder": f"s3://{TEAM_BUCKET}/models/support-qwen-{run}/"})
+    served = asyncio.run(session(lambda a: a.serve(name, endpoint, TEAM_BUCKET, "203.0.113.0/24")))
+    assert served["operation"]["status"] == "SUCCEEDED", served["operation"]
+    url = served["endpoint"]["url"]
+    assert served["endpoint"]["ready"] is True and url.startswith("http://") and ".elb." in url, served["endpoint"]
+    assert url in served["operation"]["next"] or served["operation"].get("url") == url
+
+    # No node overcommitted: each node's pods request at most the GPUs it has (the job and the endpoint on two)
+    nodes = api.get(f"/v1/clusters/{name}/nodes").json()["items"]
+    assert all(n["gpus_requested"] <= n["gpus_allocatable"] for n in nodes), nodes
+    assert sorted(n["gpus_requested"] for n in nodes) == [1, 1]
+
+    # 5. a GPU fault on the endpoint's node (HyperPod reports it; node recovery is off, so it waits for a human)
+    broken = next(n["node_id"] for n in nodes if n["gpus_requested"])
+    assert api.post(f"/v1/sandbox/nodes/{broken}/fault", json={"kind": "gpu_xid"}).status_code == 201
+    answer(**{"approve fix": FIRST})
+    fixed = asyncio.run(session(lambda a: a.fix_node(name, broken)))
+    assert fixed["row"]["rung"] == "reboot" and "Xid 48" in fixed["row"]["fault"], fixed["row"]
+    assert fixed["operation"]["status"] == "SUCCEEDED" and fixed["operation"]["kind"] == "nodes.reboot"
+    assert fixed["node"]["health"] == "Schedulable" and fixed["node"].get("ready", True) is not False
+
+    agent = agent_box[0]
+    report = "\n".join(f"  {f.name}: {len(f.calls)} calls, {f.bytes / 1024:.1f} KB ({', '.join(f.calls)})"
+                       for f in agent.figures)
+    print(f"\nissue 26 journeys (operator token):\n{report}")
+    for f in agent.figures:
+        assert len(f.calls) <= JOURNEY_CALLS, (f.name, f.calls)
+        assert f.bytes <= JOURNEY_BYTES, (f.name, f.bytes, list(zip(f.calls, f.sizes, strict=True)))
+        assert max(f.sizes) <= BUDGET, (f.name, max(f.sizes))
+    # Each journey followed its skill: every tool it called is one its skill (or the workflow rules) names
+    rules = (SKILLS / "podstart-workflow-rules" / "SKILL.md").read_text()
+    for f, skill in zip(agent.figures, SKILL.values(), strict=True):
+        named = set(re.findall(r"`([a-z]+_[a-z_]+)", skill + rules))
+        assert set(f.calls) <= named, (f.name, set(f.calls) - named)
+
