@@ -109,8 +109,6 @@ KNOWN: dict[tuple[str, str], Known] = {
         destructive=True),
     ("post", "/v1/clusters/import"): Known(
         "import_cluster", "Adopt an existing HyperPod-on-EKS cluster." + TRACK),
-    ("get", "/v1/clusters/{cluster}/instance-groups"): Known(
-        "list_instance_groups", "Instance groups: type, zone, counts.", paged=False),
     ("post", "/v1/clusters/{cluster}/instance-groups"): Known(
         "add_instance_group", "Add an instance group." + TRACK,
         more=("training_plan_arn", "efa_only", "volume_size_gb", "deep_health_checks")),
@@ -120,8 +118,6 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("delete", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
         "delete_instance_group", "Drain, then delete a group. Ask first." + TRACK,
         destructive=True),
-    ("get", "/v1/audit"): Known(
-        "list_audit", "Audit trail: who did what via which face (admin, or actor=me)."),
     ("post", "/v1/clusters/{cluster}/reconcile"): Known(
         "reconcile_cluster", "Re-install base add-ons, agents, plugins, volumes (safe to repeat)." + TRACK,
         idempotent=True),
@@ -135,8 +131,6 @@ KNOWN: dict[tuple[str, str], Known] = {
     ("delete", "/v1/clusters/{cluster}/storage/{name}"): Known(
         "remove_storage", "Remove a volume (FSx: deletes data; ask first)." + TRACK,
         destructive=True),
-    ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
-        "list_storage_objects", "Objects under an S3 volume's prefix, one level."),
     ("get", "/v1/clusters/{cluster}/gpus"): Known(
         "get_cluster_gpus", "GPUs per group: total, used, free.", small=True),
     ("get", "/v1/clusters/{cluster}/nodes"): Known(
@@ -253,11 +247,9 @@ ALIASES: dict[tuple[str, str], list[Known]] = {}
 # REST parameter -> tool argument, where the REST name would mislead an agent.
 RENAMES: dict[tuple[str, str], str] = {("get_operation", "wait"): WAIT_ARG}
 
-# REST query parameters a tool leaves out (the tools/list budget): agents read the audit trail newest first
-# and page; the UI and REST keep the time window and the action filter; a cancel's plan only says the status becomes
-# CANCELLED.
+# REST parameters a tool leaves out (the tools/list budget), each with its reason; a cancel's plan only says the status
+# becomes CANCELLED.
 HIDDEN: dict[str, frozenset[str]] = {
-    "list_audit": frozenset({"since", "until", "action"}),
     "cancel_operation": frozenset({"dry_run"}),
     "get_job_logs": frozenset({"container", "since_seconds", "limit_bytes"}),  # the gateway's log view covers them
     "list_mlflow_servers": frozenset({"limit"}),  # 20 a page; next_token pages on

@@ -81,9 +81,9 @@ def operation(op: dict[str, Any]) -> dict[str, Any]:
     done = sum(1 for s in steps if s.get("status") in DONE_STEP)
     status = op.get("status")
     error = _obj(op.get("error"))
-    view: dict[str, Any] = {}
+    view: dict[str, Any] = {"id": op.get("id")}
     if status in TERMINAL or not op.get("version"):  # the answer a write returns, and the last one, say what it is
-        view |= {"id": op.get("id"), "kind": op.get("kind")}  # (a watch in between: `next` names the id)
+        view["kind"] = op.get("kind")
     view |= {"status": status, "version": op.get("version"), "steps_done": f"{done}/{len(steps)}"}
     if (op.get("attempt") or 1) > 1:
         view["attempt"] = op.get("attempt")
@@ -199,7 +199,7 @@ def result_call(op: dict[str, Any]) -> str | None:
             return _call("get_node", **where, node_id=ids[0])
         return _call("list_nodes", **where)
     tool = {"model": "list_models", "features": "get_features", "pool": "list_pools", "storage": "list_storage",
-            "instance_group": "list_instance_groups", "namespace": "list_namespaces"}.get(family, "get_cluster")
+            "namespace": "list_namespaces"}.get(family, "get_cluster")
     return _call(tool, **where)
 
 
@@ -798,6 +798,12 @@ def _kinds(kinds: dict[str, int]) -> str:
     return "; ".join(parts)
 
 
+def _cost_line(x: dict[str, Any]) -> str:
+    if x.get("paid"):
+        return "paid"
+    return f"{x.get('hourly')} USD/h" if x.get("hourly") is not None else "no price"
+
+
 def plan(data: dict[str, Any]) -> dict[str, Any]:
     """A dry run's plan: per action, the kinds of object changed with their counts, by service ("EC2: VPC,
     Subnet x5; ..."), the quota lines that matter, the cost in a line per item, where a job's or endpoint's pods
@@ -820,9 +826,7 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
         "quota": quota or None,
         "cost": _drop_none({
             "hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate") or None,
-            "lines": [f"{x.get('item')} x{x.get('count'):g}: " + ("paid" if x.get("paid") else f"{x.get('hourly')} USD/h"
-                                                                  if x.get("hourly") is not None else "no price")
-                      for x in lines] or None,
+            "lines": [f"{x.get('item')} x{x.get('count'):g}: " + _cost_line(x) for x in lines] or None,
             "source": "; ".join(sources) or None,
             "upfront_usd": cost.get("upfront")}),
         "placement": _obj(data.get("placement")).get("summary") if data.get("placement") else None,

@@ -80,8 +80,14 @@ TEAM_OBJECTS = {"datasets/alpaca_en_demo.json": b'[{"instruction": "Say hi", "in
                 "checkpoints/.keep": b""}
 OTHER_OBJECTS = {"payroll/2026.csv": b"name,salary\n", "keys/notes.txt": b"not for PodStart\n"}
 # The recipes' default datasets in the data bucket (what their parameters name when left out), as a demo would ship
-# them: LLaMA-Factory's dataset_info.json and alpaca_en_demo, MS-Swift's sft/train.jsonl, VERL's gsm8k parquet files.
+# them: LLaMA-Factory's dataset_info.json and alpaca_en_demo, MS-Swift's sft/train.jsonl, VERL's gsm8k parquet files;
+# and one model already downloaded (download_model wrote it: its files and `_COMPLETE`), so a deploy from
+# /data/models/Qwen/Qwen3-0.6B/main/ finds it.
+DEMO_MODEL = "models/Qwen/Qwen3-0.6B/main/"
 DATA_OBJECTS = {
+    **{DEMO_MODEL + name: body for name, body in (
+        ("config.json", b'{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}'),
+        ("tokenizer.json", b"{}"), ("model.safetensors", b"demo weights"), ("_COMPLETE", b""))},
     "datasets/dataset_info.json": b'{"alpaca_en_demo": {"file_name": "alpaca_en_demo.json"}}\n',
     "datasets/alpaca_en_demo.json": b'[{"instruction": "Say hi", "input": "", "output": "Hi!"}]\n',
     "datasets/sft/train.jsonl": b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", '

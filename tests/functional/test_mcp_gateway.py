@@ -28,7 +28,16 @@ from moto import mock_aws
 
 from mcp_gateway.asgi import create_app
 from mcp_gateway.bench import TOOL_BUDGET, TOTAL_BUDGET, tool_sizes, tools_list_bytes
-from mcp_gateway.catalog import DETAIL_ARG, HIDDEN, IDEMPOTENCY_ARG, REST_ONLY, build_catalog, folded, gateway_args, unlisted
+from mcp_gateway.catalog import (
+    DETAIL_ARG,
+    HIDDEN,
+    IDEMPOTENCY_ARG,
+    REST_ONLY,
+    build_catalog,
+    folded,
+    gateway_args,
+    unlisted,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
