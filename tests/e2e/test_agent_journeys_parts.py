@@ -81,7 +81,7 @@ def test_list_data_shows_what_pods_may_read_and_browses_it(viewer: Any, world: d
     assert f"{data['uri']}dataset_info.json" in {f["uri"] for f in data["files"]} and data["path"] == "/data/datasets/"
     # another team's bucket (not registered) and a path outside the grammar: 422 naming query.uri
     assert "query.uri" in _errors(viewer.get("/v1/data", params={"uri": f"s3://{OTHER_TEAM_BUCKET}/payroll/"}))
-    assert "s3://bucket/key" in _errors(viewer.get("/v1/data", params={"uri": "/etc/"}))["query.uri"]
+    assert "s3://team-datasets/sft/train.jsonl" in _errors(viewer.get("/v1/data", params={"uri": "/etc/"}))["query.uri"]
 
 
 def test_the_dry_run_checks_every_input_and_names_what_it_looked_for(operator: Any, world: dict[str, Any]) -> None:
@@ -92,7 +92,7 @@ def test_the_dry_run_checks_every_input_and_names_what_it_looked_for(operator: A
     ok = operator.post(url, json=_job(world, "in-ok", output=f"{base}/out/"), params=DRY)
     assert ok.status_code == 200, ok.text
     [job] = [c for c in ok.json()["changes"] if c["kind"] == "Kubernetes HyperPodPyTorchJob"]
-    assert f"dataset_dir: {base}/sft/" in job["details"]["reads"]
+    assert f"parameters.dataset_dir: {base}/sft/" in job["details"]["reads"]
     assert job["details"]["writes"] == [f"{base}/out/", f"{base}/out/checkpoints/"]
     assert job["details"]["volumes"] == [f"team (s3://{TEAM_BUCKET}/ at /s3/{TEAM_BUCKET}, as team-s3)"]
 
@@ -168,6 +168,7 @@ def test_gpus_are_never_overcommitted_and_waiting_says_why(operator: Any, api: A
               for i in range(3)]
     for body in bodies[:2]:  # two 1-GPU replicas take both GPUs
         op = operator.post(url, json=body).json()
+        assert "id" in op, op
         assert operator.wait_terminal(op["id"])["status"] == "SUCCEEDED", op
     # a third: the plan flags it, and once deployed its pod stays Pending with the scheduler's reason
     plan = operator.post(url, json=bodies[2], params=DRY).json()
@@ -176,16 +177,22 @@ def test_gpus_are_never_overcommitted_and_waiting_says_why(operator: Any, api: A
     job = operator.post(f"/v1/clusters/{cluster}/jobs", json=_job(world, "nofit"), params=DRY).json()
     assert any(w.startswith("DOES NOT FIT NOW") for w in job["warnings"]), job["warnings"]
     op = operator.post(url, json=bodies[2]).json()
-    deadline = time.monotonic() + 30
-    while "Insufficient nvidia.com/gpu" not in str((view := operator.get(f"{url}/gpu-2").json()).get("message")):
-        assert time.monotonic() < deadline, view
-        time.sleep(0.2)
+    assert "id" in op, op
+    # the deploy ends (it does not hold the cluster) saying it waits for capacity; the endpoint's status says why
+    done = operator.wait_terminal(op["id"])
+    assert done["status"] == "SUCCEEDED" and "waiting for capacity" in done["steps"][-1]["message"], done
+    view = operator.get(f"{url}/gpu-2").json()
+    assert view["status"] == "DEGRADED" and "Insufficient nvidia.com/gpu" in view["message"], view
     nodes = api.get(f"/v1/clusters/{cluster}/nodes").json()["items"]
     assert [(n["gpus_requested"], n["gpus_allocatable"]) for n in nodes] == [(1, 1), (1, 1)]
-    # freeing a GPU lets it run: the scheduler places it then
+    # freeing a GPU lets it run: the scheduler places it then, and the endpoint is READY by itself
     gone = operator.http.delete(f"{url}/gpu-0").json()
+    assert "id" in gone, gone
     assert operator.wait_terminal(gone["id"])["status"] == "SUCCEEDED"
-    assert operator.wait_terminal(op["id"])["status"] == "SUCCEEDED"
+    deadline = time.monotonic() + 30
+    while (view := operator.get(f"{url}/gpu-2").json())["status"] != "READY":
+        assert time.monotonic() < deadline, view
+        time.sleep(0.2)
     for name in ("gpu-1", "gpu-2"):
         assert operator.wait_terminal(operator.http.delete(f"{url}/{name}").json()["id"])["status"] == "SUCCEEDED"
 

@@ -10,9 +10,11 @@ get_operation passing back the version (wait_seconds=60) and reports. It records
 bytes of every tool result it read. `tests/bench_agent.py` prints the figures against the issue's budgets;
 these tests assert only what is exact: each result within 4 KB, the outcome, the questions, the order.
 
-Capacity: `find_capacity` (per zone: offered, quota, plans) once the REST API has it; until then one
-`list_instance_types` per zone and `get_quotas`. The switch is `CAPACITY_TOOL` below (and the script uses the
-fallback by itself while the tool is missing)."""
+Capacity: `find_capacity` (per zone: offered, spot, training plans; the quota available).
+
+Below them, issue 26's five journeys (`run_journeys`): an operator's agent creates a cluster, switches on features,
+fine-tunes on the user's data in their bucket, serves the user's model behind a load balancer, and fixes a broken node
+with the one call the user approves; each within 12 calls and 8 KB of tool results."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from mcp_gateway.views import BUDGET
 from tests.e2e.test_mcp_sandbox import TERMINAL, creates_for, http_client, text
 
 FIRST = object()  # an answer: the first option offered
-CAPACITY_TOOL = "find_capacity"  # per-zone capacity in one call; "" forces the per-zone fallback
+CAPACITY_TOOL = "find_capacity"  # per-zone capacity in one call
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 CREATE_SKILL = SKILLS / "create-cluster" / "SKILL.md"
 WATCH_WAIT = 60
@@ -82,10 +84,6 @@ class ScriptedAgent:
         self.calls.append(tool)
         result = await self.client.call_tool(tool, args)
         self.result_bytes.append(len(result.model_dump_json(by_alias=True, exclude_none=True).encode()))
-        import os
-        if os.environ.get("DUMP"):
-            with open(os.environ["DUMP"], "a") as f:
-                f.write(f"### {tool} {args}\n{result.model_dump_json(by_alias=True, exclude_none=True)}\n")
         assert not result.is_error, f"{tool}: {text(result)}"
         return dict(result.structured_content or {})
 
@@ -109,31 +107,15 @@ class ScriptedAgent:
         return answer
 
     async def capacity(self, region: str, instance_type: str) -> dict[str, int | None]:
-        """Zones offering the type -> quota available for it (None: not known from this call)."""
-        if CAPACITY_TOOL and CAPACITY_TOOL in self.tools:
-            answer = await self.tool(CAPACITY_TOOL, region=region, instance_type=instance_type)
-            rows = answer.get("items") or answer.get("zones") or []
-            regional = _available(answer)
-            return {str(r.get("availability_zone") or r.get("zone") or r.get("name")): _available(r) or regional
-                    for r in rows if r.get("offered", True)}
-        zones = [z["name"] for z in (await self.tool("list_availability_zones", region=region))["items"]]
-        offering: dict[str, int | None] = {}
-        for zone in zones:
-            narrow = {"instance_type": instance_type} if self.takes("list_instance_types", "instance_type") else {}
-            if await self.rows("list_instance_types", "name", instance_type, region=region, availability_zone=zone,
-                               **narrow):
-                offering[zone] = None
-        return offering
-
-    async def quota(self, region: str, instance_type: str) -> int:
-        narrow = {"instance_type": instance_type} if self.takes("get_quotas", "instance_type") else {}
-        row = await self.rows("get_quotas", "instance_type", instance_type, region=region, **narrow)
-        assert row is not None, f"no quota row for {instance_type} in {region}"
-        return int(row["available"])
+        """Zones offering the type -> quota available for it (find_capacity: one call)."""
+        answer = await self.tool(CAPACITY_TOOL, region=region, instance_type=instance_type)
+        regional = _available(answer)
+        return {str(r["availability_zone"]): _available(r) or regional for r in answer.get("zones") or []
+                if r.get("offered", True)}
 
     async def watch(self, op: dict[str, Any], timeout: float = 300) -> dict[str, Any]:
         """get_operation, passing back the version, wait_seconds=60, until terminal (skill step 4)."""
-        w = Watch(op["id"], versions=[op["version"]])
+        w = Watch(op_id(op), versions=[op["version"]])
         started = time.monotonic()
         while op["status"] not in TERMINAL:
             assert time.monotonic() - started < timeout, f"still {op['status']} at {op.get('phase')}"
@@ -152,7 +134,8 @@ class ScriptedAgent:
         assert await self.rows("list_clusters", "name", name) is None, f"{name} exists already"
         zones = await self.capacity(region, instance_type)
         known = [q for q in zones.values() if q is not None]
-        available = max(known) if known else await self.quota(region, instance_type)
+        assert known, zones  # find_capacity says the quota available per zone
+        available = max(known)
         assert count <= available, f"{count} x {instance_type} exceed the quota ({available} available)"
 
         # 2. Ask only what the sentence left open: the zone
@@ -184,7 +167,8 @@ class ScriptedAgent:
         # 2. Zones offering the type that the cluster does not use yet; the quota covers the new nodes
         zones = await self.capacity(region, instance_type)
         known = [q for z, q in zones.items() if q is not None]
-        available = max(known) if known else await self.quota(region, instance_type)
+        assert known, zones  # find_capacity says the quota available per zone
+        available = max(known)
         assert then <= available, f"{then} more {instance_type} exceed the quota ({available} available)"
         # 3. Ask the zone ("another zone")
         zone = self.ask("availability_zone", sorted(set(zones) - used))
@@ -199,6 +183,13 @@ class ScriptedAgent:
             idempotency_key=f"scale-{cluster_name}-{group}-{then}"))
         # 6. Report from the finished operation (its step message has the counts)
         return {"added": added, "scaled": scaled, "zone": zone}
+
+
+def op_id(op: dict[str, Any]) -> str:
+    """An operation's id: in the answer a write returns; a watch's answer names it in its `next` call."""
+    found = op.get("id") or re.search(r'operation_id="(op-[0-9a-f]+)"', str(op.get("next")))
+    assert found, op
+    return found if isinstance(found, str) else found.group(1)
 
 
 def _available(row: dict[str, Any]) -> int | None:
@@ -460,7 +451,10 @@ def _put(aws: Any, bucket: str, objects: dict[str, bytes]) -> None:
         s3.put_object(Bucket=bucket, Key=key, Body=body)
 
 
-def test_five_journeys_finish_real_users_jobs_within_the_budgets(sandbox: Any, api: Any, aws: Any) -> None:
+def run_journeys(base_url: str, operator_token: str, api: Any, aws: Any) -> tuple[JourneyAgent, dict[str, Any]]:
+    """Issue 26's five requests, one after the other, each a conversation of an operator's agent over MCP; between
+    them what the user's world does by itself (an admin mounts the team's bucket, a GPU faults). Returns the agent
+    (its figures per journey) and each journey's outcome."""
     from sandbox.resources import TEAM_BUCKET
 
     run = uuid.uuid4().hex[:6]
@@ -473,70 +467,80 @@ def test_five_journeys_finish_real_users_jobs_within_the_budgets(sandbox: Any, a
         f"sft/chats-{run}/chats.jsonl": b'{"conversations": [{"from": "human", "value": "hi"}]}\n',
         f"models/support-qwen-{run}/config.json": b'{"model_type": "qwen3"}',
         f"models/support-qwen-{run}/model.safetensors": b"weights"})
-    agent_box: list[JourneyAgent] = []
-
-    async def session(steps: Any) -> Any:
-        async with http_client(f"{sandbox.base_url}/mcp", sandbox.tokens.operator) as client:
-            tools = {t.name: t for t in (await client.list_tools()).tools}
-            if not agent_box:
-                agent_box.append(JourneyAgent(client, {}, tools))
-            agent = agent_box[0]
-            agent.client, agent.tools = client, tools
-            return await steps(agent)
-
-    def answer(**answers: Any) -> None:
-        if agent_box:
-            agent_box[0].answers.update(answers)
-
     approvals = {f"approve {w}": True for w in ("create", "features", "job", "endpoint")}
-    # 1. create
-    agent_box.append(JourneyAgent(None, {"availability_zone": "us-west-2a", **approvals}, {}))  # type: ignore[arg-type]
-    created = asyncio.run(session(lambda a: a.create(name, "us-west-2", "ml.g5.8xlarge", 2)))
-    assert created["operation"]["status"] == "SUCCEEDED" and created["cluster"]["status"] == "ACTIVE"
-    assert created["cluster"]["node_recovery"] == "None"
-    # 2. features
-    feats = asyncio.run(session(lambda a: a.features(name, ["training_operator", "kuberay_operator"])))
-    assert feats["operation"]["status"] == "SUCCEEDED", feats["operation"]
-    assert feats["features"]["training_operator"].startswith("ACTIVE"), feats["features"]
-    assert feats["features"]["kuberay_operator"].startswith("ACTIVE"), feats["features"]
+    agent = JourneyAgent(None, {"availability_zone": "us-west-2a", **approvals}, {})  # type: ignore[arg-type]
 
+    def session(steps: Any) -> Any:
+        async def go() -> Any:
+            async with http_client(f"{base_url}/mcp", operator_token) as client:
+                agent.client, agent.tools = client, {t.name: t for t in (await client.list_tools()).tools}
+                return await steps(agent)
+        return asyncio.run(go())
+
+    out: dict[str, Any] = {"cluster": name, "job": job, "endpoint": endpoint, "bucket": TEAM_BUCKET}
+    out["created"] = session(lambda a: a.create(name, "us-west-2", "ml.g5.8xlarge", 2))
+    out["features"] = session(lambda a: a.features(name, ["training_operator", "kuberay_operator"]))
     # An admin mounted the team's bucket (read-write) in the default namespace, once: the team's jobs read and write it
     mount = api.post(f"/v1/clusters/{name}/storage", json={"kind": "s3", "name": "team", "bucket": TEAM_BUCKET,
                                                            "namespace": "default"}).json()
-    assert api.wait_terminal(mount["id"])["status"] == "SUCCEEDED"
+    out["mount"] = api.wait_terminal(mount["id"])
+    agent.answers |= {"namespace": "default", "dataset folder": f"s3://{TEAM_BUCKET}/sft/chats-{run}/"}
+    out["tuned"] = session(lambda a: a.finetune(name, job, TEAM_BUCKET, "support_chats", "Qwen/Qwen3-0.6B",
+                                                "ml.g5.8xlarge"))
+    agent.answers["model folder"] = f"s3://{TEAM_BUCKET}/models/support-qwen-{run}/"
+    out["served"] = session(lambda a: a.serve(name, endpoint, TEAM_BUCKET, "203.0.113.0/24"))
+    out["nodes"] = api.get(f"/v1/clusters/{name}/nodes").json()["items"]
+    # a GPU fault on a busy node (HyperPod reports it; node recovery is off, so it waits for a human)
+    out["broken"] = next(n["node_id"] for n in out["nodes"] if n["gpus_requested"])
+    out["fault"] = api.post(f"/v1/sandbox/nodes/{out['broken']}/fault", json={"kind": "gpu_xid"}).status_code
+    agent.answers["approve fix"] = FIRST
+    out["fixed"] = session(lambda a: a.fix_node(name, out["broken"]))
+    return agent, out
 
-    # 3. fine-tune on the user's dataset, output to the user's bucket
-    answer(namespace="default", **{"dataset folder": f"s3://{TEAM_BUCKET}/sft/chats-{run}/"})
-    tuned = asyncio.run(session(lambda a: a.finetune(name, job, TEAM_BUCKET, "support_chats", "Qwen/Qwen3-0.6B",
-                                                     "ml.g5.8xlarge")))
+
+def report(agent: JourneyAgent) -> str:
+    return "\n".join(f"  {f.name}: {len(f.calls)} calls, {f.bytes / 1024:.1f} KB, largest {max(f.sizes)} B "
+                     f"({', '.join(f.calls)})" for f in agent.figures)
+
+
+def test_five_journeys_finish_real_users_jobs_within_the_budgets(sandbox: Any, api: Any, aws: Any) -> None:
+    agent, out = run_journeys(sandbox.base_url, sandbox.tokens.operator, api, aws)
+    job, bucket = out["job"], out["bucket"]
+
+    # 1. create: the cluster runs, as the sentence asked
+    created = out["created"]
+    assert created["operation"]["status"] == "SUCCEEDED" and created["cluster"]["status"] == "ACTIVE"
+    assert created["cluster"]["node_recovery"] == "None"
+    # 2. features: both operators on
+    feats = out["features"]
+    assert feats["operation"]["status"] == "SUCCEEDED", feats["operation"]
+    assert feats["features"]["training_operator"].startswith("ACTIVE"), feats["features"]
+    assert feats["features"]["kuberay_operator"].startswith("ACTIVE"), feats["features"]
+    # 3. fine-tuned on the user's dataset, writing to the user's bucket
+    assert out["mount"]["status"] == "SUCCEEDED"
+    tuned = out["tuned"]
     assert tuned["operation"]["status"] == "SUCCEEDED", tuned["operation"]
-    assert tuned["job"]["status"] == "Running" and tuned["job"]["outputs"] == f"s3://{TEAM_BUCKET}/runs/{job}/"
-    # 4. serve the user's model behind a load balancer
-    answer(**{"model folder": f"s3://{TEAM_BUCKET}/models/support-qwen-{run}/"})
-    served = asyncio.run(session(lambda a: a.serve(name, endpoint, TEAM_BUCKET, "203.0.113.0/24")))
+    assert tuned["job"]["status"] == "Running" and tuned["job"]["outputs"] == f"s3://{bucket}/runs/{job}/"
+    # 4. the user's model served behind a load balancer: its URL in a tool result
+    served = out["served"]
     assert served["operation"]["status"] == "SUCCEEDED", served["operation"]
     url = served["endpoint"]["url"]
     assert served["endpoint"]["ready"] is True and url.startswith("http://") and ".elb." in url, served["endpoint"]
-    assert url in served["operation"]["next"] or served["operation"].get("url") == url
-
+    assert served["operation"].get("url") == url
     # No node overcommitted: each node's pods request at most the GPUs it has (the job and the endpoint on two)
-    nodes = api.get(f"/v1/clusters/{name}/nodes").json()["items"]
+    nodes = out["nodes"]
     assert all(n["gpus_requested"] <= n["gpus_allocatable"] for n in nodes), nodes
     assert sorted(n["gpus_requested"] for n in nodes) == [1, 1]
-
-    # 5. a GPU fault on the endpoint's node (HyperPod reports it; node recovery is off, so it waits for a human)
-    broken = next(n["node_id"] for n in nodes if n["gpus_requested"])
-    assert api.post(f"/v1/sandbox/nodes/{broken}/fault", json={"kind": "gpu_xid"}).status_code == 201
-    answer(**{"approve fix": FIRST})
-    fixed = asyncio.run(session(lambda a: a.fix_node(name, broken)))
+    # 5. the broken node found from list_nodes and fixed with the one call the user approved
+    assert out["fault"] == 201
+    fixed = out["fixed"]
     assert fixed["row"]["rung"] == "reboot" and "Xid 48" in fixed["row"]["fault"], fixed["row"]
     assert fixed["operation"]["status"] == "SUCCEEDED" and fixed["operation"]["kind"] == "nodes.reboot"
     assert fixed["node"]["health"] == "Schedulable" and fixed["node"].get("ready", True) is not False
+    writes = [t for f in agent.figures[-1:] for t in f.calls if t in ("reboot_nodes", "replace_nodes")]
+    assert writes == ["reboot_nodes"] and ("approve fix", [fixed["row"]["fix"]]) in agent.questions
 
-    agent = agent_box[0]
-    report = "\n".join(f"  {f.name}: {len(f.calls)} calls, {f.bytes / 1024:.1f} KB ({', '.join(f.calls)})"
-                       for f in agent.figures)
-    print(f"\nissue 26 journeys (operator token):\n{report}")
+    print(f"\nissue 26 journeys (operator token):\n{report(agent)}")
     for f in agent.figures:
         assert len(f.calls) <= JOURNEY_CALLS, (f.name, f.calls)
         assert f.bytes <= JOURNEY_BYTES, (f.name, f.bytes, list(zip(f.calls, f.sizes, strict=True)))
@@ -546,4 +550,3 @@ def test_five_journeys_finish_real_users_jobs_within_the_budgets(sandbox: Any, a
     for f, skill in zip(agent.figures, SKILL.values(), strict=True):
         named = set(re.findall(r"`([a-z]+_[a-z_]+)", skill + rules))
         assert set(f.calls) <= named, (f.name, set(f.calls) - named)
-

@@ -445,6 +445,27 @@ def test_tools_list_is_at_most_30_kb_and_no_tool_over_1_kb(rest_api: RestApi) ->
     assert not over, over
 
 
+def test_each_tools_whole_schema_is_a_resource(mcp_url: str, rest_api: RestApi) -> None:
+    # Given the gateway, whose tools/list folds rarer fields into `more` and says the shared arguments once
+    async def go(client: Client) -> tuple[set[str], dict[str, Any], str]:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        tool = await client.read_resource("podstart://tools/deploy_endpoint")
+        spec = await client.read_resource("podstart://spec-schema")
+        return listed, json.loads(tool.contents[0].text), spec.contents[0].text  # type: ignore[union-attr]
+
+    listed, deploy, spec_schema = run(go, mcp_url)
+
+    # Then every tool has its resource, with every argument as the REST API describes it
+    tools = {s.name for s in build_catalog(rest_api.openapi)}
+    assert {f"podstart://tools/{t}" for t in tools} | {"podstart://spec-schema"} == listed
+    assert deploy["rest"] == "POST /v1/clusters/{cluster}/endpoints"
+    assert {"service", "internet_facing", "source_ranges", "router"} <= set(deploy["folded_into_more"])
+    props = deploy["arguments"]["properties"]
+    assert props["replicas"]["maximum"] == 64 and "NLB" in props["service"]["description"]
+    assert set(deploy["taken_but_not_listed"]) == {"idempotency_key", "region"}
+    assert "Cluster" in spec_schema or "TrainingJob" in spec_schema
+
+
 def test_stdio_transport(rest_api: RestApi) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_gateway", "--api", rest_api.url, "--read-only"],

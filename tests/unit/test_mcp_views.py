@@ -233,7 +233,7 @@ def test_the_clusters_list_says_which_clusters_can_be_imported_and_never_shows_n
                    "importable": False, "instance_groups": [{"name": "accel", "instance_type": "ml.p5.48xlarge",
                                                              "target_count": 2, "current_count": None}]})
     assert "origin" not in created and "importable" not in created
-    assert created["instance_groups"] == [{"name": "accel", "instance_type": "ml.p5.48xlarge", "target_count": 2}]
+    assert created["groups"] == ["accel ml.p5.48xlarge ?/2"]  # current of target: never a null count
 
 
 # --- inference -------------------------------------------------------------------------------------

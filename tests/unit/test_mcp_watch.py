@@ -212,7 +212,7 @@ def test_gateway_retries_reuse_the_calls_key_and_a_new_call_gets_a_new_key() -> 
             return httpx2.Response(503, json={"title": "busy", "status": 503})
         body = json.loads(request.content)
         return httpx2.Response(202, json={"id": f"op-{len(seen):012d}", "kind": "instance_group.scale",
-                                          "status": "PENDING", "steps": [], "version": 1, **body})
+                                          "status": "PENDING", "steps": [], "version": 0, **body})
 
     gw = gateway(clock, handle)
     args = {"cluster": "c", "group": "g", "instance_count": 2}
