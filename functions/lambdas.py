@@ -36,7 +36,8 @@ class LambdaSpec:
         return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
 
 
-_COMMON_ENV = ("OPERATIONS_TABLE", "STATE_TABLE", "EVENT_BUS_NAME", "POWERTOOLS_SERVICE_NAME")
+_COMMON_ENV = ("OPERATIONS_TABLE", "STATE_TABLE", "EVENT_BUS_NAME", "POWERTOOLS_SERVICE_NAME",
+               "PYDANTIC_DISABLE_PLUGINS")
 
 LAMBDAS: dict[str, LambdaSpec] = {
     spec.name: spec
@@ -80,14 +81,14 @@ LAMBDAS: dict[str, LambdaSpec] = {
             # followed, so pyjwt[crypto]'s cryptography (imported by mcp.server) is listed explicitly.
             requirements=("mcp", "mcp-types", "anyio", "starlette", "httpx2", "cryptography"),
             # No PODSTART_API_URL: the handler derives the REST base from the invoking event.
-            env=("POWERTOOLS_SERVICE_NAME", "PODSTART_MCP_READ_ONLY"),
+            env=("POWERTOOLS_SERVICE_NAME", "PYDANTIC_DISABLE_PLUGINS", "PODSTART_MCP_READ_ONLY"),
         ),
         LambdaSpec(
             name="live",
             handler="functions.live.handler.handler",
             description="Live socket: WebSocket $connect/$disconnect/messages, podstart bus events to every socket",
             env=("STATE_TABLE", "LIVE_TABLE", "LIVE_ENDPOINT", "LIVE_FOLLOWER_FUNCTION", "POWERTOOLS_SERVICE_NAME",
-                 "LIMITS"),
+                 "PYDANTIC_DISABLE_PLUGINS", "LIMITS"),
         ),
         LambdaSpec(
             name="follow",
@@ -95,7 +96,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             description="Live socket: follows one pod's log to one socket (up to 14 minutes)",
             memory_mb=256,
             timeout_s=900,
-            env=("STATE_TABLE", "LIVE_TABLE", "POWERTOOLS_SERVICE_NAME", "LIMITS"),
+            env=("STATE_TABLE", "LIVE_TABLE", "POWERTOOLS_SERVICE_NAME", "PYDANTIC_DISABLE_PLUGINS", "LIMITS"),
         ),
         LambdaSpec(
             name="liveauth",
@@ -105,7 +106,7 @@ LAMBDAS: dict[str, LambdaSpec] = {
             timeout_s=10,
             requirements=("aws-lambda-powertools", "aws-xray-sdk", "pydantic", "pydantic-settings", "pyjwt",
                           "cryptography"),
-            env=("USER_POOL_ID", "USER_POOL_CLIENT_IDS", "POWERTOOLS_SERVICE_NAME"),
+            env=("USER_POOL_ID", "USER_POOL_CLIENT_IDS", "POWERTOOLS_SERVICE_NAME", "PYDANTIC_DISABLE_PLUGINS"),
         ),
     )
 }

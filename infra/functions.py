@@ -223,6 +223,8 @@ class FunctionsConstruct(Construct):
             "WORKFLOW_ARNS": cdk.Stack.of(self).to_json_string(self._child_workflows()) if spec.name == "steps"
             else "{}",
             "PODSTART_MCP_READ_ONLY": "false",
+            # no pydantic plugin is shipped: skip pydantic's scan of every package's entry points on a cold start
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
             "REGISTERED_BUCKETS": ",".join(f"{r.bucket}/{r.prefix}" if r.prefix else r.bucket
                                            for r in self._registered),
             "LIMITS": self._limits.model_dump_json(),

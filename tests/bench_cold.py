@@ -23,7 +23,8 @@ BUDGET = 2.0
 _ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-west-2",
         "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "OPERATIONS_TABLE": "ops",
         "STATE_TABLE": "state", "IDEMPOTENCY_TABLE": "idem", "POWERTOOLS_TRACE_DISABLED": "1",
-        "POWERTOOLS_METRICS_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "ERROR"}
+        "POWERTOOLS_METRICS_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "ERROR",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__"}  # as every function's environment sets it
 
 API_FIRST_REQUEST = """
 from functions.api.handler import handler

@@ -14,6 +14,7 @@ from functions.adapters import catalog_aws as catalog
 from functions.domain import catalog as cat
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
 from functions.domain.clusters import CapacityType, InstanceGroupSpec, Snapshot
+from functions.domain.errors import BadRequest
 from functions.domain.network import VpcView, subnet_from_ec2
 
 
@@ -155,7 +156,13 @@ class AwsClusterReader:
         args: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/", "MaxKeys": limit}
         if token:
             args["ContinuationToken"] = token
-        page = self.client("s3", region).list_objects_v2(**args)
+        try:
+            page = self.client("s3", region).list_objects_v2(**args)
+        except ClientError as err:  # a continuation token S3 did not issue (or for another listing)
+            if token and err.response.get("Error", {}).get("Code") in ("InvalidArgument", "InvalidToken"):
+                raise BadRequest.field(["query", "next_token"], "not a token this listing issued: pass back the "
+                                                                "next_token of the previous page") from None
+            raise
         return {
             "objects": [{"key": o["Key"], "size": int(o.get("Size", 0)),
                          "last_modified": o["LastModified"].isoformat() if o.get("LastModified") else None}

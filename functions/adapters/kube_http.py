@@ -21,7 +21,7 @@ from typing import Any
 
 from functions.adapters import aws
 from functions.adapters.eks_auth import _ca_file, eks_token
-from functions.domain.errors import InvalidInput, NotFound
+from functions.domain.errors import ClusterApiUnavailable, InvalidInput, NotFound
 
 FIELD_MANAGER = "podstart"
 PLURALS = {"Secret": "secrets", "Pod": "pods", "HyperPodPyTorchJob": "hyperpodpytorchjobs", "RayJob": "rayjobs"}
@@ -48,7 +48,7 @@ TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io"
 NAMES_LIMIT = 500
 
 
-class KubeUnavailable(Exception):
+class KubeUnavailable(ClusterApiUnavailable):
     """The cluster's Kubernetes API could not be reached or refused us (`status`: its HTTP answer, if any)."""
 
     def __init__(self, message: str, status: int | None = None) -> None:

@@ -229,6 +229,25 @@ class DynamoStateStore:
     def delete(self, pk: str, sk: str) -> None:
         self._ddb.delete_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)})
 
+    def get_rev(self, pk: str, sk: str) -> tuple[dict[str, Any] | None, int]:
+        item = self._ddb.get_item(TableName=self.table, Key={"pk": _s(pk), "sk": _s(sk)},
+                                  ConsistentRead=True).get("Item")
+        if not item:
+            return None, 0
+        return json.loads(item["body"]["S"]), int(item.get("rev", {}).get("N", 0))
+
+    def put_rev(self, pk: str, sk: str, body: dict[str, Any], rev: int) -> bool:
+        item = {"pk": _s(pk), "sk": _s(sk), "body": _s(json.dumps(body, default=str)), "rev": _n(rev + 1)}
+        cond = "attribute_not_exists(rev) OR rev = :r" if rev == 0 else "rev = :r"
+        try:
+            self._ddb.put_item(TableName=self.table, Item=item, ConditionExpression=cond,
+                               ExpressionAttributeValues={":r": _n(rev)})
+        except ClientError as err:
+            if err.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
     def query(self, pk: str) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         args: dict[str, Any] = {"TableName": self.table, "KeyConditionExpression": "pk = :p",

@@ -12,13 +12,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import BaseModel
 
 from functions.domain.operations import Actor, Operation
-from functions.domain.plans import Plan
 from functions.domain.principal import Principal, Role
-from functions.domain.views import NoChange
-from functions.logic.plans import Started
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the planners and views load with the routes that answer them, not with this module
     from functions.api.deps import Services
+    from functions.domain.plans import Plan
+    from functions.domain.views import NoChange
+    from functions.logic.started import Started
 
 
 def services() -> Services:
@@ -89,7 +89,9 @@ def accepted(op: Operation, replayed: bool = False) -> Response[str]:
 
 def respond(result: Started | Plan | NoChange | Operation) -> Response[str]:
     """What a mutating route answers: 202 with the operation, or 200 with a plan (dry run) or `changed: false`."""
-    if isinstance(result, Started):
+    from functions.logic.started import Started as Begun
+
+    if isinstance(result, Begun):
         return accepted(result.operation, result.replayed)
     if isinstance(result, Operation):
         return accepted(result)

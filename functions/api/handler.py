@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -12,26 +14,9 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.adapters.kube_http import KubeUnavailable
-from functions.api import edge, openapi, problems
+from functions.api import edge, problems
 from functions.api.context import json_response
-from functions.api.routes import (
-    audit,
-    capacity,
-    catalog,
-    clusters,
-    features,
-    inference,
-    jobs,
-    namespaces,
-    nodes,
-    operations,
-    preferences,
-    recipes,
-    specs,
-    storage,
-)
-from functions.domain.errors import Problem
+from functions.domain.errors import ClusterApiUnavailable, Problem
 from functions.observability import logger, metrics, tracer
 
 API_TITLE = "PodStart API"
@@ -46,24 +31,50 @@ def _instance() -> str | None:
 
 
 app.use(middlewares=edge.middlewares())
-app.include_router(operations.router)
-app.include_router(catalog.router)
-app.include_router(preferences.router)
-app.include_router(clusters.router)
-app.include_router(recipes.router)
-app.include_router(jobs.router)
-app.include_router(features.router)
-app.include_router(storage.router)
-app.include_router(inference.router)
-app.include_router(audit.router)
-app.include_router(nodes.router)
-app.include_router(specs.router)
-app.include_router(capacity.router)
-app.include_router(namespaces.router)
+# Routes load with the first request that needs them (a cold start pays for its own route's models and planners,
+# not every route's): a request's path names its module, by the segment after /v1/ or after /v1/clusters/{c}/.
+# tests/unit/test_lazy_routes.py keeps this table equal to where each route is defined.
+TOP_LEVEL = {"operations": "operations", "catalog": "catalog", "preferences": "preferences", "me": "preferences",
+             "recipes": "recipes", "audit": "audit", "buckets": "storage", "capacity": "capacity", "specs": "specs",
+             "clusters": "clusters"}
+ON_A_CLUSTER = {"jobs": "jobs", "secrets": "jobs", "features": "features", "storage": "storage",
+                "reconcile": "storage", "endpoints": "inference", "pools": "inference", "models": "inference",
+                "nodes": "nodes", "health-checks": "nodes", "events": "nodes", "namespaces": "namespaces",
+                "gpus": "capacity", "spec": "specs", "instance-groups": "clusters", "software-update": "clusters"}
+ROUTE_MODULES = tuple(sorted(set(TOP_LEVEL.values()) | set(ON_A_CLUSTER.values())))
+_loaded: set[str] = set()
+_loading = threading.Lock()
+
+
+def module_for(path: str) -> str | None:
+    """The routes module that serves `path` (None: no module does; every module is loaded to answer the 404)."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) < 2 or parts[0] != "v1":
+        return None
+    if parts[1] == "clusters" and len(parts) >= 4 and parts[2] != "import":
+        return ON_A_CLUSTER.get(parts[3])
+    return TOP_LEVEL.get(parts[1])
+
+
+def load_routes(*modules: str) -> None:
+    """Include these routes modules' routers (all of them when none is named), once each."""
+    wanted = [m for m in (modules or ROUTE_MODULES) if m not in _loaded]
+    if not wanted:
+        return
+    with _loading:
+        for name in wanted:
+            if name in _loaded:
+                continue
+            module = importlib.import_module(f"functions.api.routes.{name}")
+            app.include_router(module.router)
+            _loaded.add(name)
 
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict[str, Any]:
+    from functions.api import openapi
+
+    load_routes()
     doc = json.loads(app.get_openapi_json_schema(
         title=API_TITLE, version=API_VERSION,
         description="PodStart: a serverless control plane for SageMaker HyperPod clusters on EKS.",
@@ -81,8 +92,8 @@ def _problem(exc: Problem) -> Response[str]:
     return problems.from_problem(exc, _instance())
 
 
-@app.exception_handler(KubeUnavailable)
-def _kube_unavailable(exc: KubeUnavailable) -> Response[str]:
+@app.exception_handler(ClusterApiUnavailable)
+def _kube_unavailable(exc: ClusterApiUnavailable) -> Response[str]:
     """The cluster's Kubernetes API refused or did not answer: a gateway error naming what to do, not a 500."""
     hint = (" PodStart's access in the cluster lacks a grant it needs: POST /v1/clusters/{cluster}/reconcile "
             "re-applies it." if exc.status == 403 else " Try again; the cluster may be busy or unreachable.")
@@ -115,6 +126,8 @@ def _bug(exc: Exception) -> Response[str]:
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    module = module_for(str(event.get("path") or ""))
+    load_routes(*([module] if module else []))
     if event.get("httpMethod") in ("POST", "PUT", "PATCH", "DELETE"):
         from functions.api.deps import services
 

@@ -7,6 +7,7 @@ live state where they read it and the record's last-known values (with their tim
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -85,6 +86,9 @@ def record_key(region: str, name: str) -> tuple[str, str]:
     return RECORD_PK, f"{region}#{name}"
 
 
+MUTATE_TRIES = 10
+
+
 class ClusterRecords:
     """Cluster records over any StateStore (DynamoDB in AWS, a fake in tests)."""
 
@@ -112,13 +116,26 @@ class ClusterRecords:
     def named(self, name: str) -> list[ClusterRecord]:
         return [r for r in self.all() if r.name == name]
 
+    def mutate(self, region: str, name: str,
+               change: Callable[[ClusterRecord], ClusterRecord | None]) -> ClusterRecord | None:
+        """Read, change, write back only if nobody wrote in between, else again: two writers (a group added while
+        the event projector or a page records HyperPod's counts) never lose each other's change. `change` answers
+        the new record, or None to leave it. The record as it now is (None: there is none)."""
+        key = record_key(region, name)
+        for _ in range(MUTATE_TRIES):
+            body, rev = self.state.get_rev(*key)
+            if body is None:
+                return None
+            rec = ClusterRecord.model_validate(body)
+            new = change(rec)
+            if new is None or new == rec:
+                return rec
+            if self.state.put_rev(*key, new.model_dump(mode="json"), rev):
+                return new
+        raise RuntimeError(f"cluster record {region}/{name} kept changing; try again")
+
     def update(self, region: str, name: str, **changes: Any) -> ClusterRecord | None:
-        rec = self.load(region, name)
-        if rec is None:
-            return None
-        updated = rec.model_copy(update=changes)
-        self.save(updated)
-        return updated
+        return self.mutate(region, name, lambda rec: rec.model_copy(update=changes))
 
     def set_status(self, region: str, name: str, status: ClusterStatus, **changes: Any) -> None:
         self.update(region, name, status=status, **changes)

@@ -128,3 +128,10 @@ class PermanentStepError(StepError):
 
 class OperationCancelled(StepError):
     """The operation was cancelled while its workflow ran."""
+
+
+class ClusterApiUnavailable(Exception):
+    """A cluster's Kubernetes API did not answer or refused PodStart (`status`: its HTTP answer, if any). Not the
+    caller's fault: the REST edge answers 502 with what to do (functions.api.handler)."""
+
+    status: int | None = None

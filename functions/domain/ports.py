@@ -96,6 +96,13 @@ class StateStore(Protocol):
     def query(self, pk: str) -> list[dict[str, Any]]:
         """Every body under pk, in sk order."""
 
+    def get_rev(self, pk: str, sk: str) -> tuple[dict[str, Any] | None, int]:
+        """(body, revision): the revision a `put_rev` must name (0: absent, or written without one)."""
+
+    def put_rev(self, pk: str, sk: str, body: dict[str, Any], rev: int) -> bool:
+        """Write `body` as revision rev+1 only if the stored revision is still `rev`; False when someone wrote in
+        between (read again, apply the change again, try again)."""
+
 
 class ClusterReader(Protocol):
     """Live AWS state the API reads to admit requests and build views (never mutates)."""

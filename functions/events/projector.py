@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.domain import operations as ops
-from functions.domain.cluster_record import ClusterRecords
+from functions.domain.cluster_record import ClusterRecord, ClusterRecords
 from functions.domain.operations import ErrorInfo, now_iso
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore, WorkflowRunner
 from functions.domain.service import OperationService
@@ -99,12 +99,15 @@ class Projector:
             return "ignored"
         seen = now_iso()
         groups = {g["InstanceGroupName"]: g for g in live.get("InstanceGroups", [])}
-        for rec in matches:
+
+        def follow(rec: ClusterRecord) -> ClusterRecord:  # onto the record as it is now, not as first read
             updated = [g.model_copy(update={
                 "current_count": groups[g.name].get("CurrentCount"),
                 "instance_count": groups[g.name].get("TargetCount", g.instance_count),
                 "status": groups[g.name].get("Status"), "counts_as_of": seen,
             }) if g.name in groups else g for g in rec.instance_groups]
-            records.save(rec.model_copy(update={"instance_groups": updated,
-                                                "hyperpod_status": live.get("ClusterStatus")}))
+            return rec.model_copy(update={"instance_groups": updated, "hyperpod_status": live.get("ClusterStatus")})
+
+        for rec in matches:
+            records.mutate(rec.region, rec.name, follow)
         return "recorded"

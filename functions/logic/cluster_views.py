@@ -168,13 +168,17 @@ def cluster_detail(deps: Deps, name: str, region: str | None, sub: str) -> Clust
 def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str, save: bool = True) -> ClusterRecord:
     """Write what HyperPod reports (target/current counts, statuses) onto the record, when it differs."""
     live = {g["InstanceGroupName"]: g for g in hp.get("InstanceGroups", [])}
-    groups = [g.model_copy(update={"instance_count": int(live[g.name].get("TargetCount", g.instance_count)),
-                                   "current_count": live[g.name].get("CurrentCount"),
-                                   "status": live[g.name].get("Status"), "counts_as_of": seen})
-              if g.name in live else g for g in rec.instance_groups]
-    updated = rec.model_copy(update={"instance_groups": groups, "hyperpod_status": hp.get("ClusterStatus")})
-    if updated != rec and save:
-        deps.records.save(updated)
+
+    def follow(r: ClusterRecord) -> ClusterRecord:
+        groups = [g.model_copy(update={"instance_count": int(live[g.name].get("TargetCount", g.instance_count)),
+                                       "current_count": live[g.name].get("CurrentCount"),
+                                       "status": live[g.name].get("Status"), "counts_as_of": seen})
+                  if g.name in live else g for g in r.instance_groups]
+        return r.model_copy(update={"instance_groups": groups, "hyperpod_status": hp.get("ClusterStatus")})
+
+    updated = follow(rec)
+    if updated != rec and save:  # onto the record as it is now: a group added meanwhile stays
+        return deps.records.mutate(rec.region, rec.name, follow) or updated
     return updated
 
 

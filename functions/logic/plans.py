@@ -33,7 +33,6 @@ and the result (status, operation id; replays marked). Records are built in func
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from functions.domain.capacity.placement import Placement
@@ -44,14 +43,7 @@ from functions.domain.planners import PLANNERS, PlanInput
 from functions.domain.plans import HOURS_PER_MONTH, Cost, CostLine, Draft, Plan, QuotaLine
 from functions.domain.service import Admission
 from functions.logic.deps import Deps
-
-
-@dataclass(frozen=True)
-class Started:
-    """A real request's answer: the operation, and whether it is a replay of an earlier request (same key)."""
-
-    operation: Operation
-    replayed: bool = False
+from functions.logic.started import Started
 
 
 def start_or_plan(deps: Deps, *, dry_run: bool, kind: str, target: Target, request: dict[str, Any],

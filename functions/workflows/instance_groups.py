@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain.cluster_record import ClusterRecords, GroupRecord
+from functions.domain.cluster_record import ClusterRecord, ClusterRecords, GroupRecord
 from functions.domain.errors import PermanentStepError
 from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S
 from functions.domain.network import RESERVED_TAG_PREFIX, subnet_from_ec2
@@ -101,23 +101,29 @@ def _observed(op: Operation) -> dict[str, Any]:
 def add_status(op: Operation, state: StateStore) -> None:
     if op.status is not OperationStatus.SUCCEEDED:
         return
-    req, records = op.request, ClusterRecords(state)
-    rec = records.load(req["region"], req["cluster"])
-    if rec is not None and rec.group(req["group"]["name"]) is None:
-        fields = {k: req["group"][k] for k in GroupRecord.model_fields if k in req["group"]}
-        group = GroupRecord(**{**fields, **_observed(op)})
-        records.save(rec.model_copy(update={"instance_groups": [*rec.instance_groups, group], "operation_id": op.id}))
+    req = op.request
+    fields = {k: req["group"][k] for k in GroupRecord.model_fields if k in req["group"]}
+    group = GroupRecord(**{**fields, **_observed(op)})
+
+    def add(rec: ClusterRecord) -> ClusterRecord | None:
+        if rec.group(group.name) is not None:
+            return None
+        return rec.model_copy(update={"instance_groups": [*rec.instance_groups, group], "operation_id": op.id})
+
+    ClusterRecords(state).mutate(req["region"], req["cluster"], add)
 
 
 def scale_status(op: Operation, state: StateStore) -> None:
     if op.status is not OperationStatus.SUCCEEDED:
         return
-    req, records = op.request, ClusterRecords(state)
-    rec = records.load(req["region"], req["cluster"])
-    if rec is not None:
+    req = op.request
+
+    def scale(rec: ClusterRecord) -> ClusterRecord:
         groups = [x.model_copy(update={"instance_count": req["instance_count"], **_observed(op)})
                   if x.name == req["group"] else x for x in rec.instance_groups]
-        records.save(rec.model_copy(update={"instance_groups": groups, "operation_id": op.id}))
+        return rec.model_copy(update={"instance_groups": groups, "operation_id": op.id})
+
+    ClusterRecords(state).mutate(req["region"], req["cluster"], scale)
 
 
 ADD = Workflow(kind="instance_group.add", steps={"subnet": subnet, "instance_group": add_group},
@@ -217,11 +223,15 @@ def gone(ctx: StepContext) -> Outcome:
 def delete_status(op: Operation, state: StateStore) -> None:
     if op.status is not OperationStatus.SUCCEEDED:
         return
-    req, records = op.request, ClusterRecords(state)
-    rec = records.load(req["region"], req["cluster"])
-    if rec is not None and rec.group(req["group"]) is not None:
-        groups = [x for x in rec.instance_groups if x.name != req["group"]]
-        records.save(rec.model_copy(update={"instance_groups": groups, "operation_id": op.id}))
+    req = op.request
+
+    def drop(rec: ClusterRecord) -> ClusterRecord | None:
+        if rec.group(req["group"]) is None:
+            return None
+        return rec.model_copy(update={"instance_groups": [x for x in rec.instance_groups if x.name != req["group"]],
+                                      "operation_id": op.id})
+
+    ClusterRecords(state).mutate(req["region"], req["cluster"], drop)
 
 
 DELETE = Workflow(kind="instance_group.delete", steps={"drain": drain, "instance_group": delete_group, "gone": gone},

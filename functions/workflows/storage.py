@@ -297,9 +297,8 @@ def remove_status(op: Operation, state: StateStore) -> None:
     records = st.StorageRecords(state)
     if r.get("origin") == "cluster":
         if op.status is OperationStatus.SUCCEEDED:
-            rec = ClusterRecords(state).load(r["region"], r["cluster"])
-            if rec is not None:
-                ClusterRecords(state).save(rec.model_copy(update={"storage": {**rec.storage, "fsx_removed": True}}))
+            ClusterRecords(state).mutate(r["region"], r["cluster"], lambda rec: rec.model_copy(
+                update={"storage": {**rec.storage, "fsx_removed": True}}))
         return
     if op.status is OperationStatus.SUCCEEDED:
         records.delete(r["region"], r["cluster"], r["name"])

@@ -192,18 +192,27 @@ class ClientHooks:
                           str(context.get("client_region") or ""))
 
 
-def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
-    """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` names
-    (`.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates them."""
-    from urllib.parse import urlsplit
+def _known(url: str) -> bool:
+    """The request is to an embedded cluster the sandbox still has (a twin's deletion may have taken it)."""
+    from sandbox.aws.runtime import RUNTIME
 
+    if RUNTIME.kube is None:
+        return False
+    cluster = RUNTIME.kube.cluster_of(url)
+    return bool(cluster and RUNTIME.kube.store_or_none(cluster) is not None)
+
+
+def _namespace_rules(url: str, namespace: str) -> list[dict[str, Any]]:
+    """What the Roles of `namespace` grant the podstart-api group on the embedded cluster `url` is a request to
+    (its API's own port, or `.../clusters/{name}/api/...`): the API server's RoleBindings there, as EKS evaluates
+    them."""
     from functions.domain import rbac
     from sandbox.aws.runtime import RUNTIME
 
-    parts = [p for p in urlsplit(url).path.split("/") if p]
-    if len(parts) < 2 or parts[0] != "clusters" or RUNTIME.kube is None:
+    if RUNTIME.kube is None:
         return []
-    store = RUNTIME.kube.store_or_none(parts[1])
+    cluster = RUNTIME.kube.cluster_of(url)
+    store = RUNTIME.kube.store_or_none(cluster) if cluster else None
     if store is None:
         return []
     api = "rbac.authorization.k8s.io/v1"
@@ -237,7 +246,8 @@ class KubeHooks:
 
         from functions.domain import rbac
 
-        why = rbac.refused(method, url, namespaced=lambda ns: _namespace_rules(url, ns))
+        # no such embedded cluster (gone with a same-named twin): its API server's own 404 answers, not RBAC
+        why = rbac.refused(method, url, namespaced=lambda ns: _namespace_rules(url, ns)) if _known(url) else None
         self.calls.append("kubernetes", _KUBE_VERBS.get(method.upper(), method.title()),
                           {"path": urlsplit(url).path}, "sent" if why is None else "Forbidden")
         if why is not None:

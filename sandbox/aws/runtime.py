@@ -25,6 +25,8 @@ class KubeRegistry(Protocol):
 
     def store_or_none(self, name: str) -> Any: ...
 
+    def cluster_of(self, url: str) -> str | None: ...
+
 
 class ResourceMissing(LookupError):
     """A sandbox control named an AWS resource that does not exist."""

@@ -26,7 +26,8 @@ class ResourceType:
     status_replicas_path: str = ".status.replicas"
     label_selector_path: str = ""
     from_crd: str = ""  # name of the CRD that registered this type, "" for built-ins
-    printer_columns: tuple[tuple[str, str], ...] = field(default=())  # (name, jsonPath)
+    printer_columns: tuple[tuple[str, str, str, int], ...] = field(default=())  # (name, jsonPath, type, priority)
+    verbs: tuple[str, ...] = ALL_VERBS
 
     @property
     def api_version(self) -> str:
@@ -47,10 +48,12 @@ class ResourceType:
 
 
 def _t(
-    gv: str, plural: str, kind: str, namespaced: bool = True, short: str = "", sub: str = "", cat: str = ""
+    gv: str, plural: str, kind: str, namespaced: bool = True, short: str = "", sub: str = "", cat: str = "",
+    verbs: tuple[str, ...] = ALL_VERBS,
 ) -> ResourceType:
     group, _, version = gv.rpartition("/")
     return ResourceType(
+        verbs=verbs,
         group=group,
         version=version,
         plural=plural,
@@ -120,6 +123,20 @@ BUILTINS: tuple[ResourceType, ...] = (
     _t("networking.k8s.io/v1", "ingressclasses", "IngressClass", False),
     _t("discovery.k8s.io/v1", "endpointslices", "EndpointSlice"),
     _t("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa", "status"),
+    # stored as v2, also served as v1 (what `kubectl autoscale` creates), converted (conversion.py)
+    _t("autoscaling/v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True, "hpa", "status"),
+    # what `kubectl auth can-i` and `kubectl auth whoami` create (answered from the cluster's RBAC, authz.py)
+    _t("authorization.k8s.io/v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
+    _t("authorization.k8s.io/v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
+    _t("authorization.k8s.io/v1", "subjectaccessreviews", "SubjectAccessReview", False, verbs=("create",)),
+    _t("authentication.k8s.io/v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
+)
+REVIEWS = frozenset({"SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview", "SelfSubjectReview"})
+
+# metrics-server's aggregated API (`kubectl top`): served while the metrics-server add-on runs (metrics.py)
+METRICS = (
+    _t("metrics.k8s.io/v1beta1", "nodes", "NodeMetrics", False, verbs=("get", "list")),
+    _t("metrics.k8s.io/v1beta1", "pods", "PodMetrics", True, verbs=("get", "list")),
 )
 
 
@@ -134,9 +151,9 @@ def types_from_crd(crd: dict[str, Any]) -> list[ResourceType]:
         sub = ver.get("subresources") or {}
         scale = sub.get("scale")
         cols = tuple(
-            (str(c.get("name", "")), str(c.get("jsonPath", "")))
+            (str(c.get("name", "")), str(c.get("jsonPath", "")), str(c.get("type", "string")),
+             int(c.get("priority") or 0))
             for c in ver.get("additionalPrinterColumns") or []
-            if not c.get("priority")
         )
         out.append(
             ResourceType(
@@ -171,6 +188,10 @@ class TypeRegistry:
     def register(self, rt: ResourceType) -> None:
         with self._lock:
             self._types[(rt.group, rt.version, rt.plural)] = rt
+
+    def unregister(self, group: str, version: str, plural: str) -> None:
+        with self._lock:
+            self._types.pop((group, version, plural), None)
 
     def unregister_crd(self, crd_name: str) -> None:
         with self._lock:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import queue
 import re
+import selectors
 import sys
 import threading
 import time
@@ -14,9 +16,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import yaml
+
+from sandbox.kube import authz, openapi, tables
 from sandbox.kube.errors import ApiError, bad_request, not_found
 from sandbox.kube.operators import DEFAULT_RECONCILERS, ControllerLoop, Reconciler
-from sandbox.kube.registry import ALL_VERBS, ResourceType, TypeRegistry
+from sandbox.kube.proto import PROTOBUF, decode_object
+from sandbox.kube.registry import REVIEWS, ResourceType, TypeRegistry
 from sandbox.kube.store import ClusterStore, Obj, get_path
 
 VERSION_INFO = {
@@ -46,115 +52,6 @@ def _sorted_versions(versions: list[str]) -> list[str]:
     return sorted(versions, key=_version_priority, reverse=True)
 
 
-def _age(timestamp: str | None) -> str:
-    if not timestamp:
-        return "<unknown>"
-    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    secs = max(int((datetime.now(UTC) - created).total_seconds()), 0)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size * 2 or (unit == "m" and secs >= 120):
-            return f"{secs // size}{unit}"
-    return f"{secs}s"
-
-
-def _ready_pods(o: Obj) -> str:
-    statuses = get_path(o, "status.containerStatuses") or []
-    total = len(get_path(o, "spec.containers") or [])
-    return f"{sum(1 for c in statuses if c.get('ready'))}/{total}"
-
-
-_COLUMNS: dict[tuple[str, str], list[tuple[str, Any]]] = {
-    ("", "pods"): [
-        ("Ready", _ready_pods),
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        ("Restarts", lambda o: "0"),
-    ],
-    ("", "namespaces"): [("Status", lambda o: get_path(o, "status.phase") or "")],
-    ("", "persistentvolumeclaims"): [
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        ("Volume", lambda o: get_path(o, "spec.volumeName") or ""),
-    ],
-    ("", "persistentvolumes"): [
-        ("Status", lambda o: get_path(o, "status.phase") or ""),
-        (
-            "Claim",
-            lambda o: "/".join(
-                filter(None, (get_path(o, "spec.claimRef.namespace"), get_path(o, "spec.claimRef.name")))
-            ),
-        ),
-    ],
-    ("", "services"): [
-        ("Type", lambda o: get_path(o, "spec.type") or ""),
-        ("Cluster-IP", lambda o: get_path(o, "spec.clusterIP") or ""),
-    ],
-    ("apps", "deployments"): [
-        (
-            "Ready",
-            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
-        ),
-        ("Up-to-date", lambda o: get_path(o, "status.updatedReplicas") or 0),
-        ("Available", lambda o: get_path(o, "status.availableReplicas") or 0),
-    ],
-    ("apps", "statefulsets"): [
-        (
-            "Ready",
-            lambda o: f"{get_path(o, 'status.readyReplicas') or 0}/{get_path(o, 'spec.replicas') or 0}",
-        ),
-    ],
-    ("batch", "jobs"): [
-        (
-            "Status",
-            lambda o: next(
-                (
-                    c["type"]
-                    for c in get_path(o, "status.conditions") or []
-                    if c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                ),
-                "Running",
-            ),
-        ),
-        (
-            "Completions",
-            lambda o: f"{get_path(o, 'status.succeeded') or 0}/{get_path(o, 'spec.completions') or 1}",
-        ),
-    ],
-}
-
-
-def _table(rt: ResourceType, objs: list[Obj], list_meta: Obj, include: str) -> Obj:
-    extra: list[tuple[str, Any]] = list(_COLUMNS.get(rt.storage_key, []))
-    for name, path in rt.printer_columns:
-        if path != ".metadata.creationTimestamp" and "[" not in path:
-            extra.append((name, lambda o, p=path: get_path(o, p)))
-    columns = [{"name": "Name", "type": "string", "format": "name", "description": "Name", "priority": 0}]
-    columns += [{"name": n, "type": "string", "format": "", "description": n, "priority": 0} for n, _ in extra]
-    columns.append({"name": "Age", "type": "string", "format": "", "description": "Age", "priority": 0})
-    rows = []
-    for o in objs:
-        cells = [
-            o["metadata"]["name"],
-            *[fn(o) for _, fn in extra],
-            _age(o["metadata"].get("creationTimestamp")),
-        ]
-        row: Obj = {"cells": ["" if c is None else c for c in cells]}
-        if include == "Object":
-            row["object"] = o
-        elif include != "None":
-            row["object"] = {
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": o["metadata"],
-            }
-        rows.append(row)
-    return {
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": list_meta,
-        "columnDefinitions": columns,
-        "rows": rows,
-    }
-
-
 def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> list[Obj]:
     out: list[Obj] = []
     for rt in registry.in_group_version(group, version):
@@ -163,7 +60,7 @@ def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> li
             "singularName": rt.singular,
             "namespaced": rt.namespaced,
             "kind": rt.kind,
-            "verbs": list(ALL_VERBS),
+            "verbs": list(rt.verbs),
         }
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)
@@ -192,6 +89,10 @@ def _discovery_resources(registry: TypeRegistry, group: str, version: str) -> li
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        if rt.storage_key == ("", "serviceaccounts"):
+            out.append({"name": "serviceaccounts/token", "singularName": "", "namespaced": True,
+                        "group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest",
+                        "verbs": ["create"]})
         if rt.storage_key == ("", "pods"):
             out.append({"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]})
             out.append({"name": "pods/eviction", "singularName": "", "namespaced": True, "group": "policy",
@@ -239,9 +140,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.rfile.readline()
         return b""
 
-    def _send(self, code: int, body: bytes, content_type: str = "application/json") -> None:
+    def _send(self, code: int, body: bytes, content_type: str = "application/json",
+              headers: dict[str, str] | None = None) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
+        for warning in getattr(self, "_warnings", ()):
+            self.send_header("Warning", '299 - "' + warning.replace('"', '\\"') + '"')
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-cache, private")
         self.end_headers()
@@ -268,18 +174,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _dispatch(self, method: str) -> None:
+        self._warnings: list[str] = []
+        self._user, self._impersonating = authz.ADMIN, False
         try:
             body = self._read_body()
-            if "protobuf" in self.headers.get("Content-Type", ""):
-                raise ApiError(
-                    415,
-                    "UnsupportedMediaType",
-                    "this sandbox API server reads JSON and YAML only, not protobuf "
-                    "(use kubectl apply -f / create -f instead of kubectl create <kind> / run)",
-                )
             parts = urlsplit(self.path)
             query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             segs = [s for s in parts.path.split("/") if s]
+            if self.server.cluster is not None:
+                segs = ["clusters", self.server.cluster, *segs]
             if len(segs) < 2 or segs[0] != "clusters":
                 if segs and segs[-1] in ("healthz", "livez", "readyz"):
                     self._send(200, b"ok", "text/plain")
@@ -288,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
             store = self.server.api.store_or_none(segs[1])
             if store is None:
                 raise ApiError(404, "NotFound", f"cluster {segs[1]!r} not found")
-            self.server.api.requests.append((segs[1], method, parts.path))
+            self.server.api.requests.append((segs[1], method, "/" + "/".join(segs)))
             segs = segs[2:]
             if segs and segs[-1] in ("healthz", "livez", "readyz"):
                 self._send(200, b"ok", "text/plain")
@@ -308,8 +211,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ---------------------------------------------------------------- routing
 
+    def _authorize(self, store: ClusterStore, attrs: authz.Attributes) -> None:
+        """An impersonating request (`kubectl --as`) may do what the cluster's RBAC grants that user."""
+        if not self._impersonating:
+            return
+        allowed, _ = authz.authorize(store, self._user, attrs)
+        if not allowed:
+            raise authz.forbidden(self._user, attrs)
+
     def _route(self, store: ClusterStore, method: str, segs: list[str], query: dict[str, str], body: bytes) -> None:
         registry = store.registry
+        self._user, self._impersonating = authz.user_of(self.headers)
+        if not segs or segs[0] not in ("api", "apis") or len(segs) <= (2 if segs[0] == "api" else 3):
+            self._authorize(store, authz.Attributes(verb=method.lower(), path="/" + "/".join(segs)))
         if method == "GET" and segs == ["version"]:
             return self._json(200, VERSION_INFO)
         if method == "GET" and segs == ["api"]:
@@ -325,6 +239,8 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET" and segs == ["apis"]:
             groups = [self._api_group(g, v) for g, v in registry.groups().items() if g]
             return self._json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+        if method == "GET" and segs[:1] == ["openapi"]:
+            return self._openapi(store, segs[1:])
         if not segs or segs[0] not in ("api", "apis"):
             raise _NO_SUCH_RESOURCE
         if segs[0] == "api":
@@ -372,19 +288,33 @@ class _Handler(BaseHTTPRequestHandler):
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
         if (
-            sub not in (None, "status", "scale", "log", "eviction")
+            sub not in (None, "status", "scale", "log", "eviction", "token")
             or (sub == "eviction" and rt.storage_key != ("", "pods"))
+            or (sub == "token" and rt.storage_key != ("", "serviceaccounts"))
             or (sub == "status" and not rt.status)
             or (sub == "log" and rt.storage_key != ("", "pods"))
         ):
             raise _NO_SUCH_RESOURCE
+        verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method) or (
+            ("watch" if watch else ("get" if name else "list")) if method == "GET"
+            else ("delete" if name else "deletecollection"))
+        self._authorize(store, authz.Attributes(verb=verb, group=group, resource=rt.plural, subresource=sub or "",
+                                                name=name or "", namespace=namespace or ""))
         manager = query.get("fieldManager") or self.headers.get("User-Agent", "unknown").split("/")[0]
         accept = self.headers.get("Accept", "")
         table = "as=Table" in accept
+        if rt.kind in REVIEWS and method == "POST" and name is None:
+            return self._json(201, authz.review(store, self._user, rt.kind, self._decode(body)))
+        if rt.group == "metrics.k8s.io" and method == "GET" and not watch:
+            from sandbox.kube import metrics
+
+            return self._json(200, metrics.read(store, rt, namespace, name, query))
         if name is None:
             return self._collection(store, rt, method, namespace, query, body, watch, table, manager)
         if method == "POST" and sub == "eviction":
             return self._json(201, store.evict(namespace or "default", name))
+        if method == "POST" and sub == "token":
+            return self._json(201, authz.token_request(store, namespace or "default", name, self._decode(body)))
         if method == "GET" and sub == "log":
             return self._logs(store, namespace or "default", name, query)
         if method == "GET" and watch:
@@ -393,29 +323,70 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "GET":
             obj = store.get_scale(rt, namespace, name) if sub == "scale" else store.get_rt(rt, namespace, name)
             if table and sub is None:
-                obj = _table(
+                obj = tables.table(
                     rt,
                     [obj],
                     {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
                     query.get("includeObject", "Metadata"),
                 )
             return self._json(200, obj)
+        dry = store.dry_run() if query.get("dryRun") == "All" else contextlib.nullcontext()
         if method == "PUT":
-            return self._json(200, store.replace_rt(rt, namespace, name, self._decode(body), sub, manager))
-        if method == "PATCH" and query.get("dryRun") == "All":
-            return self._json(200, dry_run_apply(store, rt, namespace, name, body))
+            obj = self._decode(body)
+            if sub is None:
+                obj = self._validated(store, rt, query, obj, name=name, namespace=namespace)
+            with dry:
+                return self._json(200, store.replace_rt(rt, namespace, name, obj, sub, manager))
         if method == "PATCH":
-            ctype = self.headers.get("Content-Type", "application/merge-patch+json")
-            force = query.get("force", "") in ("true", "1")
-            return self._json(
-                200,
-                store.patch_rt(rt, namespace, name, ctype, body, sub, query.get("fieldManager"), force)
-                if ctype.startswith("application/apply-patch")
-                else store.patch_rt(rt, namespace, name, ctype, body, sub, manager),
-            )
+            ctype = self.headers.get("Content-Type", "application/merge-patch+json").split(";")[0].strip()
+            apply = ctype == "application/apply-patch+yaml"
+            if sub is None and ctype != "application/json-patch+json":
+                given = _patch_body(body, apply)
+                kept = self._validated(store, rt, query, given, patch=not apply, apply=apply, name=name,
+                                       namespace=namespace)
+                if kept is not given:
+                    body = json.dumps(kept).encode()
+            if apply and query.get("dryRun") == "All":
+                dry_run_apply(store, rt, namespace, name, body)  # what PodStart's plans rely on: schema errors
+            with dry:
+                if apply:
+                    force = query.get("force", "") in ("true", "1")
+                    return self._json(200, store.patch_rt(rt, namespace, name, ctype, body, sub,
+                                                          query.get("fieldManager"), force))
+                return self._json(200, store.patch_rt(rt, namespace, name, ctype, body, sub, manager))
         if method == "DELETE" and sub is None:
-            return self._json(200, store.delete_rt(rt, namespace, name))
+            with dry:
+                return self._json(200, store.delete_rt(rt, namespace, name))
         raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    def _openapi(self, store: ClusterStore, segs: list[str]) -> None:
+        published = self.server.api.published(store.name)
+        crds = store.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+        docs = published.documents(store.registry.all(), crds)
+        if segs == ["v2"]:
+            return self._send(200, published.v2_bytes(docs))
+        if segs == ["v3"]:
+            return self._json(200, published.v3_index(docs))
+        if len(segs) >= 3 and segs[0] == "v3":
+            group, version = ("", segs[2]) if segs[1] == "api" and len(segs) == 3 else (
+                (segs[2], segs[3]) if segs[1] == "apis" and len(segs) == 4 else ("", ""))
+            body = published.v3_bytes(docs, group, version) if version else None
+            if body is not None:
+                return self._send(200, body, headers={"Etag": f'"{openapi.etag(body)}"',
+                                                      "Cache-Control": "public, immutable"})
+        raise _NO_SUCH_RESOURCE
+
+    def _validated(self, store: ClusterStore, rt: ResourceType, query: dict[str, str], body: Any, *,
+                   patch: bool = False, apply: bool = False, name: str = "", namespace: str | None = None) -> Any:
+        """The request's `fieldValidation` (Warn when absent, as the API server) against the kind's schema: the
+        body to store (unknown fields dropped), or a 400 under Strict."""
+        published = self.server.api.published(store.name)
+        crds = store.list("apiextensions.k8s.io/v1", "CustomResourceDefinition") if rt.from_crd else []
+        docs = published.documents(store.registry.all(), crds) if rt.from_crd else openapi.Documents([], [])
+        kept, warnings = openapi.validate_fields(docs, rt, body, query.get("fieldValidation", ""), patch=patch,
+                                                 apply=apply, name=name, namespace=namespace)
+        self._warnings += warnings
+        return kept
 
     @staticmethod
     def _api_group(group: str, versions: list[str]) -> Obj:
@@ -429,8 +400,10 @@ class _Handler(BaseHTTPRequestHandler):
             "preferredVersion": gvs[0],
         }
 
-    @staticmethod
-    def _decode(body: bytes) -> Obj:
+    def _decode(self, body: bytes) -> Obj:
+        """A request body: JSON, or Kubernetes protobuf (what kubectl's typed clients send)."""
+        if self.headers.get("Content-Type", "").split(";")[0].strip() == PROTOBUF:
+            return decode_object(body)
         try:
             obj = json.loads(body or b"null")
         except ValueError as err:
@@ -464,10 +437,12 @@ class _Handler(BaseHTTPRequestHandler):
                 query.get("continue"),
             )
             if table:
-                listed = _table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
+                listed = tables.table(rt, listed["items"], listed["metadata"], query.get("includeObject", "Metadata"))
             return self._json(200, listed)
         if method == "POST":
-            return self._json(201, store.create_rt(rt, namespace, self._decode(body), manager))
+            obj = self._validated(store, rt, query, self._decode(body), namespace=namespace)
+            with store.dry_run() if query.get("dryRun") == "All" else contextlib.nullcontext():
+                return self._json(201, store.create_rt(rt, namespace, obj, manager))
         if method == "DELETE":
             return self._json(
                 200,
@@ -501,7 +476,7 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 etype, obj = event
                 if table and etype != "ERROR":
-                    obj = _table(
+                    obj = tables.table(
                         rt,
                         [obj],
                         {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
@@ -578,9 +553,23 @@ def _since(text: str, seconds: int) -> str:
     return ""
 
 
+def _patch_body(raw: bytes, apply: bool) -> Any:
+    """A patch's body as data, for field validation (an apply body may be YAML); None when unreadable (the
+    store then answers the decoding error)."""
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        if not apply:
+            return None
+    try:
+        return yaml.safe_load(raw.decode())
+    except (yaml.YAMLError, UnicodeDecodeError):
+        return None
+
+
 def dry_run_apply(store: ClusterStore, rt: ResourceType, namespace: str | None, name: str, raw: bytes) -> Obj:
-    """Server-side apply with dryRun=All: the object as it would be stored, nothing written. Checks what
-    the API server checks before admission: the body, the kind, the namespace, the CRD's schema."""
+    """Server-side apply with dryRun=All: the checks the API server makes before admission (the body, the
+    kind, the namespace, the CRD's schema); the server then runs the apply without storing it."""
     try:
         body = json.loads(raw or b"null")
     except ValueError as err:
@@ -611,19 +600,23 @@ def dry_run_apply(store: ClusterStore, rt: ResourceType, namespace: str | None, 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    timeout = 0  # handle_request() never waits: the serve loop selects over every listener
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if not isinstance(sys.exc_info()[1], ConnectionError):  # clients hanging up are routine
             super().handle_error(request, client_address)
 
-    def __init__(self, addr: tuple[str, int], api: KubeApiServer) -> None:
+    def __init__(self, addr: tuple[str, int], api: KubeApiServer, cluster: str | None = None) -> None:
         self.api = api
-        self.stopping = threading.Event()
+        self.cluster = cluster  # a cluster's own port serves its API at the root, as an API server does
+        self.stopping = api.stopping
         super().__init__(addr, _Handler)
 
 
 class KubeApiServer:
-    """Embedded Kubernetes API for the sandbox: many clusters, one port, simulated controllers."""
+    """Embedded Kubernetes API for the sandbox: many clusters, each on its own port (its API at the root, as a
+    real API server: `kubectl get --raw /apis` works), and all of them under `/clusters/<name>` on the main
+    port; simulated controllers."""
 
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, time_scale: float = 60.0, *, require_token: bool = False
@@ -633,8 +626,13 @@ class KubeApiServer:
         self._host, self._port = host, port
         self.require_token = require_token
         self.time_scale = time_scale
+        self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._stores: dict[str, ClusterStore] = {}
+        self._listeners: dict[str, _Server] = {}
+        # EKS clusters of one name in two regions share the embedded API of that name: it goes with the last of them
+        self._holders: dict[str, int] = {}
+        self._published: dict[str, openapi.Published] = {}
         # (cluster, method, path) of recent requests: tests count the calls a page costs
         self.requests: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
         self.reconcilers: list[Reconciler] = list(DEFAULT_RECONCILERS)
@@ -643,22 +641,51 @@ class KubeApiServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        self.stopping.clear()
         self._httpd = _Server((self._host, self._port), self)
         self._port = self._httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="kube-api", daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve, name="kube-api", daemon=True)
         self._thread.start()
         self._controllers.start()
+
+    def _serve(self) -> None:
+        """One thread accepts on every listener (the main port and each cluster's); each request then runs on
+        its own thread, as ThreadingHTTPServer does."""
+        with selectors.DefaultSelector() as selector:
+            registered: set[_Server] = set()
+            while not self.stopping.is_set():
+                with self._lock:
+                    current = {*self._listeners.values(), *([self._httpd] if self._httpd else [])}
+                for srv in registered - current:
+                    with contextlib.suppress(KeyError, ValueError):
+                        selector.unregister(srv)
+                for srv in current - registered:
+                    selector.register(srv, selectors.EVENT_READ)
+                registered = current
+                try:
+                    ready = selector.select(0.05)
+                except OSError:  # a listener closed between the snapshot and the select
+                    registered = set()
+                    selector.close()
+                    selector = selectors.DefaultSelector()
+                    continue
+                for key, _ in ready:
+                    with contextlib.suppress(OSError):
+                        key.fileobj.handle_request()  # type: ignore[union-attr]
 
     def stop(self) -> None:
         self._controllers.stop()
         if self._httpd is not None:
-            self._httpd.stopping.set()
+            self.stopping.set()
             for store in self._all_stores():
                 store.close()
-            self._httpd.shutdown()
-            self._httpd.server_close()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            with self._lock:
+                listeners = [self._httpd, *self._listeners.values()]
+                self._listeners.clear()
+            for srv in listeners:
+                srv.server_close()
             self._httpd = None
 
     @property
@@ -666,24 +693,57 @@ class KubeApiServer:
         return f"http://{self._host}:{self._port}"
 
     def add_cluster(self, name: str) -> str:
+        """A cluster (idempotent); its API's URL, on its own port."""
         with self._lock:
+            self._holders[name] = self._holders.get(name, 0) + 1
             if name not in self._stores:
                 self._stores[name] = ClusterStore(name)
-        return f"{self.url}/clusters/{name}"
+            if name not in self._listeners:
+                self._listeners[name] = _Server((self._host, 0), self, cluster=name)
+            return self._cluster_url(name)
+
+    def _cluster_url(self, name: str) -> str:
+        return f"http://{self._host}:{self._listeners[name].server_address[1]}"
 
     def remove_cluster(self, name: str) -> None:
         with self._lock:
+            self._holders[name] = self._holders.get(name, 1) - 1
+            if self._holders[name] > 0:  # a same-named cluster of another region still uses it
+                return
+            self._holders.pop(name, None)
             store = self._stores.pop(name, None)
+            self._published.pop(name, None)
+            listener = self._listeners.pop(name, None)
         if store is not None:
             store.close()
+        if listener is not None:
+            listener.server_close()
+
+    def cluster_of(self, url: str) -> str | None:
+        """The cluster a request URL is for: by its port (each cluster's own), or `/clusters/<name>/` on the main
+        port; None when it is not one of this server's."""
+        parts = urlsplit(url)
+        with self._lock:
+            for name, listener in self._listeners.items():
+                if parts.port == listener.server_address[1]:
+                    return name
+            segs = [s for s in parts.path.split("/") if s]
+            if parts.port == self._port and len(segs) >= 2 and segs[0] == "clusters" and segs[1] in self._stores:
+                return segs[1]
+        return None
 
     def clusters(self) -> dict[str, str]:
         with self._lock:
-            return {name: f"{self.url}/clusters/{name}" for name in self._stores}
+            return {name: self._cluster_url(name) for name in self._stores}
 
     def store(self, name: str) -> ClusterStore:
         with self._lock:
             return self._stores[name]
+
+    def published(self, name: str) -> openapi.Published:
+        """The OpenAPI documents of a cluster (rebuilt when its kinds change)."""
+        with self._lock:
+            return self._published.setdefault(name, openapi.Published())
 
     def store_or_none(self, name: str) -> ClusterStore | None:
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import ipaddress
 import json
@@ -13,11 +14,14 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
+from sandbox.kube.authz import DEFAULT_RBAC
+from sandbox.kube.conversion import from_storage, to_storage
 from sandbox.kube.errors import ApiError, already_exists, bad_request, conflict, invalid, not_found
 from sandbox.kube.patching import fields_v1, json_patch, merge_patch, prune_unapplied, strategic_merge
 from sandbox.kube.registry import ResourceType, TypeRegistry, types_from_crd
@@ -88,7 +92,7 @@ class Watcher:
         return self.pred(obj)
 
     def _put(self, etype: str, obj: Obj) -> None:
-        out = copy.deepcopy(obj)
+        out = from_storage(self.rt, copy.deepcopy(obj))
         out["apiVersion"] = self.rt.api_version
         self.events.put((etype, out))
 
@@ -122,9 +126,14 @@ class ClusterStore:
         self._applied: dict[AppliedKey, Obj] = {}
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
+        self._dry = False  # inside dry_run(): writes are computed and answered, never stored
+        self._event_names: dict[tuple[str, str, str, str], str] = {}  # what record_event aggregates
+        self._event_stamp = 0
         self.evictions: list[tuple[str, str]] = []  # (namespace, pod) evicted through pods/eviction, in order
         for ns in DEFAULT_NAMESPACES:
             self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for obj in DEFAULT_RBAC:  # what a new cluster's RBAC bootstrap creates
+            self.create(copy.deepcopy(obj))
 
     # ---------------------------------------------------------------- in-process API (by apiVersion/kind)
 
@@ -201,6 +210,43 @@ class ClusterStore:
                 return None
             return self.delete_rt(rt, self._ns(rt, namespace), name)
 
+    def record_event(self, obj: Obj, etype: str, reason: str, message: str, component: str, host: str = "") -> None:
+        """A core/v1 Event about `obj`, as a controller's event recorder writes it: the same reason and message
+        about the same object again counts up (`count`, `lastTimestamp`) instead of adding an event."""
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        key = (namespace, meta.get("uid", ""), reason, message)
+        now = now_rfc3339()
+        with self._lock:
+            if self._closed or ("", namespace) not in self._objects.get(NS_GK, {}):
+                return
+            name = self._event_names.get(key)
+            current = self.get("v1", "Event", name, namespace) if name else None
+            if current is not None:
+                current["count"] = int(current.get("count") or 1) + 1
+                current["lastTimestamp"] = now
+                self.put(current)
+                return
+            # as the event recorder names them: the object, then the time in hex (so events list in order)
+            stamp = max(time.time_ns(), self._event_stamp + 1)
+            self._event_stamp = stamp
+            name = f"{meta.get('name', 'object')}.{stamp:x}"
+            self._event_names[key] = name
+            source: Obj = {"component": component}
+            if host:
+                source["host"] = host
+            self.create({
+                "apiVersion": "v1", "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": {k: v for k, v in (("apiVersion", obj.get("apiVersion")), ("kind", obj.get("kind")),
+                                                     ("name", meta.get("name")), ("namespace", meta.get("namespace")),
+                                                     ("uid", meta.get("uid")),
+                                                     ("resourceVersion", meta.get("resourceVersion"))) if v},
+                "reason": reason, "message": message, "type": etype, "source": source,
+                "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+                "reportingComponent": component, "reportingInstance": host or component,
+            })
+
     def elapsed(self, obj: Obj) -> float:
         """Wall seconds since the object was created or its generation last changed."""
         rt = self.resolve(obj.get("apiVersion", ""), obj.get("kind", ""))
@@ -241,6 +287,17 @@ class ClusterStore:
             self._watchers.clear()
             self._cond.notify_all()
 
+    @contextlib.contextmanager
+    def dry_run(self) -> Iterator[None]:
+        """`?dryRun=All`: everything inside runs every check and answers as it would, and stores nothing (the
+        lock is held throughout, so no other request sees the dry state)."""
+        with self._lock:
+            self._dry = True
+            try:
+                yield
+            finally:
+                self._dry = False
+
     # ---------------------------------------------------------------- helpers
 
     def _bucket(self, rt: ResourceType) -> dict[tuple[str, str], Obj]:
@@ -252,7 +309,7 @@ class ClusterStore:
 
     @staticmethod
     def _present(rt: ResourceType, obj: Obj) -> Obj:
-        out = copy.deepcopy(obj)
+        out = from_storage(rt, copy.deepcopy(obj))
         out["apiVersion"] = rt.api_version
         out["kind"] = rt.kind
         return out
@@ -269,6 +326,10 @@ class ClusterStore:
         return obj
 
     def _write(self, rt: ResourceType, ns: str, name: str, obj: Obj, etype: str, old: Obj | None) -> Obj:
+        if self._dry:
+            if old is not None:
+                obj["metadata"]["resourceVersion"] = old["metadata"].get("resourceVersion", "")
+            return self._present(rt, obj)
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
         self._bucket(rt)[(ns, name)] = obj
@@ -288,6 +349,8 @@ class ClusterStore:
         self._cond.notify_all()
 
     def _remove(self, rt: ResourceType, ns: str, name: str) -> Obj:
+        if self._dry:
+            return copy.deepcopy(self._bucket(rt)[(ns, name)])
         obj = self._bucket(rt).pop((ns, name))
         self._changed_at.pop((rt.storage_key, ns, name), None)
         for key in [k for k in self._applied if k[:3] == (rt.storage_key, ns, name)]:
@@ -504,7 +567,7 @@ class ClusterStore:
     ) -> Obj:
         if not isinstance(body, dict):
             raise bad_request("the request body must be an object")
-        obj = copy.deepcopy(body)
+        obj = to_storage(rt, copy.deepcopy(body))
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             meta = obj["metadata"] = {}
@@ -538,6 +601,7 @@ class ClusterStore:
             meta["generation"] = 1
             if rt.status and not keep_status:
                 obj.pop("status", None)
+            _normalize(rt, obj)
             self._defaults(rt, obj)
             self._manage(obj, manager, "Update", rt.api_version)
             return self._write(rt, ns, name, obj, "ADDED", None)
@@ -556,7 +620,7 @@ class ClusterStore:
         old = self._lookup(rt, ns, name)
         if not isinstance(body, dict):
             raise bad_request("the request body must be an object")
-        new = copy.deepcopy(body)
+        new = to_storage(rt, copy.deepcopy(body))
         meta = new.get("metadata")
         if not isinstance(meta, dict):
             meta = new["metadata"] = {}
@@ -593,12 +657,15 @@ class ClusterStore:
                     result["status"] = copy.deepcopy(old["status"])
                 else:
                     result.pop("status", None)
+            _normalize(rt, result)
             if _spec_of(result) != _spec_of(old) or (not rt.status and result.get("status") != old.get("status")):
                 meta["generation"] = int(om.get("generation", 1)) + 1
             self._manage(result, manager, "Update", rt.api_version)
         if _without_rv(result) == _without_rv(old):
             return self._present(rt, old)
         if result["metadata"].get("deletionTimestamp") and not result["metadata"].get("finalizers"):
+            if self._dry:
+                return self._present(rt, result)
             self._bucket(rt)[(ns, name)] = result
             return self._present(rt, self._remove(rt, ns, name))
         return self._write(rt, ns, name, result, "MODIFIED", old)
@@ -641,7 +708,7 @@ class ClusterStore:
             if subresource == "scale":
                 current = self._scale_of(rt, self._lookup(rt, ns, name))
             else:
-                current = self._lookup(rt, ns, name)
+                current = from_storage(rt, self._lookup(rt, ns, name))
             if ctype == PATCH_JSON:
                 patched = json_patch(copy.deepcopy(current), patch)
             elif ctype == PATCH_MERGE:
@@ -681,13 +748,15 @@ class ClusterStore:
                 raise not_found(rt.qualified, name)
             seed = copy.deepcopy(body)
             self._manage(seed, manager, "Apply", rt.api_version, fields)
-            self._applied[key] = copy.deepcopy(body)
+            if not self._dry:
+                self._applied[key] = copy.deepcopy(body)
             return self.create_rt(rt, ns or None, seed)
-        live = copy.deepcopy(self._bucket(rt)[(ns, name)])
+        live = from_storage(rt, copy.deepcopy(self._bucket(rt)[(ns, name)]))
         prune_unapplied(live, self._applied.get(key, {}), body)
         merged = strategic_merge(live, body)
         self._manage(merged, manager, "Apply", rt.api_version, fields, subresource)
-        self._applied[key] = copy.deepcopy(body)
+        if not self._dry:
+            self._applied[key] = copy.deepcopy(body)
         return self._replace(rt, ns, name, merged, subresource, check_rv=bool(meta.get("resourceVersion")))
 
     def _scale_of(self, rt: ResourceType, obj: Obj) -> Obj:
@@ -866,6 +935,19 @@ class LogBuffer:
                 return "".join(reversed(taken))
             taken.append(c)
         return "".join(reversed(taken))
+
+
+def _normalize(rt: ResourceType, obj: Obj) -> None:
+    """What the API server does to every write of a kind before storing it: a Secret's `stringData` is merged
+    into `data` (base64, winning over the same key in `data`) and never stored; its `type` defaults to Opaque."""
+    if rt.storage_key == ("", "secrets"):
+        string_data = obj.pop("stringData", None)
+        if isinstance(string_data, dict) and string_data:
+            data: Obj = obj["data"] if isinstance(obj.get("data"), dict) else {}
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+            obj["data"] = data
+        obj.setdefault("type", "Opaque")
 
 
 def random_suffix(n: int = 5) -> str:

@@ -123,6 +123,36 @@ def aws(sandbox: Sandbox) -> Any:
     return client
 
 
+ACCELERATED = ("ml.g", "ml.p", "ml.trn", "ml.inf")
+
+
+def _accelerated_clusters(api: Api) -> set[tuple[str, str]]:
+    r = api.get("/v1/clusters", params={"limit": 100})
+    return {(c["name"], c["region"]) for c in r.json().get("items") or [] if c.get("origin") != "external"
+            and any(str(g.get("instance_type", "")).startswith(ACCELERATED) for g in c.get("instance_groups") or [])
+            } if r.status_code == 200 else set()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def frees_the_accelerators_it_took(sandbox: Sandbox) -> Iterator[None]:
+    """A test file deletes the accelerated clusters it made when it ends, and waits for them to go: the sandbox's
+    GPU quotas are real (16 x ml.g5.8xlarge...) and one worker's sandbox serves many files. Waiting keeps those
+    deletions' AWS calls out of the next file's counts."""
+    admin = Api(sandbox.base_url, sandbox.tokens.admin)
+    before = _accelerated_clusters(admin)
+    yield
+    started = []
+    for name, region in sorted(_accelerated_clusters(admin) - before):
+        r = admin.http.delete(f"/v1/clusters/{name}", params={"confirm": name, "region": region})
+        if r.status_code == 202:
+            started.append(r.json()["id"])
+    for op_id in started:
+        try:
+            admin.wait_terminal(op_id, timeout=180)
+        except AssertionError:
+            pass
+
+
 @pytest.fixture(scope="session")
 def anonymous(sandbox: Sandbox) -> httpx.Client:
     return httpx.Client(base_url=sandbox.base_url, timeout=30)

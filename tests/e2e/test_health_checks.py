@@ -73,7 +73,9 @@ def test_two_nodes_one_with_a_latent_fault_succeeds_with_per_node_results(
     assert r.status_code in (200, 201, 202), r.text
     op = r.json()
     assert op["kind"] == "nodes.health_check"
-    again = operator.post(f"/v1/clusters/{cluster}/health-checks", json=body, key=key).json()
+    replayed = operator.post(f"/v1/clusters/{cluster}/health-checks", json=body, key=key)
+    assert replayed.status_code in (200, 202), replayed.text
+    again = replayed.json()
     assert again["id"] == op["id"]
     # while checked: labelled and unschedulable, as kubectl shows it
     labels = eventually(lambda: (n := kube.read_node(f"hyperpod-{good}").metadata.labels).get(DEEP) == "InProgress"
@@ -154,9 +156,10 @@ def test_a_viewer_cannot_start_one(viewer: Any, cluster: str) -> None:
 def test_without_node_ids_the_whole_group_is_checked_and_passes(api: Any, aws: Any, kube: Any, cluster: str) -> None:
     ids = group_nodes(aws, cluster, "system")
     since = len(api.calls())
-    op = api.post(f"/v1/clusters/{cluster}/health-checks", json={"group": "system", "checks": ["InstanceStress"]},
-                  key=uuid.uuid4().hex).json()
-    done = api.wait_terminal(op["id"])
+    r = api.post(f"/v1/clusters/{cluster}/health-checks", json={"group": "system", "checks": ["InstanceStress"]},
+                 key=uuid.uuid4().hex)
+    assert r.status_code == 202, r.text
+    done = api.wait_terminal(r.json()["id"])
     assert done["status"] == "SUCCEEDED", done
     assert [(r["node_id"], r["passed"], [c["check"] for c in r["checks"]]) for r in done["result"]["results"]] == [
         (i, True, ["InstanceStress"]) for i in ids]

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 NAME = f"shapes-{uuid.uuid4().hex[:6]}"
+CIDR = f"10.{150 + int(uuid.uuid4().hex[:4], 16) % 100}.0.0/16"  # its own: other files' VPCs share the sandbox
 PLAN_ARN = "arn:aws:sagemaker:us-west-2:123456789012:training-plan/p5-4x-usw2"
 
 
 def _cluster_doc(bucket: str) -> dict[str, Any]:
     return {"apiVersion": "podstart/v1", "kind": "Cluster", "metadata": {"name": NAME, "region": "us-west-2"},
             "spec": {
-                "kubernetes_version": "1.32", "vpc_cidr": "10.77.0.0/16", "node_recovery": "none",
+                "kubernetes_version": "1.32", "vpc_cidr": CIDR, "node_recovery": "none",
                 "instance_groups": [
                     {"name": "gpu", "instance_type": "ml.g5.8xlarge", "instance_count": 2,
                      "availability_zone": "us-west-2a"},

@@ -101,6 +101,7 @@ class FakeOperationRepository:
 class FakeStateStore:
     def __init__(self) -> None:
         self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.revs: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
@@ -108,7 +109,21 @@ class FakeStateStore:
         return dict(body) if body is not None else None
 
     def put(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> None:
-        self.items[(pk, sk)] = dict(body)
+        with self._lock:
+            self.items[(pk, sk)] = dict(body)
+            self.revs.pop((pk, sk), None)  # a plain write leaves no revision (as DynamoDB's PutItem would)
+
+    def get_rev(self, pk: str, sk: str) -> tuple[dict[str, Any] | None, int]:
+        with self._lock:
+            return self.get(pk, sk), self.revs.get((pk, sk), 0)
+
+    def put_rev(self, pk: str, sk: str, body: dict[str, Any], rev: int) -> bool:
+        with self._lock:
+            if self.revs.get((pk, sk), 0) != rev:
+                return False
+            self.items[(pk, sk)] = dict(body)
+            self.revs[(pk, sk)] = rev + 1
+            return True
 
     def put_new(self, pk: str, sk: str, body: dict[str, Any], ttl: int | None = None) -> bool:
         with self._lock:
@@ -118,7 +133,9 @@ class FakeStateStore:
             return True
 
     def delete(self, pk: str, sk: str) -> None:
-        self.items.pop((pk, sk), None)
+        with self._lock:
+            self.items.pop((pk, sk), None)
+            self.revs.pop((pk, sk), None)
 
     def query(self, pk: str) -> list[dict[str, Any]]:
         return [dict(b) for (p, _), b in sorted(self.items.items()) if p == pk]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 import yaml
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
@@ -398,17 +399,30 @@ def test_a_claim_in_use_waits_for_its_pod_then_its_volume_is_released(api: clien
 
 
 def test_clusters_are_isolated(server: KubeApiServer, api: client.ApiClient) -> None:
+    # Given a second cluster: its API is at the root of its own port, and under /clusters/<name> on the main one
     other_url = server.add_cluster("other")
-    assert server.add_cluster("other") == other_url == f"{server.url}/clusters/other"
+    assert server.add_cluster("other") == other_url == server.clusters()["other"]
+    assert other_url != server.clusters()["demo"] and not other_url.startswith(f"{server.url}/")
+    assert server.cluster_of(f"{other_url}/api/v1/namespaces/default/secrets") == "other"
+    assert server.cluster_of(f"{server.url}/clusters/other/api/v1/nodes") == "other"
+    assert server.cluster_of("http://127.0.0.1:1/api/v1/nodes") is None
     other = client.CoreV1Api(_api(other_url))
     other.create_namespace({"metadata": {"name": "only-in-other"}})
+    prefixed = client.CoreV1Api(_api(f"{server.url}/clusters/other"))
+    assert "only-in-other" in {n.metadata.name for n in prefixed.list_namespace().items}
     names = {n.metadata.name for n in client.CoreV1Api(api).list_namespace().items}
     assert "only-in-other" not in names
     assert server.store("other").get("v1", "Namespace", "only-in-other") is not None
+    # When one of its two holders (same-named clusters in two regions) removes it, it is still served
+    server.remove_cluster("other")
+    assert "only-in-other" in {n.metadata.name for n in prefixed.list_namespace().items}
+    # When the last holder removes it, then neither address serves it
     server.remove_cluster("other")
     with pytest.raises(ApiException) as gone:
-        other.list_namespace()
+        prefixed.list_namespace()
     assert gone.value.status == 404
+    with pytest.raises(urllib3.exceptions.MaxRetryError):
+        client.CoreV1Api(_api(other_url)).list_namespace(_request_timeout=2)
 
 
 def test_requests_without_a_token_are_refused_when_required() -> None:
@@ -441,7 +455,7 @@ def test_kubectl_get_apply_delete(server: KubeApiServer, tmp_path: Path) -> None
     manifest = tmp_path / "app.yaml"
     dep = _deployment("kubectl-app", 1) | {"metadata": {"name": "kubectl-app", "labels": {"app": "x"}}}
     manifest.write_text(yaml.safe_dump(dep))
-    assert "serverside-applied" in kubectl("apply", "--server-side", "--validate=false", "-f", str(manifest))
+    assert "serverside-applied" in kubectl("apply", "--server-side", "-f", str(manifest))
     assert "kubectl-app" in kubectl("get", "deploy", "-l", "app=x")
     assert kubectl("get", "deploy", "-l", "app=nope", "-o", "name") == ""
     assert "deleted" in kubectl("delete", "-f", str(manifest))

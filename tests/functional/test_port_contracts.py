@@ -116,3 +116,36 @@ def test_state_store_reads_writes_claims_and_queries_in_key_order(stores: tuple[
     assert [b["name"] for b in state.query("CLUSTER")] == ["a", "b"]
     state.delete("CLUSTER", "us-west-2#a")
     assert state.get("CLUSTER", "us-west-2#a") is None and state.get("CLUSTER", "us-west-2#b") == {"name": "b"}
+
+
+def test_a_versioned_write_fails_when_someone_wrote_in_between(stores: tuple[Any, Any]) -> None:
+    state: StateStore = stores[1]
+    assert state.get_rev("CLUSTER", "us-west-2#v") == (None, 0)
+    assert state.put_rev("CLUSTER", "us-west-2#v", {"n": 1}, 0) is True
+    body, rev = state.get_rev("CLUSTER", "us-west-2#v")
+    assert (body, rev) == ({"n": 1}, 1)
+    assert state.put_rev("CLUSTER", "us-west-2#v", {"n": 2}, 0) is False  # read before the first write: stale
+    assert state.put_rev("CLUSTER", "us-west-2#v", {"n": 2}, rev) is True
+    state.put("CLUSTER", "us-west-2#v", {"n": 3})  # a plain write leaves no revision
+    assert state.put_rev("CLUSTER", "us-west-2#v", {"n": 4}, rev + 1) is False
+    assert state.get_rev("CLUSTER", "us-west-2#v") == ({"n": 3}, 0)
+
+
+def test_two_writers_of_a_cluster_record_never_lose_each_others_change(stores: tuple[Any, Any]) -> None:
+    from functions.domain.cluster_record import ClusterRecord, ClusterRecords, ClusterStatus, GroupRecord
+
+    records = ClusterRecords(stores[1])
+    records.save(ClusterRecord(name="race", region="us-west-2", status=ClusterStatus.ACTIVE, eks_cluster_name="race",
+                               created_by="t", created_at="2026-01-01T00:00:00Z"))
+    group = GroupRecord(name="spare", instance_type="ml.c5.large", instance_count=1, availability_zone="us-west-2a",
+                        capacity_type="on-demand")
+
+    def slow_follow(rec: ClusterRecord) -> ClusterRecord:
+        # while this writer holds its copy, another adds a group
+        current = records.load("us-west-2", "race")
+        if current is not None and not any(g.name == "spare" for g in current.instance_groups):
+            records.mutate("us-west-2", "race", lambda r: r.model_copy(update={"instance_groups": [group]}))
+        return rec.model_copy(update={"hyperpod_status": "InService"})
+
+    out = records.mutate("us-west-2", "race", slow_follow)
+    assert out is not None and out.hyperpod_status == "InService" and [g.name for g in out.instance_groups] == ["spare"]

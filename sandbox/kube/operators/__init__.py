@@ -14,6 +14,7 @@ from sandbox.kube.operators import (
     inference,
     kuberay,
     loadbalancers,
+    metrics_server,
     scheduler,
     storage,
     training,
@@ -32,6 +33,7 @@ REGISTRY: dict[str, tuple[Reconciler, ...]] = {
     "inference": inference.RECONCILERS,
     "downloads": downloads.RECONCILERS,
     "loadbalancers": loadbalancers.RECONCILERS,
+    "metrics_server": metrics_server.RECONCILERS,
 }
 DEFAULT_RECONCILERS: tuple[Reconciler, ...] = tuple(r for family in REGISTRY.values() for r in family)
 

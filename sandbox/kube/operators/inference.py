@@ -130,6 +130,9 @@ def reconcile_operator(ctx: ReconcileContext) -> None:
             if cur is None:
                 ctx.store.create(deploy)
                 ctx.store.create(svc)
+                ctx.store.record_event(cr, "Normal", "DeploymentCreated",
+                                       f"Created Deployment and Service {ns}/{meta['name']}",
+                                       "hyperpod-inference-operator")
                 cur = ctx.store.get("apps/v1", "Deployment", meta["name"], ns)
             elif int(cur["spec"].get("replicas", 1)) != deploy["spec"]["replicas"]:
                 body = copy.deepcopy(cur)

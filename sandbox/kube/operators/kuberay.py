@@ -93,6 +93,8 @@ def _new_cluster(ctx: ReconcileContext, job: Obj, name: str) -> None:
                       "metadata": {"name": name, "namespace": meta["namespace"], "labels": labels,
                                    "ownerReferences": [_owner(job)]},
                       "spec": copy.deepcopy((job.get("spec") or {}).get("rayClusterSpec") or {})})
+    ctx.store.record_event(job, "Normal", "CreatedRayCluster", f"Created RayCluster {meta['namespace']}/{name}",
+                           "ray-job-controller")
 
 
 def _reconcile_job(ctx: ReconcileContext, job: Obj) -> None:
@@ -278,7 +280,10 @@ def _reconcile_cluster(ctx: ReconcileContext, rc: Obj, nodes: list[Obj]) -> None
             continue  # the driver died with its head: the RayJob fails this attempt and tears the cluster down
         for _ in range(count - len(have)):
             node, why = _place(ctx, template.get("spec") or {}, nodes)
-            ctx.store.create(_pod(rc, template, kind, group, node, why))
+            made = ctx.store.create(_pod(rc, template, kind, group, node, why))
+            ctx.store.record_event(rc, "Normal", "CreatedHeadPod" if kind == "head" else "CreatedWorkerPod",
+                                   f"Created {kind} Pod {made['metadata']['namespace']}/{made['metadata']['name']}",
+                                   "raycluster-controller")
     for p in pods:  # pods Pending for want of GPUs get a node once one frees up
         if not (p.get("spec") or {}).get("nodeName") and _live(p):
             node, _ = _place(ctx, p.get("spec") or {}, nodes)

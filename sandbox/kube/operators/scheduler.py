@@ -220,6 +220,7 @@ def reconcile_scheduling(ctx: ReconcileContext) -> None:
             if [(c.get("type"), c.get("status"), c.get("message")) for c in old] != \
                     [(c["type"], c["status"], c["message"]) for c in status["conditions"]]:
                 ctx.set_status(pod, status)
+                store.record_event(pod, "Warning", "FailedScheduling", status["conditions"][0]["message"], DEFAULT)
             continue
         name = chosen["metadata"]["name"]
         body = copy.deepcopy(pod)
@@ -227,6 +228,9 @@ def reconcile_scheduling(ctx: ReconcileContext) -> None:
         bound = store.put(body)
         ctx.set_status(bound, {**(pod.get("status") or {}), "phase": "Pending",
                                "conditions": [condition("PodScheduled", "True", "Scheduled")]})
+        store.record_event(bound, "Normal", "Scheduled",
+                           f"Successfully assigned {pod['metadata'].get('namespace')}/{pod['metadata']['name']} "
+                           f"to {name}", DEFAULT)
         used.setdefault(name, Counter()).update(requests(pod))
 
 

@@ -145,7 +145,9 @@ def _reconcile(ctx: ReconcileContext, job: Obj, nodes: list[Obj]) -> None:
     for i in missing:
         node, why = _place(ctx, (((spec.get("replicaSpecs") or [{}])[0]).get("template") or {}).get("spec") or {},
                            nodes)
-        ctx.store.create(_pod(job, i, node, why))
+        made = ctx.store.create(_pod(job, i, node, why))
+        ctx.store.record_event(job, "Normal", "SuccessfulCreatePod", f"Created pod: {made['metadata']['name']}",
+                               "hyperpod-training-operator")
     _retry_unschedulable(ctx, pods.values(), nodes)
     running = [p for p in pods.values() if (p.get("status") or {}).get("phase") == "Running"]
     if not missing and len(running) == replicas:

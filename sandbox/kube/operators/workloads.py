@@ -122,7 +122,7 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
                 "batch.kubernetes.io/job-name": meta["name"],
             }
             try:
-                ctx.store.create(
+                created = ctx.store.create(
                     {
                         "apiVersion": "v1",
                         "kind": "Pod",
@@ -147,6 +147,8 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
                 )
             except ApiError:
                 continue
+            ctx.store.record_event(job, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}",
+                                   "job-controller")
             update_status(ctx, job, {**status, "active": 1, "startTime": status.get("startTime") or now_rfc3339()})
             continue
         phases = [p.get("status", {}).get("phase") for p in pods]
@@ -165,6 +167,7 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
                     ],
                 },
             )
+            ctx.store.record_event(job, "Normal", "Completed", "Job completed", "job-controller")
         elif "Failed" in phases:
             update_status(
                 ctx,
@@ -176,6 +179,8 @@ def reconcile_jobs(ctx: ReconcileContext) -> None:
                     "conditions": [condition("Failed", "True", "BackoffLimitExceeded")],
                 },
             )
+            ctx.store.record_event(job, "Warning", "BackoffLimitExceeded",
+                                   "Job has reached the specified backoff limit", "job-controller")
         elif "Running" in phases:
             update_status(ctx, job, {**status, "active": 1, "ready": 1})
 
@@ -229,6 +234,7 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
                     ],
                 },
             )
+            _kubelet_events(ctx, pod, node_name or "")
         elif (phase == "Running" and _owned_by(pod, "Job") and ctx.waited(pod, 10, "running")
               and "podstart.dev/download" not in (pod["metadata"].get("labels") or {})):  # operators/downloads
             now = now_rfc3339()
@@ -256,6 +262,20 @@ def reconcile_pods(ctx: ReconcileContext) -> None:
                     ],
                 },
             )
+
+
+def _kubelet_events(ctx: ReconcileContext, pod: Obj, node: str) -> None:
+    """What the kubelet reports while it starts a pod's containers."""
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        image, name = c.get("image", ""), c.get("name", "")
+        ref = {**pod, "metadata": {**pod["metadata"]}}
+        for etype, reason, message in (
+            ("Normal", "Pulling", f'Pulling image "{image}"'),
+            ("Normal", "Pulled", f'Successfully pulled image "{image}" in 2.1s (2.1s including waiting)'),
+            ("Normal", "Created", f"Created container: {name}"),
+            ("Normal", "Started", f"Started container {name}"),
+        ):
+            ctx.store.record_event(ref, etype, reason, message, "kubelet", node)
 
 
 def _pod_ip(uid: str) -> str:
