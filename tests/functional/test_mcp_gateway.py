@@ -321,6 +321,7 @@ def test_bad_input_is_a_tool_error_with_the_field_and_message(mcp_url: str) -> N
 
 
 def test_unknown_argument_is_refused_before_the_api(mcp_url: str, rest_api: RestApi) -> None:
+    run(_tools, mcp_url)  # the catalog loaded (the first call on this gateway fetches /v1/openapi.json)
     before = len(rest_api.seen)
     result = run(lambda c: c.call_tool("list_regions", {"regoin": "us-west-2"}), mcp_url)
 
