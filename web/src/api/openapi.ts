@@ -2469,7 +2469,7 @@ export interface components {
             name: string;
             /**
              * Training Plan Arn
-             * @description Required when capacity_type is training-plan (see list_training_plans)
+             * @description Required when capacity_type is training-plan (find_capacity lists the plans with room)
              */
             training_plan_arn?: string | null;
             /**
@@ -2552,7 +2552,7 @@ export interface components {
             name: string;
             /**
              * Training Plan Arn
-             * @description Required when capacity_type is training-plan (see list_training_plans)
+             * @description Required when capacity_type is training-plan (find_capacity lists the plans with room)
              */
             training_plan_arn?: string | null;
             /**
