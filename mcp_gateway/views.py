@@ -81,9 +81,9 @@ def operation(op: dict[str, Any]) -> dict[str, Any]:
     done = sum(1 for s in steps if s.get("status") in DONE_STEP)
     status = op.get("status")
     error = _obj(op.get("error"))
-    view: dict[str, Any] = {"id": op.get("id")}
+    view: dict[str, Any] = {}
     if status in TERMINAL or not op.get("version"):  # the answer a write returns, and the last one, say what it is
-        view["kind"] = op.get("kind")
+        view |= {"id": op.get("id"), "kind": op.get("kind")}  # (while it runs, `next` names the id: said once)
     view |= {"status": status, "version": op.get("version"), "steps_done": f"{done}/{len(steps)}"}
     if (op.get("attempt") or 1) > 1:
         view["attempt"] = op.get("attempt")
@@ -91,7 +91,7 @@ def operation(op: dict[str, Any]) -> dict[str, Any]:
         current = next((s for s in steps if s.get("status") == "RUNNING"), None) or \
             next((s for s in reversed(steps) if s.get("status") in DONE_STEP), None)
         if current is not None:
-            view["step"] = line(_step_line(current), 90)
+            view["step"] = line(_step_line(current), 80)
         elif op.get("phase"):
             view["step"] = op.get("phase")
     elif status == "FAILED":

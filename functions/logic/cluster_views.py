@@ -93,8 +93,10 @@ def _external(deps: Deps, region: str, known: set[str]) -> list[ClusterSummary]:
     return out
 
 
-def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None) -> ClusterList:
-    """Every region's records plus what the account holds that PodStart does not track, by (name, region)."""
+def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None,
+                  name: str | None = None) -> ClusterList:
+    """Every region's records plus what the account holds that PodStart does not track, by (name, region); with
+    `name`, only the clusters of that name (one per region it is used in)."""
     recs = [r for r in deps.records.all() if region is None or r.region == region]
     regions = [region] if region else sorted(set(deps.reader.regions()) | {r.region for r in recs})
     known = {(r.region, r.hyperpod_cluster_name or r.name) for r in recs}
@@ -103,6 +105,8 @@ def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: s
     active = _active(deps, sub)
     rows = sorted([summary(r, active) for r in recs] + [x for f in found for x in f],
                   key=lambda c: (c.name, c.region))
+    if name is not None:
+        rows = [c for c in rows if c.name == name]
     start = int(token or 0)
     nxt = str(start + limit) if start + limit < len(rows) else None
     return ClusterList(items=rows[start:start + limit], next_token=nxt)

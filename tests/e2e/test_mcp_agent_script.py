@@ -131,7 +131,7 @@ class ScriptedAgent:
 
     async def create_cluster(self, name: str, region: str, instance_type: str, count: int) -> dict[str, Any]:
         # 1. Inspect: the name is free, the zones offering the type, the quota (no questions yet)
-        assert await self.rows("list_clusters", "name", name) is None, f"{name} exists already"
+        assert await self.rows("list_clusters", "name", name, name=name) is None, f"{name} exists already"
         zones = await self.capacity(region, instance_type)
         known = [q for q in zones.values() if q is not None]
         assert known, zones  # find_capacity says the quota available per zone
@@ -368,7 +368,7 @@ class JourneyAgent(ScriptedAgent):
     #    without asking me" (create-cluster)
     async def create(self, name: str, region: str, instance_type: str, count: int) -> dict[str, Any]:
         mark = self.journey("create a cluster")
-        assert await self.rows("list_clusters", "name", name) is None
+        assert await self.rows("list_clusters", "name", name, name=name) is None
         zones = await self.capacity(region, instance_type)
         zone = self.ask("availability_zone", sorted(zones))
         body = {"name": name, "region": region, "node_recovery": "none",

@@ -44,6 +44,7 @@ def test_running_operation_is_a_summary_with_the_wait_call() -> None:
     assert "steps" not in view  # every step: detail="full"
     assert result_bytes(view) < 1000  # a watcher reads one at every change
     assert view["next"] == f'wait: get_operation(operation_id="{op["id"]}", version=4, wait_seconds=60)'
+    assert "id" not in view and "kind" not in view  # while it runs, the id is said once (in next)
     assert "outputs" not in json.dumps(view) and "request" not in view
 
 

@@ -5535,6 +5535,8 @@ export interface operations {
             query?: {
                 /** @description Page size */
                 limit?: number;
+                /** @description Only clusters of this name (is it taken?) */
+                name?: string | null;
                 /** @description Token from the previous page */
                 next_token?: string | null;
                 /** @description Region, if the name is ambiguous */
