@@ -72,18 +72,19 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # --- operations ------------------------------------------------------------------------------------
 
-def operation(op: dict[str, Any]) -> dict[str, Any]:
+def operation(op: dict[str, Any], polled: bool = False) -> dict[str, Any]:
     """What a watcher needs of an operation, never the steps' raw outputs: where it is (status, how many steps are
     done, the running step with its one-line message), its version to pass back, and the next call. A finished one
     says its last step's message (the result in a line) and an endpoint's url; a failed one its failed step and
-    error. Every step, with outputs: detail="full"."""
+    error. Every step, with outputs: detail="full". `polled`: a get_operation answer, where a running operation's id
+    is said once (in `next`); a write's answer always names it."""
     steps = [s for s in op.get("steps") or [] if isinstance(s, dict)]
     done = sum(1 for s in steps if s.get("status") in DONE_STEP)
     status = op.get("status")
     error = _obj(op.get("error"))
     view: dict[str, Any] = {}
-    if status in TERMINAL or not op.get("version"):  # the answer a write returns, and the last one, say what it is
-        view |= {"id": op.get("id"), "kind": op.get("kind")}  # (while it runs, `next` names the id: said once)
+    if status in TERMINAL or not polled:  # the answer a write returns, and the last one, say what it is
+        view |= {"id": op.get("id"), "kind": op.get("kind")}  # (a watch while it runs: `next` names the id)
     view |= {"status": status, "version": op.get("version"), "steps_done": f"{done}/{len(steps)}"}
     if (op.get("attempt") or 1) > 1:
         view["attempt"] = op.get("attempt")
@@ -665,7 +666,7 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
             used: frozenset[str] = frozenset(), budget: int = BUDGET) -> Any:
     """The default view of one tool's successful REST answer, within `budget`."""
     if is_operation(data):
-        return fit(operation(data), budget)
+        return fit(operation(data, polled=tool == "get_operation"), budget)
     if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
         return fit(plan(data), budget)
     if isinstance(data, dict) and isinstance(data.get("plan"), dict) and data.get("changed") is False:

@@ -34,7 +34,7 @@ def test_running_operation_is_a_summary_with_the_wait_call() -> None:
     # Given a create in its first step, as GET /v1/operations/{id} answers it
     op = event("operation_create_running")
 
-    view = views.operation(op)
+    view = views.operation(op, polled=True)
 
     # Then the summary says where it is and how to wait for the next change, with the version to pass back
     assert (view["status"], view["version"]) == ("RUNNING", 4) and view["step"].startswith("eks_control_plane: ")
@@ -45,6 +45,7 @@ def test_running_operation_is_a_summary_with_the_wait_call() -> None:
     assert result_bytes(view) < 1000  # a watcher reads one at every change
     assert view["next"] == f'wait: get_operation(operation_id="{op["id"]}", version=4, wait_seconds=60)'
     assert "id" not in view and "kind" not in view  # while it runs, the id is said once (in next)
+    assert views.operation(op)["id"] == op["id"]  # a write's answer (e.g. a repeated call's) names it
     assert "outputs" not in json.dumps(view) and "request" not in view
 
 
