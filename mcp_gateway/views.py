@@ -23,6 +23,7 @@ Nothing here does I/O: the server fetches, these functions shape, the tests feed
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -365,6 +366,11 @@ def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
                        "message": line(v.get("message"))})
 
 
+def _second(at: Any) -> Any:
+    """An ISO time to the second (2026-12-05T18:39:36.953000Z -> 2026-12-05T18:39:36Z)."""
+    return re.sub(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+", r"\1", at) if isinstance(at, str) else at
+
+
 def _node_row(n: dict[str, Any], cluster: str | None = None) -> dict[str, Any]:
     """A node in a list: what it is, its health (only what is not fine), GPUs requested/allocatable, the repairs
     HyperPod made by itself, and for a node on the reboot or replace rung the call that fixes it (`fix`), written
@@ -377,7 +383,7 @@ def _node_row(n: dict[str, Any], cluster: str | None = None) -> dict[str, Any]:
         "status": n.get("status") if n.get("status") != "Running" else None, "health": n.get("health"),
         "ready": False if n.get("ready") is False else None,
         "deep_check": n.get("deep_health_check") if n.get("deep_health_check") not in (None, "Passed") else None,
-        "fault": line(n.get("last_fault"), 140),
+        "fault": line(_second(n.get("last_fault")), 140),
         "gpus": f"{'?' if used is None else used}/{alloc}" if alloc else None,
         "auto_repairs": n.get("auto_repairs") or None,
         "last_action": (f"{last.get('action')} {last.get('at')}" + (" by hyperpod" if last.get("by") == "hyperpod"
@@ -410,18 +416,27 @@ def node(n: dict[str, Any]) -> dict[str, Any]:
     conditions = [c for c in n.get("conditions") or [] if isinstance(c, dict)
                   and c.get("status") != HEALTHY_CONDITION.get(str(c.get("type")), "True")]
     ladder = _drop_none(dict(_obj(n.get("ladder")))) or None
+    fault = str(n.get("last_fault") or "")
+    me = f"Instance {n.get('node_id')}"
+
+    def said(c: dict[str, Any]) -> str:  # a condition's message, unless the fault line says it already
+        message = str(c.get("message") or "")
+        return "" if message and message in fault else f": {message}" if message else ""
+
     return _drop_none({
         **_node_row(n), "zone": n.get("zone"),
         "status_message": line(n.get("status_message")) if n.get("status_message") != n.get("status") else None,
         "ladder": ladder,
-        "conditions": [line(f"{c.get('type')} {c.get('status')} {c.get('reason') or ''}: {c.get('message') or ''}",
-                            160) for c in conditions] or None,
+        "conditions": [line(f"{c.get('type')} {c.get('status')} {c.get('reason') or ''}{said(c)}", 160)
+                       for c in conditions] or None,
         "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in n.get("taints") or []
                    if isinstance(t, dict)] or None,
         "pods": [f"{p.get('namespace')}/{p.get('name')} {p.get('phase')}" for p in pods[:10]] or None,
         "pods_total": len(pods) if len(pods) > 10 else None,
-        "events": [line(f"{e.get('time')} {e.get('level')}: {e.get('description')}", 140) for e in events[:2]]
-        or None,
+        # the node's own events: "Instance <this node>" goes without saying
+        "events": [line(f"{_second(e.get('time'))} {e.get('level')}: "
+                        f"{str(e.get('description') or '').replace(me + ': ', '').replace(me + ' ', '')}", 140)
+                   for e in events[:2]] or None,
         "events_more": len(events) - 2 if len(events) > 2 else None,
     })
 

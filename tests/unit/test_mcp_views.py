@@ -375,3 +375,26 @@ def test_a_finished_operation_names_the_status_tool_of_what_it_acted_on(
     op = {"id": "op-1", "kind": kind, "status": "SUCCEEDED", "version": 3, "request": request_,
           "target": {"cluster": "c1", "region": "us-west-2", **({"resource": resource} if resource else {})}}
     assert views.next_action(op) == f"done; {call} shows the result"
+
+
+def test_a_nodes_view_says_its_fault_once() -> None:
+    # Given a node whose GPU fault shows in its fault line, a condition and its own events
+    xid = "GPU 0 (PCI 0000:53:00.0) reported Xid 48: double-bit ECC error; reboot required"
+    n = {"node_id": "i-0abc", "instance_type": "ml.g5.8xlarge", "health": "UnschedulablePendingReboot",
+         "last_fault": f"2026-12-05T18:39:36.953000Z {xid}",
+         "conditions": [{"type": "AcceleratedHardwareReady", "status": "False", "reason": "NvidiaXID48Error",
+                         "message": xid},
+                        {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                         "message": "PLEG not healthy"}],
+         "events": [{"time": "2026-12-05T18:39:36.952000Z", "level": "Error", "description": f"Instance i-0abc: {xid}"},
+                    {"time": "2026-12-05T18:39:30Z", "level": "Info", "description": "Instance i-0abcd is Running"}]}
+
+    view = views.node(n)
+
+    # Then the fault line has it (to the second); the condition names its reason only; other messages stay
+    assert view["fault"] == f"2026-12-05T18:39:36Z {xid}"
+    assert view["conditions"] == ["AcceleratedHardwareReady False NvidiaXID48Error",
+                                  "Ready False KubeletNotReady: PLEG not healthy"]
+    # its own events leave out "Instance <this node>"; another node's id stays
+    assert view["events"] == [f"2026-12-05T18:39:36Z Error: {xid}",
+                              "2026-12-05T18:39:30Z Info: Instance i-0abcd is Running"]
