@@ -8,8 +8,8 @@ Per tool call: one idempotency key for a mutation (the caller's, else a fresh on
 gateway's own HTTP retries of that call (connection errors, 429/502/503/504); `get_operation` with
 `wait_seconds` loops on the REST long poll (<= 20 s a request) until the operation changes or ends, or
 the wait (<= 60 s, and what the host allows) is over, backing off when the REST API answers early
-without a change, and lets a change settle for 2 s so a step's end and the next step's start come as one
-answer; every answer is shaped by `views.py` unless the caller passes `detail="full"`.
+without a change, and lets a change settle for 2 s (a burst, each change within 2 s of the last: up to 6 s)
+so a step's end and the next step's start come as one answer; every answer is shaped by `views.py` unless the caller passes `detail="full"`.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ CATALOG_ERRORS = (httpx2.HTTPError, RuntimeError, ValueError)
 RETRY_DELAYS = (0.5, 1.5)  # the gateway's own retries of one request (same idempotency key)
 BACKOFF_MAX = 5.0  # seconds between REST long polls that came back early with nothing new
 SETTLE = 2  # seconds a change may wait for the next one before the answer goes out
+SETTLE_MAX = 6  # seconds a burst of changes (each within SETTLE of the last) may hold the answer in all
 HOST_MARGIN = 3.0  # seconds kept free before the host's deadline (Lambda) to answer
 
 TokenSource = Callable[[], str | None] | str | None
@@ -312,7 +313,7 @@ class Gateway:
             started = self._clock()
             outcome, op = await self._poll(spec, arguments, max(chunk, 0), version)
             if op is not None and not _terminal(op) and op.get("version") != version:
-                return await self._settle(spec, arguments, outcome, op)
+                return await self._settle(spec, arguments, outcome, op, deadline)
             if op is None or _terminal(op) or self._clock() >= deadline - 1:
                 return outcome
             if self._clock() - started < chunk - 1:  # came back early with nothing new: back off
@@ -321,11 +322,23 @@ class Gateway:
 
 
     async def _settle(self, spec: ToolSpec, arguments: dict[str, Any], outcome: Outcome,
-                      op: dict[str, Any]) -> Outcome:
-        """A change often comes with another a moment later (a step ends, the next one starts): wait up to
-        SETTLE seconds for it, so one answer carries both and the watcher makes one call, not two."""
-        later, newer = await self._poll(spec, arguments, SETTLE, op.get("version"))
-        return later if newer is not None else outcome
+                      op: dict[str, Any], deadline: float) -> Outcome:
+        """A change often comes with others a moment later (a step ends, the next one starts, its first message):
+        wait up to SETTLE seconds for the next, and again while they keep coming (up to SETTLE_MAX in all, never
+        past the wait), so one answer carries the burst and the watcher makes one call, not several."""
+        until = min(deadline - 1, self._clock() + SETTLE_MAX)
+        version = op.get("version")
+        while True:
+            wait = int(min(SETTLE, until - self._clock()))
+            if wait < 1:
+                return outcome
+            later, newer = await self._poll(spec, arguments, wait, version)
+            if newer is None:
+                return outcome
+            outcome = later
+            if _terminal(newer) or newer.get("version") == version:
+                return outcome
+            version = newer.get("version")
 
 
 def _terminal(op: dict[str, Any]) -> bool:
