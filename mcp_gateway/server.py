@@ -9,7 +9,8 @@ gateway's own HTTP retries of that call (connection errors, 429/502/503/504); `g
 `wait_seconds` loops on the REST long poll (<= 20 s a request) until the operation changes or ends, or
 the wait (<= 60 s, and what the host allows) is over, backing off when the REST API answers early
 without a change, and lets a change settle for 2 s (a burst, each change within 2 s of the last: up to 6 s)
-so a step's end and the next step's start come as one answer; every answer is shaped by `views.py` unless the caller passes `detail="full"`.
+so a step's end and the next step's start come as one answer; every answer is shaped by `views.py` unless the
+caller passes `detail="full"`.
 """
 
 from __future__ import annotations
