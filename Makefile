@@ -66,12 +66,13 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 
 # Two pytest workers, each taking one test file at a time (tests/conftest.py groups them; all of infra is one
 # group, synthesized once). Most e2e time is waiting on a sandbox (each worker runs its own), so two workers
-# nearly halve the wall time on CI's 2 cores. `make test PYTEST_PAR=` runs everything in one process.
+# nearly halve the wall time on CI's 2 cores. `make test PYTEST_PAR=` runs everything in one process. Each run
+# ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
 
 test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
-	$(PY) -m pytest $(PYTEST_PAR) tests/unit tests/functional tests/infra
-	$(PY) -m pytest $(PYTEST_PAR) tests/e2e
+	$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra
+	$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/e2e
 	cd web && npm run typecheck && npm test
 	cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
 

@@ -1,8 +1,10 @@
 """EventBridge: the `podstart` bus and the rules that feed the events function.
 
-Three default-bus rules target the events function: PodStart workflow status changes, HyperPod
-cluster events, and a 5-minute schedule (``detail-type`` "Scheduled Event", ``source``
-"aws.events") on which it sweeps orphan operations. Every target retries for 2 hours and then
+Four default-bus rules target the events function: PodStart workflow status changes, HyperPod
+cluster events, a 5-minute schedule (``detail-type`` "Scheduled Event", ``source``
+"aws.events") on which it sweeps orphan operations, and a 10-minute one (the same event with
+``detail.podstart`` "discover") on which it scans every HyperPod region for clusters PodStart does
+not track (so the clusters list need not ask every region per request). Every target retries for 2 hours and then
 hands the event to a dead-letter queue (alarmed), so no AWS event is lost silently.
 """
 
@@ -20,6 +22,7 @@ from infra.queues import DeadLetterQueue
 
 BUS_NAME = "podstart"
 SWEEP_EVERY = cdk.Duration.minutes(5)
+DISCOVER_EVERY = cdk.Duration.minutes(10)  # functions.logic.discovery.DISCOVER_EVERY_MINUTES
 HYPERPOD_DETAIL_TYPES = [
     "SageMaker HyperPod Cluster State Change",
     "SageMaker HyperPod Cluster Node Health",
@@ -55,6 +58,7 @@ class EventRulesConstruct(Construct):
     workflow_rule: events.Rule | None
     hyperpod_rule: events.Rule
     sweeper_rule: events.Rule
+    discovery_rule: events.Rule
     undelivered: DeadLetterQueue  # events EventBridge could not deliver to the function
 
     def __init__(
@@ -71,15 +75,17 @@ class EventRulesConstruct(Construct):
         self._build_workflow_rule(state_machine_arns)
         self._build_hyperpod_rule()
         self._build_sweeper_rule()
+        self._build_discovery_rule()
 
     def _build_dead_letter_queue(self) -> None:
         self.undelivered = DeadLetterQueue(
             self, "Undelivered", purpose="EventBridge could not deliver these events to the events function"
         )
 
-    def _target(self) -> targets.LambdaFunction:
+    def _target(self, event: events.RuleTargetInput | None = None) -> targets.LambdaFunction:
         return targets.LambdaFunction(
             self._projector,
+            event=event,
             retry_attempts=8,
             max_event_age=cdk.Duration.hours(2),
             dead_letter_queue=self.undelivered.queue,
@@ -117,4 +123,14 @@ class EventRulesConstruct(Construct):
             description="Every 5 minutes: fail PENDING operations that never started, releasing their locks",
             schedule=events.Schedule.rate(SWEEP_EVERY),
             targets=[self._target()],
+        )
+
+    def _build_discovery_rule(self) -> None:
+        self.discovery_rule = events.Rule(
+            self,
+            "Discovery",
+            description="Every 10 minutes: find the HyperPod-on-EKS clusters PodStart does not track, in every region",
+            schedule=events.Schedule.rate(DISCOVER_EVERY),
+            targets=[self._target(events.RuleTargetInput.from_object(
+                {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {"podstart": "discover"}}))],
         )

@@ -466,6 +466,14 @@ class FunctionsConstruct(Construct):
             resources=[_arn("sagemaker", "cluster/*", region="*")],
             reason="A HyperPod event names a cluster; the projector reads its counts once per event; read-only.",
         )
+        grant(
+            self.roles["events"],
+            sid="DiscoverHyperPodClusters",
+            actions=["sagemaker:ListClusters", "ec2:DescribeRegions"],
+            resources=["*"],
+            reason="The scheduled discovery lists the HyperPod clusters of every enabled region (neither List nor "
+            "DescribeRegions supports resource-level permissions); read-only.",
+        )
 
     def _child_workflows(self) -> dict[str, str]:
         """The workflows spec.apply's steps start (every kind but spec.apply itself), by their fixed names."""

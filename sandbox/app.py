@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -212,20 +213,32 @@ class Sandbox:
         return arn
 
     def _start_sweeper(self, events_handler: Any) -> None:
-        """EventBridge's `rate(5 minutes)` rule, on the sandbox clock: invoke the events function with a
-        Scheduled Event, as the deployed schedule does."""
+        """EventBridge's `rate(5 minutes)` sweep and `rate(10 minutes)` discovery rules, on the sandbox clock:
+        invoke the events function with the Scheduled Events the deployed schedules send (the discovery also
+        once at start, as a deployment's first list would otherwise wait for it)."""
+        from functions.events.projector import DISCOVER
+        from functions.logic.discovery import DISCOVER_EVERY_MINUTES
         from sandbox.aws.lambdas import LambdaContext
 
         period = max(1.0, resources.SWEEP_MINUTES * 60 / self.settings.time_scale)
+        every = max(5.0, DISCOVER_EVERY_MINUTES * 60 / self.settings.time_scale)
         ctx = LambdaContext("podstart-events", self.aws.function_arn("podstart-events"), timeout_s=30)
 
+        def fire(rule: str, detail: dict[str, str]) -> None:
+            try:
+                events_handler({"source": "aws.events", "detail-type": "Scheduled Event", "detail": detail,
+                                "region": resources.REGION, "resources": [rule]}, ctx)
+            except Exception:
+                LOG.exception("%s failed", rule)
+
         def run() -> None:
+            fire("podstart-discover", {"podstart": DISCOVER})
+            discovered = time.monotonic()
             while not self._stopping.wait(period):
-                try:
-                    events_handler({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {},
-                                    "region": resources.REGION, "resources": ["podstart-sweep"]}, ctx)
-                except Exception:
-                    LOG.exception("sweep failed")
+                fire("podstart-sweep", {})
+                if time.monotonic() - discovered >= every:
+                    fire("podstart-discover", {"podstart": DISCOVER})
+                    discovered = time.monotonic()
 
         threading.Thread(target=run, name="podstart-sweeper", daemon=True).start()
 
@@ -348,8 +361,16 @@ class Sandbox:
         if (denied := self._require(request)) is not None:
             return denied
         q = request.query_params
+        try:
+            after, until = (int(q[k]) if q.get(k) else None for k in ("after", "until"))
+        except ValueError:
+            return JSONResponse({"type": "about:blank", "title": "Bad Request", "status": 400,
+                                 "detail": "after and until are call sequence numbers (next_seq of an earlier answer)"},
+                                status_code=400, media_type="application/problem+json")
+        mark = self.aws.calls.mark()
         return JSONResponse({"items": self.aws.calls.records(service=q.get("service"), operation=q.get("operation"),
-                                                             request_id=q.get("request_id"))})
+                                                             request_id=q.get("request_id"), after=after, until=until),
+                             "next_seq": mark})
 
     async def faults(self, request: Request) -> Response:
         if (denied := self._require(request, admin=True)) is not None:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from functions.domain.kinds import kind_of_file
+from functions.events.projector import DISCOVER
+from functions.logic.discovery import DISCOVER_EVERY_MINUTES
 
 REPO = Path(__file__).resolve().parent.parent
 STATEMACHINES = REPO / "statemachines"
@@ -150,5 +152,11 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
     # moto keeps schedules but never runs them).
     events.put_rule(Name="podstart-sweep", ScheduleExpression=f"rate({SWEEP_MINUTES} minutes)", State="ENABLED")
     events.put_targets(Rule="podstart-sweep", Targets=[{"Id": "projector", "Arn": function_arns["podstart-events"]}])
+    events.put_rule(Name="podstart-discover", ScheduleExpression=f"rate({DISCOVER_EVERY_MINUTES} minutes)",
+                    State="ENABLED")
+    events.put_targets(Rule="podstart-discover", Targets=[{
+        "Id": "projector", "Arn": function_arns["podstart-events"],
+        "Input": json.dumps({"source": "aws.events", "detail-type": "Scheduled Event",
+                             "detail": {"podstart": DISCOVER}})}])
     return {"workflows": workflows, "buckets": bucket_names(),
             "tables": {k: table_name(k) for k in TABLES}, "bus": BUS_NAME}

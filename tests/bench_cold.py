@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
-BUDGET = 2.0
+BUDGET = 1.6  # issue 29: every entry module within 1.6x `import boto3`
 
 _ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-west-2",
         "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "OPERATIONS_TABLE": "ops",

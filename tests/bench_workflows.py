@@ -58,18 +58,18 @@ def main() -> None:
                  "availability_zone": "us-west-2b"}]}).json()
             while more["status"] not in ("SUCCEEDED", "FAILED"):
                 more = http.get(f"/v1/operations/{more['id']}", params={"wait": 20, "version": more["version"]}).json()
-        before = len(sb.aws.calls.records())
+        before = sb.aws.calls.mark()
         page = http.get("/v1/clusters").json()
-        calls = [c for c in sb.aws.calls.records()[before:] if c["service"] not in ("dynamodb", "kubernetes")]
+        calls = [c for c in sb.aws.calls.records(after=before) if c["service"] not in ("dynamodb", "kubernetes")]
         print(f"  GET /v1/clusters: {len(page['items'])} clusters, {len(calls)} AWS call(s) besides DynamoDB "
               f"({', '.join(sorted({c['service'] + '.' + c['operation'] for c in calls}))})")
         from collections import Counter
 
-        before = len(sb.aws.calls.records())
+        before = sb.aws.calls.mark()
         t1 = time.monotonic()
         features = http.get("/v1/clusters/bench/features", params={"region": "us-west-2"})
         took_ms = (time.monotonic() - t1) * 1000
-        seen = sb.aws.calls.records()[before:]
+        seen = sb.aws.calls.records(after=before)
         calls = Counter(f"{c['service']}.{c['operation']}" for c in seen
                         if c["service"] not in ("dynamodb", "kubernetes"))
         kube_reads = sum(1 for c in seen if c["service"] == "kubernetes")

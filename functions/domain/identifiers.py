@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+JOB_NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"  # a training job's name (a Kubernetes name PodStart suffixes)
+
 _HF_PART = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?$")
 _REVISION = re.compile(r"^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_])?$")
 _JUMPSTART = re.compile(r"^[a-z0-9](?:[a-z0-9.-]{0,126}[a-z0-9])?$")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from functions.domain.errors import Forbidden
-from functions.domain.features import STEPS as FEATURE_STEPS
+from functions.domain.feature_graph import STEPS as FEATURE_STEPS
 from functions.domain.principal import Role
 
 KINDS: dict[str, tuple[str, ...]] = {

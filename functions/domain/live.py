@@ -22,8 +22,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from functions.domain.catalog import REGION_PATTERN
+from functions.domain.identifiers import JOB_NAME as NAME
 from functions.domain.tenancy import Namespace
-from functions.domain.training import NAME
 
 MAX_FOLLOWS_PER_USER = 4  # concurrent log follows one user may hold, across their tabs
 MAX_MESSAGE_BYTES = 4096

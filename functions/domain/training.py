@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from functions.domain import data, namespaces, recipes
 from functions.domain import mlflow as mlf
 from functions.domain.data import DataMap
+from functions.domain.identifiers import JOB_NAME
 from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
 from functions.domain.tenancy import Namespace
 
-NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"
+NAME = JOB_NAME  # a job's name (functions.domain.identifiers)
 NAMESPACE = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 SECRET_NAME = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"

@@ -92,6 +92,12 @@ class ClusterSummary(BaseModel):
 class ClusterList(BaseModel):
     items: list[ClusterSummary]
     next_token: str | None = None
+    discovered_at: str | None = Field(
+        default=None, description="When the periodic scan of every HyperPod region last ran (UTC): the untracked "
+        "clusters of regions holding none of PodStart's are as of then (ask ?region= for a live answer); null: "
+        "not scanned yet, or a region was named")
+    undiscovered_regions: list[str] = Field(
+        default_factory=list, description="Regions the last scan could not read (their rows are from an older scan)")
 
 
 class EksView(BaseModel):

@@ -1,4 +1,4 @@
-"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records; the sweep."""
+"""EventBridge projector Lambda: Step Functions and HyperPod events -> PodStart records; the sweep; the discovery."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.adapters import cluster_state
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -23,7 +22,30 @@ def projector() -> Projector:
     return Projector(repo=DynamoOperationRepository(s.operations_table),
                      publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table),
                      workflows=WORKFLOWS, runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
-                     describe_hyperpod=cluster_state.describe_hyperpod)
+                     describe_hyperpod=_describe_hyperpod, discover=_discover)
+
+
+# The AWS reads load with the first event that needs them (the catalog behind them is most of a cold start).
+def _describe_hyperpod(region: str, name: str) -> dict[str, Any] | None:
+    from functions.adapters import cluster_state
+
+    return cluster_state.describe_hyperpod(region, name)
+
+
+@lru_cache(maxsize=1)
+def _reader() -> Any:
+    from functions.adapters import cluster_state
+
+    return cluster_state.AwsClusterReader()  # keeps each cluster's orchestrator (immutable) between scans
+
+
+def _discover() -> str:
+    from functions.logic import discovery  # only the scheduled discovery needs the views and the catalog
+
+    s = events_settings()
+    found = discovery.discover(_reader(), DynamoStateStore(s.state_table))
+    logger.info("discovered", clusters=len(found.clusters), unavailable=found.unavailable)
+    return f"discovered {len(found.clusters)}"
 
 
 @logger.inject_lambda_context(clear_state=True)

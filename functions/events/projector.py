@@ -5,6 +5,8 @@
 - HyperPod state changes and cluster events keep each cluster record's last-known status and group
   counts current (one DescribeCluster per event, never one per cluster per list).
 - The scheduled sweep fails operations the API stored but never started (and frees their targets).
+- The scheduled discovery (its own rule; `detail.podstart == "discover"`) scans every HyperPod region for
+  clusters PodStart does not track (functions.logic.discovery), so the clusters list need not.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ HYPERPOD_STATE = "SageMaker HyperPod Cluster State Change"
 HYPERPOD_EVENT = "SageMaker HyperPod Cluster Event"
 HYPERPOD_NODE_HEALTH = ("SageMaker HyperPod Cluster Node Health Event", "SageMaker HyperPod Cluster Node Health")
 SCHEDULED = "Scheduled Event"
+DISCOVER = "discover"  # the discovery rule's input: {"detail": {"podstart": "discover"}} on a Scheduled Event
 ORPHAN_AFTER_SECONDS = 300.0  # an operation still PENDING without a workflow after 5 minutes was orphaned
 
 
@@ -37,6 +40,7 @@ class Projector:
     workflows: Mapping[str, Workflow]
     runner: WorkflowRunner
     describe_hyperpod: Callable[[str, str], dict[str, Any] | None]  # (region, name) -> DescribeCluster or None
+    discover: Callable[[], str] | None = None  # the scan of every region for untracked clusters; its outcome
 
     def _service(self) -> OperationService:
         return OperationService(repo=self.repo, publisher=self.publisher, runner=self.runner,
@@ -50,6 +54,8 @@ class Projector:
         if detail_type in (HYPERPOD_STATE, HYPERPOD_EVENT, *HYPERPOD_NODE_HEALTH):
             return self._hyperpod(str(event.get("region") or ""), detail)
         if detail_type == SCHEDULED and event.get("source") == "aws.events":
+            if isinstance(detail, dict) and detail.get("podstart") == DISCOVER and self.discover is not None:
+                return self.discover()
             swept = self._service().sweep(ORPHAN_AFTER_SECONDS)
             for op in swept:
                 self._hook(op)

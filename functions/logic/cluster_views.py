@@ -24,10 +24,10 @@ from functions.domain.views import (
     PvcView,
     StorageView,
 )
+from functions.logic import discovery
 from functions.logic.deps import Deps
 
-EXTERNAL_STATUSES_HIDDEN = ("Deleting",)
-LIST_CACHE_S = 20.0  # the list scans every region for clusters PodStart does not track: reuse a fresh scan
+LIST_CACHE_S = 20.0  # a region's live list of HyperPod clusters is reused this long
 
 
 def find_record(deps: Deps, name: str, region: str | None) -> ClusterRecord:
@@ -75,41 +75,33 @@ def summary(rec: ClusterRecord, active: tuple[str, str] | None) -> ClusterSummar
         created_by=rec.created_by)
 
 
-def _external(deps: Deps, region: str, known: set[str]) -> list[ClusterSummary]:
-    """HyperPod-on-EKS clusters in the region that no record names (described once each, then cached)."""
-    out = []
-    for name, s in deps.reader.hyperpod_clusters(region, max_age=LIST_CACHE_S).items():
-        if name in known or s.get("ClusterStatus") in EXTERNAL_STATUSES_HIDDEN:
-            continue
-        eks_arn = deps.reader.eks_orchestrator(region, s)
-        if not eks_arn:
-            continue  # a Slurm cluster: not PodStart's kind
-        created: Any = s.get("CreationTime")
-        out.append(ClusterSummary(
-            name=name, region=region, status=str(s.get("ClusterStatus") or "Unknown"), origin="external",
-            managed=False, importable=True, hyperpod_status=s.get("ClusterStatus"),
-            eks_cluster_name=str(eks_arn).rsplit("/", 1)[-1],
-            created_at=created.isoformat() if hasattr(created, "isoformat") else (str(created) if created else None)))
-    return out
-
-
 def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None,
                   name: str | None = None) -> ClusterList:
-    """Every region's records plus what the account holds that PodStart does not track, by (name, region); with
-    `name`, only the clusters of that name (one per region it is used in)."""
+    """PodStart's records plus the HyperPod-on-EKS clusters it does not track, by (name, region); with `name`, only
+    the clusters of that name (one per region it is used in).
+
+    AWS is asked live only in the regions holding a cluster PodStart knows of, or the one named by `region`
+    (one list call each, reused for LIST_CACHE_S); every other region's untracked clusters come from the
+    periodic discovery (functions.logic.discovery), with its time in `discovered_at`."""
     recs = [r for r in deps.records.all() if region is None or r.region == region]
-    regions = [region] if region else sorted(set(deps.reader.regions()) | {r.region for r in recs})
-    known = {(r.region, r.hyperpod_cluster_name or r.name) for r in recs}
-    with ThreadPoolExecutor(max_workers=min(8, max(1, len(regions)))) as pool:
-        found = list(pool.map(lambda rg: _external(deps, rg, {n for r, n in known if r == rg}), regions))
+    live = sorted({region} if region else {r.region for r in recs})
+    known = {(r.region, r.hyperpod_cluster_name or r.name) for r in deps.records.all()}
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(live)))) as pool:
+        found = [x for f in pool.map(lambda rg: discovery.hyperpod_on_eks(deps.reader, rg, LIST_CACHE_S), live)
+                 for x in f]
+    scanned = discovery.load(deps.state) if region is None else None
+    if scanned is not None:
+        found += [c for c in scanned.clusters if c.region not in live]
+    external = [c for c in found if (c.region, c.name) not in known]
     active = _active(deps, sub)
-    rows = sorted([summary(r, active) for r in recs] + [x for f in found for x in f],
-                  key=lambda c: (c.name, c.region))
+    rows = sorted([summary(r, active) for r in recs] + external, key=lambda c: (c.name, c.region))
     if name is not None:
         rows = [c for c in rows if c.name == name]
     start = int(token or 0)
     nxt = str(start + limit) if start + limit < len(rows) else None
-    return ClusterList(items=rows[start:start + limit], next_token=nxt)
+    return ClusterList(items=rows[start:start + limit], next_token=nxt,
+                       discovered_at=scanned.at if scanned is not None else None,
+                       undiscovered_regions=sorted(scanned.unavailable) if scanned is not None else [])
 
 
 def _storage(deps: Deps, rec: ClusterRecord, create_op: Operation | None) -> list[StorageView]:

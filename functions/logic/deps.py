@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from functions.domain.capacity.facts import CapacityFacts
 from functions.domain.cluster_record import ClusterRecords
 from functions.domain.ports import (
     ClusterKube,
@@ -18,6 +18,9 @@ from functions.domain.ports import (
     StateStore,
 )
 from functions.domain.service import OperationService
+
+if TYPE_CHECKING:
+    from functions.domain.capacity.facts import CapacityFacts  # the advisor builds its facts; others never import them
 
 
 @dataclass

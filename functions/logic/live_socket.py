@@ -12,7 +12,6 @@ from functions.domain import live
 from functions.domain.errors import Problem
 from functions.domain.limits import Lease, Leases, Limits, TooMany, refusal
 from functions.domain.ports import LiveConnections, LogStream, Poster
-from functions.logic import live_logs
 from functions.logic.deps import Deps
 
 CHECK_SECONDS = 5.0  # how often a follower checks its follow is still wanted (unfollow, disconnect)
@@ -52,6 +51,8 @@ def message(deps: Deps, store: LiveConnections, poster: Poster, start_follower: 
         if not store.remove_follow(connection_id, msg.id):
             poster.post(connection_id, live.log_end(msg.id, "not followed"))
         return
+    from functions.logic import live_logs  # a follow's reads (the job, its pods) load with the first follow
+
     try:
         live_logs.open_follow(deps, msg)  # 404/422 now, on the socket, not in a follower
     except Problem as exc:
@@ -112,6 +113,8 @@ def follow(deps: Deps, store: LiveConnections, poster: Poster, connection_id: st
         while not done.wait(check_seconds):
             if not store.has_follow(connection_id, msg.id):
                 stop()
+
+    from functions.logic import live_logs
 
     watcher = threading.Thread(target=watch, name=f"follow-watch-{msg.id}", daemon=True)
     watcher.start()

@@ -28,7 +28,7 @@ from functions.domain.plans import Plan
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
 from functions.logic.node_views import hyperpod_of, last_actions, recent_history, record_actions
-from functions.logic.plans import Started, start_or_plan
+from functions.logic.plans import Started, replay_of, start_or_plan
 
 
 def _seen(deps: Deps, name: str, region: str | None, node_ids: list[str]) -> dict[str, dict[str, str | None]]:
@@ -155,17 +155,21 @@ def start_health_check(deps: Deps, name: str, region: str | None, body: HealthCh
         raise InvalidInput.of([{"loc": ["body", "node_ids", ids.index(i)],
                                 "msg": f"{i} is not in instance group {body.group} (it is in {seen[i]['group']})"}
                                for i in elsewhere[:50]])
+    target = Target(cluster=rec.name, region=rec.region, resource="nodes")
+    request = {"cluster": rec.name, "region": rec.region, "hyperpod_cluster": hp,
+               "eks_cluster": rec.eks_cluster_name, "group": body.group, "node_ids": ids,
+               "checks": list(body.checks), "all_of_group": body.node_ids is None}
     busy = [i for i in ids if seen[i]["health"] != "Schedulable"]
+    if busy and not dry_run:  # a retry of the request that started the checks finds its own nodes being checked
+        replayed = replay_of(deps, kind="nodes.health_check", target=target, request=request, principal=actor,
+                             idempotency_key=key)
+        if replayed is not None:
+            return replayed
     if busy:
         detail = ", ".join(f"{i} ({seen[i]['health'] or 'not joined'})" for i in busy[:20])
         raise Conflict(f"{len(busy)} node(s) are not Schedulable and Running: {detail}. Deep health checks run on "
                        "healthy nodes; read an unhealthy node first (get_node), then reboot or replace it",
                        errors=[{"loc": ["body", "node_ids", ids.index(i)] if body.node_ids else ["body", "group"],
                                 "msg": f"{i} is {seen[i]['health'] or 'not joined'}"} for i in busy[:50]])
-    return start_or_plan(
-        deps, dry_run=dry_run, kind="nodes.health_check",
-        target=Target(cluster=rec.name, region=rec.region, resource="nodes"),
-        request={"cluster": rec.name, "region": rec.region, "hyperpod_cluster": hp,
-                 "eks_cluster": rec.eks_cluster_name, "group": body.group, "node_ids": ids,
-                 "checks": list(body.checks), "all_of_group": body.node_ids is None},
-        principal=actor, idempotency_key=key, facts={"nodes": seen})
+    return start_or_plan(deps, dry_run=dry_run, kind="nodes.health_check", target=target, request=request,
+                         principal=actor, idempotency_key=key, facts={"nodes": seen})

@@ -49,11 +49,14 @@ ORIGIN: contextvars.ContextVar[str] = contextvars.ContextVar("podstart_call_orig
 
 
 class CallLog:
-    """Every AWS API call made through functions.adapters.aws.client, oldest first, bounded."""
+    """Every AWS API call made through functions.adapters.aws.client, oldest first, bounded. Each record carries
+    its sequence number (`seq`, counting every call ever logged): a window `after`/`until` stays the same calls
+    once the oldest have been dropped, where list positions would shift."""
 
     def __init__(self, maxlen: int = 20_000) -> None:
         self._records: collections.deque[dict[str, Any]] = collections.deque(maxlen=maxlen)
         self._lock = threading.Lock()
+        self._next = 0
 
     def append(self, service: str, operation: str, params: Any, outcome: str, region: str = "") -> None:
         record = {
@@ -66,10 +69,19 @@ class CallLog:
             "region": region,  # the client's region (a call's params rarely say it)
         }
         with self._lock:
+            record["seq"] = self._next
+            self._next += 1
             self._records.append(record)
 
+    def mark(self) -> int:
+        """The sequence number the next call will get: `records(after=mark)` is what happens from now on."""
+        with self._lock:
+            return self._next
+
     def records(self, service: str | None = None, operation: str | None = None,
-                request_id: str | None = None) -> list[dict[str, Any]]:
+                request_id: str | None = None, after: int | None = None,
+                until: int | None = None) -> list[dict[str, Any]]:
+        """The calls matching every filter given; `after` (inclusive) and `until` (exclusive) are marks."""
         with self._lock:
             snapshot = list(self._records)
         return [
@@ -78,6 +90,8 @@ class CallLog:
             if (service is None or r["service"] == service)
             and (operation is None or r["operation"] == operation)
             and (request_id is None or r["request_id"] == request_id)
+            and (after is None or r["seq"] >= after)
+            and (until is None or r["seq"] < until)
         ]
 
     def clear(self) -> None:

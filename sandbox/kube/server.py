@@ -191,7 +191,7 @@ class _Handler(BaseHTTPRequestHandler):
             store = self.server.api.store_or_none(segs[1])
             if store is None:
                 raise ApiError(404, "NotFound", f"cluster {segs[1]!r} not found")
-            self.server.api.requests.append((segs[1], method, "/" + "/".join(segs)))
+            self.server.api.note_request(segs[1], method, "/" + "/".join(segs))
             segs = segs[2:]
             if segs and segs[-1] in ("healthz", "livez", "readyz"):
                 self._send(200, b"ok", "text/plain")
@@ -635,6 +635,8 @@ class KubeApiServer:
         self._published: dict[str, openapi.Published] = {}
         # (cluster, method, path) of recent requests: tests count the calls a page costs
         self.requests: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
+        self.requests_total = 0  # every request ever noted (the deque keeps the last 10,000): count by this
+        self._noted = threading.Lock()
         self.reconcilers: list[Reconciler] = list(DEFAULT_RECONCILERS)
         self._controllers = ControllerLoop(self._all_stores, self.reconcilers, time_scale)
         self._httpd: _Server | None = None
@@ -691,6 +693,11 @@ class KubeApiServer:
     @property
     def url(self) -> str:
         return f"http://{self._host}:{self._port}"
+
+    def note_request(self, cluster: str, method: str, path: str) -> None:
+        with self._noted:
+            self.requests.append((cluster, method, path))
+            self.requests_total += 1
 
     def add_cluster(self, name: str) -> str:
         """A cluster (idempotent); its API's URL, on its own port."""

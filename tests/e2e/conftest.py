@@ -67,10 +67,16 @@ class Api:
         assert self.wait_terminal(op["id"])["status"] == "SUCCEEDED"
         return name
 
-    def calls(self, service: str | None = None, operation: str | None = None,
-              request_id: str | None = None) -> list[dict[str, Any]]:
-        params = {k: v for k, v in (("service", service), ("operation", operation), ("request_id", request_id)) if v}
+    def calls(self, service: str | None = None, operation: str | None = None, request_id: str | None = None,
+              after: int | None = None, until: int | None = None) -> list[dict[str, Any]]:
+        """The sandbox's AWS call log; `after`/`until` are marks (the log is bounded: positions shift, marks do not)."""
+        params = {k: v for k, v in (("service", service), ("operation", operation), ("request_id", request_id),
+                                    ("after", after), ("until", until)) if v is not None and v != ""}
         return list(self.get("/v1/sandbox/calls", params=params).json()["items"])
+
+    def mark(self) -> int:
+        """Where the call log is now: `calls(after=mark)` is every call made since."""
+        return int(self.get("/v1/sandbox/calls", params={"after": 2**62}).json()["next_seq"])
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ READS = ("Describe", "List", "Get", "Head", "Query", "Scan", "BatchGet", "Search
 
 def writes(api: Any, since: int) -> list[dict[str, Any]]:
     """The mutating calls on the cluster's services since `since` (PodStart's own tables and bus aside)."""
-    return [c for c in api.calls()[since:]
+    return [c for c in api.calls(after=since)
             if c["service"] in CLUSTER_SERVICES and not c["operation"].startswith(READS)]
 
 

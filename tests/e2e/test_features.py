@@ -81,17 +81,19 @@ def _assoc_role(eks: Any, cluster: str, association_id: str) -> str:
 
 def test_ensure_feature_on_an_active_feature_changes_nothing(api: Any, cluster: str) -> None:
     _run_until_done(cluster, "training_operator")
-    before = len(api.calls("eks")) + len(api.calls("iam"))
-    mutating_before = _mutations(api)
+    before = api.mark()
     done = ensure_feature(_ctx(cluster), cluster, "training_operator")
     assert isinstance(done, Done)
-    assert _mutations(api) == mutating_before and len(api.calls("eks")) + len(api.calls("iam")) > before
+    since = api.calls(after=before)
+    # it looked (EKS, IAM) and changed nothing on the cluster's services
+    assert {c["service"] for c in since} & {"eks", "iam"}
+    assert _mutations(since) == []
 
 
-def _mutations(api: Any) -> list[dict[str, Any]]:
+def _mutations(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mutating calls on the cluster's services (PodStart's own tables and bus are not the cluster's)."""
     reads = ("Describe", "List", "Get")
-    return [c for c in api.calls() if not c["operation"].startswith(reads)
+    return [c for c in calls if not c["operation"].startswith(reads)
             and c["service"] in ("eks", "iam", "sagemaker", "ec2", "s3", "fsx")]
 
 
@@ -130,31 +132,31 @@ def test_the_document_reads_base_add_ons_and_dependencies(api: Any, cluster: str
 
 def test_a_patch_equal_to_the_live_state_starts_nothing_and_calls_nothing_mutating(api: Any, cluster: str) -> None:
     _run_until_done(cluster, "training_operator")
-    mark = len(_mutations(api))
+    mark = api.mark()
     r = _patch(api, cluster, {"training_operator": {"enabled": True}, "observability": {"enabled": False}})
     assert r.status_code == 200 and r.json()["changed"] is False, r.text
     dry = _patch(api, cluster, {"training_operator": {"enabled": True}}, key="same-dry", dry_run=True)
     assert dry.status_code == 200 and dry.json()["changed"] is False, dry.text  # a dry run says the same
-    assert _mutations(api)[mark:] == []
+    assert _mutations(api.calls(after=mark)) == []
 
 
 def test_disabling_a_needed_prerequisite_is_409_naming_the_dependant_and_changes_nothing(
         api: Any, cluster: str) -> None:
     _run_until_done(cluster, "training_operator")
-    mark = len(_mutations(api))
+    mark = api.mark()
     r = _patch(api, cluster, {"cert_manager": {"enabled": False}})
     assert r.status_code == 409 and "training_operator" in r.json()["detail"], r.text
     assert r.json()["required_by"] == ["training_operator"]
     dry = _patch(api, cluster, {"cert_manager": {"enabled": False}}, dry_run=True)
     assert (dry.status_code, dry.json()["required_by"]) == (409, ["training_operator"]), dry.text
-    assert _mutations(api)[mark:] == []
+    assert _mutations(api.calls(after=mark)) == []
     assert _features(api, cluster)["cert_manager"]["status"] == "ACTIVE"
 
 
 def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_partial_patch_keeps_them(
         api: Any, cluster: str, aws: Any) -> None:
     # the plan first (same key as the real request: a dry run stores nothing under it)
-    since = len(api.calls())
+    since = api.mark()
     dry = _patch(api, cluster, {"inference_operator": {"enabled": True}}, key="inf-on", dry_run=True)
     assert dry.status_code == 200, dry.text
     plan = dry.json()
@@ -164,7 +166,7 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
         ("fsx_csi", "create"), ("metrics_server", "create"), ("inference_operator", "create")]
     assert [w.split(" ")[0] for w in plan["warnings"]] == ["fsx_csi", "metrics_server"]  # auto-enabled, in order
     assert all("needed by inference_operator" in w for w in plan["warnings"])
-    since = len(api.calls())
+    since = api.mark()
     r = _patch(api, cluster, {"inference_operator": {"enabled": True}}, key="inf-on")
     assert r.status_code == 202, r.text
     op = r.json()
@@ -190,10 +192,10 @@ def test_enabling_a_feature_enables_its_prerequisites_in_order_and_a_stale_parti
     assert stale.status_code == 200 and stale.json()["changed"] is False
     assert {"aws-fsx-csi-driver", "metrics-server"} <= set(aws("eks").list_addons(clusterName=cluster)["addons"])
     # a stale form that re-sends a prerequisite's old value (off) is refused, naming the dependant: nothing removed
-    mark = len(_mutations(api))
+    mark = api.mark()
     resent = _patch(api, cluster, {"fsx_csi": {"enabled": False}, "observability": {"enabled": False}})
     assert resent.status_code == 409 and resent.json()["required_by"] == ["inference_operator"], resent.text
-    assert _mutations(api)[mark:] == [] and _features(api, cluster)["fsx_csi"]["status"] == "ACTIVE"
+    assert _mutations(api.calls(after=mark)) == [] and _features(api, cluster)["fsx_csi"]["status"] == "ACTIVE"
     # turning the dependant off leaves the prerequisites it pulled in (nobody asked to remove them)
     off = api.wait_terminal(_patch(api, cluster, {"inference_operator": {"enabled": False}}).json()["id"])
     assert off["status"] == "SUCCEEDED" and [s["name"] for s in off["steps"]] == ["disable_inference_operator"]
@@ -325,14 +327,14 @@ def test_autoscaling_makes_a_node_class_and_pool_per_group_and_refuses_anything_
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "autoscaling", "instance_groups", 0]
     assert "HyperPod instance groups only" in bad.json()["detail"]
     on = {"autoscaling": {"enabled": True, "instance_groups": ["workers"], "disruption_budget": "1"}}
-    since = len(api.calls())
+    since = api.mark()
     plan = _patch(api, cluster, on, dry_run=True).json()
     assert writes(api, since) == [] and _kubectl(sandbox, cluster, "get", "nodepools.karpenter.sh",
                                                  "podstart-workers") is None
     assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"] if c["kind"].startswith("Kubernetes")] == [
         ("create", "Kubernetes HyperpodNodeClass", "podstart-workers"),
         ("create", "Kubernetes NodePool", "podstart-workers")]
-    since = len(api.calls())
+    since = api.mark()
     op = api.wait_terminal(_patch(api, cluster, on).json()["id"])
     assert op["status"] == "SUCCEEDED", op["error"]
     assert unplanned(plan, writes(api, since)) == []  # the role and UpdateCluster, as planned

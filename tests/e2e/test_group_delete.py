@@ -88,7 +88,7 @@ def test_delete_drains_respecting_a_pdb_then_removes_the_group(api: Any, aws: An
     # relaxed, the failed operation retried: its drain starts afresh (the first attempt's timeout is long past),
     # evicts the pod, and the group and its nodes go
     policy.patch_namespaced_pod_disruption_budget("keep-trainer", "default", {"spec": {"minAvailable": 0}})
-    since = len(api.calls())
+    since = api.mark()
     retried = api.post(f"/v1/operations/{op['id']}/retry")
     assert retried.status_code in (200, 202), retried.text
     op = api.wait_terminal(op["id"], timeout=180)

@@ -75,14 +75,14 @@ def test_the_sweep_fails_an_operation_that_never_started_and_frees_the_cluster(a
 def test_import_refuses_a_name_that_is_not_a_cluster_name_with_a_suggestion_and_changes_nothing(
         api: Any, aws: Any) -> None:
     eks = aws("eks")
-    before = len(api.calls())
+    before = api.mark()
     r = api.post("/v1/clusters/import", json={"region": "us-west-2", "eks_cluster_name": "Team_GPU_Cluster"})
     assert r.status_code == 422
     err = r.json()["errors"][0]
     assert err["loc"] == ["body", "name"] and "'team-gpu-cluster'" in err["msg"]
     r = api.post("/v1/clusters/import", json={"region": "us-west-2", "eks_cluster_name": "x", "name": "Bad Name"})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "name"]
-    about = [c for c in api.calls()[before:] if any(n in str(c["params"]) for n in ("Team_GPU_Cluster", "team-gpu"))]
+    about = [c for c in api.calls(after=before) if any(n in str(c["params"]) for n in ("Team_GPU_Cluster", "team-gpu"))]
     assert [c for c in about if not c["operation"].startswith(("Describe", "List", "Get"))
             and "audit" not in str(c["params"].get("TableName", ""))] == []  # the audit trail records the refusal
     assert not any(c["name"] == "team-gpu-cluster" for c in api.get("/v1/clusters").json()["items"])

@@ -105,7 +105,7 @@ def test_dry_runs_plan_what_deploy_scale_and_delete_then_do_and_change_nothing(a
                                                                                cluster: str) -> None:
     ep, kube = name("plan"), sandbox.kube.store(cluster)
     url = f"/v1/clusters/{cluster}/endpoints"
-    since, ops = len(api.calls()), len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
+    since, ops = api.mark(), len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"])
     dry = api.post(url, json=vllm(ep), params={"dry_run": "true"})
     assert dry.status_code == 200, dry.text
     plan = dry.json()
@@ -128,7 +128,7 @@ def test_dry_runs_plan_what_deploy_scale_and_delete_then_do_and_change_nothing(a
     assert all(kube.get(o["api_version"], o["kind"], o["name"], o["namespace"] or None) for o in made)
     assert api.post(url, json=vllm(ep), params={"dry_run": "true"}).status_code == 409  # the name is taken now
 
-    since = len(api.calls())
+    since = api.mark()
     scale = api.http.patch(f"{url}/{ep}", json={"replicas": 1}, params={"dry_run": "true"})
     assert scale.status_code == 200, scale.text
     first = scale.json()["changes"][0]

@@ -65,7 +65,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
 
     # A secret's dry run names the keys it would write, never a value, and writes nothing.
     secret = {"name": "hf-token", "data": {"HF_TOKEN": "hf_s3cr3t_value", "HUB": "plain_named_value"}}
-    since = len(api.calls())
+    since = api.mark()
     dry = api.post(f"{base}/secrets", json=secret, params={"dry_run": "true"})
     assert dry.status_code == 200, dry.text
     [change] = dry.json()["changes"]
@@ -117,7 +117,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
 
     # The real run: the operator step enables the feature (a visible step), then the job runs; what it changed
     # on AWS is what the plan listed.
-    since = len(api.calls())
+    since = api.mark()
     r = api.post(f"{base}/jobs", json=_job("train"), key=key)
     assert r.status_code == 202, r.text
     assert api.post(f"{base}/jobs", json=_job("train"), key=key).json()["id"] == r.json()["id"]
@@ -182,7 +182,7 @@ def test_submit_run_logs_restart_budget_and_delete(api: Any, viewer: Any, aws: A
     assert any(c["type"] == "Failed" and "recovery budget" in (c["message"] or "") for c in failed["conditions"])
 
     # Delete: planned first (the job and each pod it has now), nothing deleted by the plan.
-    since = len(api.calls())
+    since = api.mark()
     dry = api.http.delete(f"{base}/jobs/train", params={"dry_run": "true"})
     assert dry.status_code == 200, dry.text
     pods = sorted(p["metadata"]["name"]

@@ -108,7 +108,7 @@ def test_submit_with_mlflow_runs_scoped_and_links_the_ui(api: Any, viewer: Any, 
     assert len(api.get("/v1/operations", params={"cluster": cluster}).json()["items"]) == ops
 
     # The run: what it changed on AWS is what the plan listed.
-    since = len(api.calls())
+    since = api.mark()
     r = api.post(f"{base}/jobs", json=_job("sft"), key=key)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"], timeout=240)

@@ -122,13 +122,14 @@ def test_the_node_list_pages_with_four_calls_a_page_and_matches_aws_and_kubernet
         "ClusterNodeSummaries"]}
     eventually(lambda: len(kube.list_node().items) == 5)
     api.get(f"/v1/clusters/{cluster}/nodes", params={"limit": 1})  # warm: the cluster's Kubernetes connection
-    aws_before, kube_before = len(api.calls("sagemaker")) + len(api.calls("eks")), len(sandbox.kube.requests)
+    kube_before = sandbox.kube.requests_total
     first = api.get(f"/v1/clusters/{cluster}/nodes", params={"limit": 3})
     assert first.status_code == 200, first.text
     page = first.json()
     assert len(page["items"]) == 3 and page["next_token"]
-    aws_calls = len(api.calls("sagemaker")) + len(api.calls("eks")) - aws_before
-    kube_calls = len(sandbox.kube.requests) - kube_before
+    aws_calls = len([c for c in api.calls(request_id=first.headers["x-amzn-RequestId"])
+                     if c["service"] not in ("dynamodb", "kubernetes")])  # the request's own (not the discovery's)
+    kube_calls = sandbox.kube.requests_total - kube_before
     # ListClusterNodes and ListClusterEvents (faults, HyperPod's own repairs); the page's Nodes and the live Pods
     # (the GPUs they request)
     assert (aws_calls, kube_calls) == (2, 2), (aws_calls, kube_calls)
@@ -165,7 +166,7 @@ def test_replace_before_a_reboot_is_a_409_naming_the_ladder_and_calls_nothing(ap
     node_id = workers(aws, cluster)[0]
     # the previous test's fault, put again (the same): this test reads the ladder of a node pending a reboot
     assert api.post(f"/v1/sandbox/nodes/{node_id}/fault", json={"kind": "gpu_xid"}).status_code == 201
-    before = len(api.calls("sagemaker", "BatchReplaceClusterNodes"))
+    before = api.mark()
     r = api.post(f"/v1/clusters/{cluster}/nodes/replace",
                  json={"node_ids": [node_id], "reason": "xid 79", "confirm": "replace"})
     assert r.status_code == 409, r.text
@@ -178,7 +179,7 @@ def test_replace_before_a_reboot_is_a_409_naming_the_ladder_and_calls_nothing(ap
     assert [c["action"] for c in forced["changes"]] == ["delete", "create"]
     assert forced["changes"][0]["details"]["instance_storage"] == "wiped"
     assert any("forced past the escalation ladder" in w and "xid 79" in w for w in forced["warnings"])
-    assert len(api.calls("sagemaker", "BatchReplaceClusterNodes")) == before
+    assert api.calls("sagemaker", "BatchReplaceClusterNodes", after=before) == []
     bad = api.post(f"/v1/clusters/{cluster}/nodes/replace", json={"node_ids": [node_id], "reason": "x"})
     assert bad.status_code == 422 and ["body", "confirm"] in [e["loc"] for e in bad.json()["errors"]]
     bad = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json={"node_ids": ["node-1"], "reason": "x"})
@@ -207,13 +208,13 @@ def test_reboot_brings_the_faulty_node_back_ready_then_replace_is_the_next_rung(
     assert plan["kind"] == "nodes.reboot" and plan["cost"]["hourly"] == 0
     assert sorted(c["name"] for c in plan["changes"]) == sorted([node_id, healthy])
     assert {c["details"]["group"] for c in plan["changes"]} == {"workers"}
-    before = len(api.calls("sagemaker", "BatchRebootClusterNodes"))
+    before = api.mark()
     op = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json=body, key=key).json()
     again = api.post(f"/v1/clusters/{cluster}/nodes/reboot", json=body, key=key).json()
     assert again["id"] == op["id"]
     done = api.wait_terminal(op["id"])
     assert done["status"] == "SUCCEEDED", done
-    calls = api.calls("sagemaker", "BatchRebootClusterNodes")[before:]
+    calls = api.calls("sagemaker", "BatchRebootClusterNodes", after=before)
     assert [sorted(c["params"]["NodeIds"]) for c in calls] == [sorted([node_id, healthy])]  # one call, once
     assert sorted(calls[0]["params"]["NodeIds"]) == sorted(c["name"] for c in plan["changes"])  # what the plan said
     node = kube.read_node(f"hyperpod-{node_id}")  # as kubectl get node shows it

@@ -61,7 +61,7 @@ def test_verl_rayjob_enables_kuberay_runs_on_gpu_nodes_logs_and_deletes(api: Any
     assert request_writes(api, dry) == [] and kube.registry.by_kind(*RAYJOB) is None  # the dry run wrote nothing
 
     # The real run: the kuberay_operator step is visible and enabled the feature; the job runs.
-    since = len(api.calls())
+    since = api.mark()
     r = api.post(f"{base}/jobs", json=_verl("grpo"), key=key)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"], timeout=180)

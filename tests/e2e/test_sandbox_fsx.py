@@ -15,7 +15,7 @@ def test_a_cluster_with_fsx_waits_for_the_file_system_then_binds_its_volume(api:
             "instance_groups": [{"name": "accel", "instance_type": "ml.c5.large", "instance_count": 1,
                                  "availability_zone": "us-west-2a"}],
             "storage": {"s3": True, "fsx_lustre": {"storage_capacity_gib": 1200, "throughput_mb_per_tib": 250}}}
-    mark = len(api.calls())
+    mark = api.mark()
     r = api.post("/v1/clusters", json=body, key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
     done = api.wait_terminal(r.json()["id"], timeout=180)
@@ -27,7 +27,7 @@ def test_a_cluster_with_fsx_waits_for_the_file_system_then_binds_its_volume(api:
     fs = systems[0]
     assert fs["Lifecycle"] == "AVAILABLE"
     # The storage step saw it CREATING and waited: more than one look at it before mounting it.
-    looks = [c for c in api.calls()[mark:] if (c["service"], c["operation"]) == ("fsx", "DescribeFileSystems")]
+    looks = [c for c in api.calls(after=mark) if (c["service"], c["operation"]) == ("fsx", "DescribeFileSystems")]
     assert len(looks) >= 2, looks
 
     kube = sandbox.kube.store(cluster)

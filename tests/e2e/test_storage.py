@@ -64,7 +64,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     # Add: one operation per Idempotency-Key; the retry answers the same operation.
     key = uuid.uuid4().hex
     body = {"kind": "s3", "name": "train", "bucket": bucket, "prefix": f"{run}/train/", "namespace": "ml"}
-    since = len(api.calls())
+    since = api.mark()
     dry = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key, params=DRY)
     assert dry.status_code == 200, dry.text
     plan = dry.json()
@@ -77,7 +77,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
         ("none", "Kubernetes Namespace"), ("create", "Kubernetes PersistentVolumeClaim"),
         ("none", "AWS::S3::Bucket")}
     assert "train" not in {i["name"] for i in api.get(f"/v1/clusters/{cluster}/storage").json()["items"]}
-    since = len(api.calls())
+    since = api.mark()
     r = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
     assert r.status_code == 202, r.text
     again = api.post(f"/v1/clusters/{cluster}/storage", json=body, key=key)
@@ -121,7 +121,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 
     # Remove: the claim and volume go, the bucket and its data stay.
     assert api.http.delete(f"/v1/clusters/{cluster}/storage/podstart-data").status_code == 409
-    since = len(api.calls())
+    since = api.mark()
     dry = api.http.delete(f"/v1/clusters/{cluster}/storage/train", params=DRY)
     plan = dry.json()
     assert request_writes(api, dry) == [] and writes(api, since) == []
@@ -129,7 +129,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     assert [(c["action"], c["kind"]) for c in plan["changes"]][:2] == [
         ("delete", "Kubernetes PersistentVolumeClaim"), ("delete", "Kubernetes PersistentVolume")]
     assert ("none", "AWS::S3::Bucket", bucket) in [(c["action"], c["kind"], c["name"]) for c in plan["changes"]]
-    since = len(api.calls())
+    since = api.mark()
     r = api.http.delete(f"/v1/clusters/{cluster}/storage/train")
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"])
@@ -146,7 +146,7 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
 def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sandbox: Any, cluster: str) -> None:
     eks = aws("eks")
     addons = sorted(eks.list_addons(clusterName=cluster)["addons"])
-    since = len(api.calls())
+    since = api.mark()
     dry = api.post(f"/v1/clusters/{cluster}/reconcile", params=DRY)
     assert dry.status_code == 200, dry.text
     plan = dry.json()
@@ -155,14 +155,14 @@ def test_reconcile_reruns_dependencies_without_duplicates(api: Any, aws: Any, sa
     assert {c["action"] for c in plan["changes"]} == {"none"}, [c for c in plan["changes"] if c["action"] != "none"]
     assert {"coredns", "default/podstart-data", "kube-system/neuron-device-plugin-daemonset"} <= {
         c["name"] for c in plan["changes"]}
-    mark = len(api.calls())
+    mark = api.mark()
     r = api.post(f"/v1/clusters/{cluster}/reconcile", key=uuid.uuid4().hex)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"])
     assert op["kind"] == "cluster.reconcile" and op["status"] == "SUCCEEDED", op.get("error")
     assert sorted(eks.list_addons(clusterName=cluster)["addons"]) == addons
     # Everything was already there: nothing created again (no add-on, role or association twice).
-    created = [c["operation"] for c in api.calls()[mark:] if c["operation"].startswith("Create")]
+    created = [c["operation"] for c in api.calls(after=mark) if c["operation"].startswith("Create")]
     assert created == [], created
     assert writes(api, mark) == []  # a plan of only `none` is a run that changes nothing
     # The base set includes the Neuron device plugin, so Trainium groups work.
@@ -188,14 +188,14 @@ def test_fsx_added_after_create_binds_when_available_and_goes_only_with_confirm(
                                                                                  cluster: str) -> None:
     body = {"kind": "fsx_lustre", "name": "scratch", "storage_capacity_gib": 1200, "throughput_mb_per_tib": 125}
     fsx_before = len(aws("fsx").describe_file_systems()["FileSystems"])
-    since = len(api.calls())
+    since = api.mark()
     plan = api.post(f"/v1/clusters/{cluster}/storage", json=body, params=DRY).json()
     assert writes(api, since) == [] and len(aws("fsx").describe_file_systems()["FileSystems"]) == fsx_before
     assert ("create", "AWS::FSx::FileSystem", "scratch") in [(c["action"], c["kind"], c["name"])
                                                             for c in plan["changes"]]
     [line] = plan["cost"]["lines"]
     assert "FSx for Lustre 1200 GiB" in line["item"] and line["count"] == 1200  # priced per GiB-month
-    since = len(api.calls())
+    since = api.mark()
     r = api.post(f"/v1/clusters/{cluster}/storage", json=body)
     assert r.status_code == 202, r.text
     op = api.wait_terminal(r.json()["id"])
@@ -231,18 +231,18 @@ def test_a_fault_while_adding_fails_there_and_retry_finishes_without_duplicates(
     bucket = sandbox.info["buckets"]["data"]  # PodStart's own data bucket: an operator's to mount
     api.post("/v1/sandbox/faults", json={"service": "eks", "operation": "CreatePodIdentityAssociation",
                                          "error_code": "AccessDeniedException", "count": 1, "message": "injected"})
-    start = len(api.calls())
+    start = api.mark()
     r = api.post(f"/v1/clusters/{cluster}/storage", json={"kind": "s3", "name": "faulty", "bucket": bucket,
                                                           "prefix": "faulty/"})
     failed = api.wait_terminal(r.json()["id"])
     assert failed["status"] == "FAILED" and failed["phase"] == "backing", failed
     assert viewer.post(f"/v1/operations/{failed['id']}/retry").status_code == 403
-    mark = len(api.calls())
+    mark = api.mark()
     assert api.post(f"/v1/operations/{failed['id']}/retry").status_code == 202
     done = api.wait_terminal(failed["id"])
     assert done["status"] == "SUCCEEDED", done.get("error")
-    made = [c["operation"] for c in api.calls()[start:] if c["operation"].startswith(("Create", "Put"))
+    made = [c["operation"] for c in api.calls(after=start) if c["operation"].startswith(("Create", "Put"))
             and c["outcome"] == "ok"]
     assert made.count("CreateRole") == 1 and made.count("CreatePodIdentityAssociation") == 1, made
-    assert not [c for c in api.calls()[mark:] if c["operation"] == "CreateRole"]
+    assert not [c for c in api.calls(after=mark) if c["operation"] == "CreateRole"]
     _bound(sandbox, cluster, "faulty", "default")

@@ -166,8 +166,9 @@ def _eks_cluster(name: str) -> dict[str, Any]:
 
 def test_eks_cluster_goes_creating_active_with_the_kube_endpoint_then_deletes(sandbox: EmbeddedAws) -> None:
     eks = adapter.client("eks")
-    eks.create_cluster(name="eks-life", roleArn=ROLE, resourcesVpcConfig={"subnetIds": ["subnet-1"]})
-    assert eks.describe_cluster(name="eks-life")["cluster"]["status"] == "CREATING"
+    made = eks.create_cluster(name="eks-life", roleArn=ROLE, resourcesVpcConfig={"subnetIds": ["subnet-1"]})
+    # (~10 minutes of AWS time are 1 s here: on a busy machine a describe may already see it ACTIVE)
+    assert made["cluster"]["status"] == "CREATING"
 
     cluster = wait_for(
         lambda: (c := eks.describe_cluster(name="eks-life")["cluster"])["status"] == "ACTIVE" and c

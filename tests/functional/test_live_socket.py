@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from functions.adapters import aws
 from functions.adapters.live_store import DynamoLiveConnections
 from functions.domain import live
-from functions.logic import live_socket
+from functions.logic import live_logs, live_socket
 from tests.functional.moto_env import mocked_aws
 
 REGION = "us-west-2"
@@ -87,7 +87,7 @@ def test_an_abandoned_connections_follows_stop_counting_once_they_expire(store: 
 def test_messages_refuse_bad_input_on_the_socket_and_start_a_follower_only_within_the_limit(
         store: DynamoLiveConnections, monkeypatch: pytest.MonkeyPatch) -> None:
     poster, started = Poster(), []
-    monkeypatch.setattr(live_socket.live_logs, "open_follow", lambda deps, msg: None)
+    monkeypatch.setattr(live_logs, "open_follow", lambda deps, msg: None)
     store.add_connection("c1", "erin")
 
     def send(raw: str) -> None:
@@ -139,9 +139,9 @@ def test_a_follower_ends_when_the_client_unfollows(store: DynamoLiveConnections,
         def follow_logs(self, *a: Any) -> _Stream:
             return stream
 
-    target = live_socket.live_logs.Follow(sub="f", kube=Kube(), namespace="default", pod="j-0",  # type: ignore
+    target = live_logs.Follow(sub="f", kube=Kube(), namespace="default", pod="j-0",  # type: ignore
                                           container=None, tail=1)
-    monkeypatch.setattr(live_socket.live_logs, "open_follow", lambda deps, msg: target)
+    monkeypatch.setattr(live_logs, "open_follow", lambda deps, msg: target)
     store.add_connection("c1", "frank")
     assert store.add_follow("c1", "frank", "f", 4)
     poster = Poster()

@@ -20,15 +20,22 @@ from pathlib import Path
 import boto3
 import pytest
 
+from functions.workflows.registry import WHERE
+
 REPO = Path(__file__).resolve().parents[2]
 SERVICES = {"ec2": "ec2", "eks": "eks", "sagemaker": "sagemaker", "fsx": "fsx", "servicequotas": "service-quotas",
             "dynamodb": "dynamodb", "events": "events", "states": "stepfunctions", "pricing": "pricing", "iam": "iam",
             "s3": "s3"}
 # What each function loads (its handler, and for the API the services its first request builds).
+_WORKFLOW_MODULES = tuple(sorted({f"functions.workflows.{m}" for m, _ in WHERE.values()}))
 ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"),
-           # spec.apply's step bodies (the use cases starting child operations) load on its first step
-           "steps": ("functions.steps.handler", "functions.workflows.spec_children"),
-           "events": ("functions.events.handler",), "live": ("functions.live.handler",),
+           # every workflow's module (each loads with its kind's first step), and spec.apply's step bodies (the use
+           # cases starting child operations, loaded on its first step)
+           "steps": ("functions.steps.handler", *_WORKFLOW_MODULES, "functions.workflows.spec_children"),
+           # the reads its events and the scheduled discovery load when they first need them
+           "events": ("functions.events.handler", *_WORKFLOW_MODULES, "functions.adapters.cluster_state",
+                      "functions.logic.discovery"),
+           "live": ("functions.live.handler",),
            "follow": ("functions.live.follower",)}
 _CALL = re.compile(r"\.([a-z][a-z0-9_]*)\s*\(")
 _PAGINATOR = re.compile(r"""get_paginator\(\s*["']([a-z][a-z0-9_]*)["']""")
@@ -59,14 +66,14 @@ IGNORED_FOR: dict[str, set[str]] = {
               # cancelling an execution: the API's)
               "update_endpoint", "delete_endpoint", "list_objects", "head_bucket",
               "create_presigned_mlflow_tracking_server_url", "list_mlflow_tracking_servers", "stop_execution"},
-    # The events function uses one reader call of the adapters it loads (describe_hyperpod) and the runner's
-    # find (describe_execution, granted): the catalog reads and execution starts are the API's.
+    # The events function uses the reader's describe_hyperpod, the discovery's list_clusters and describe_regions,
+    # and the runner's find (describe_execution, granted): the other catalog reads and execution starts are the API's.
     "events": {"describe_addon", "describe_availability_zones", "describe_file_systems", "head_bucket",
                "list_objects", "list_objects_v2",
                "describe_instance_type_offerings", "describe_instance_types", "describe_nat_gateways",
-               "describe_regions", "describe_spot_price_history", "describe_subnets", "describe_vpcs",
-               "list_access_entries", "list_addons",
-               "list_clusters", "list_service_quotas", "list_training_plans", "start_execution", "stop_execution"},
+               "describe_spot_price_history", "describe_subnets", "describe_vpcs",
+               "list_access_entries", "list_addons", "list_service_quotas", "list_training_plans", "start_execution",
+               "stop_execution"},
 }
 # The events function loads the workflow table for the records' status hooks (no AWS call); it runs no step.
 SKIP_MODULES = {"events": ("functions/workflows/",)}

@@ -42,7 +42,7 @@ def test_every_rule_target_retries_then_dead_letters(synth):
     events_id, _ = synth.function("events")
     live_id, _ = synth.function("live")
     rules = list(synth.of_type("AWS::Events::Rule").values())
-    assert len(rules) == 4  # workflow status, HyperPod events, sweeper; the podstart bus to the live sockets
+    assert len(rules) == 5  # workflow status, HyperPod events, sweeper, discovery; the podstart bus to the sockets
     for rule in rules:
         to_sockets = rule["Properties"].get("EventBusName") is not None
         for target in rule["Properties"]["Targets"]:
@@ -54,10 +54,25 @@ def test_every_rule_target_retries_then_dead_letters(synth):
 def test_a_schedule_sweeps_orphan_operations_every_5_minutes(synth):
     events_id, _ = synth.function("events")
     [sweeper] = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
-                 if "ScheduleExpression" in r["Properties"]]
+                 if "ScheduleExpression" in r["Properties"] and "Input" not in r["Properties"]["Targets"][0]]
     assert sweeper["ScheduleExpression"] == "rate(5 minutes)"
     assert sweeper["State"] == "ENABLED"
     assert [t["Arn"] for t in sweeper["Targets"]] == [{"Fn::GetAtt": [events_id, "Arn"]}]
+
+
+def test_a_schedule_discovers_untracked_clusters_every_10_minutes(synth):
+    from functions.events.projector import DISCOVER, SCHEDULED
+    from functions.logic.discovery import DISCOVER_EVERY_MINUTES
+
+    events_id, _ = synth.function("events")
+    [rule] = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()
+              if "Input" in (r["Properties"].get("Targets") or [{}])[0]]
+    assert rule["ScheduleExpression"] == f"rate({DISCOVER_EVERY_MINUTES} minutes)"
+    [target] = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [events_id, "Arn"]}
+    # the input the projector recognises as the discovery (not the sweep)
+    event = json.loads(target["Input"])
+    assert (event["source"], event["detail-type"], event["detail"]) == ("aws.events", SCHEDULED, {"podstart": DISCOVER})
 
 
 def test_the_sweeper_can_query_operations_by_status(synth, template):

@@ -1497,10 +1497,20 @@ export interface components {
         };
         /** ClusterList */
         ClusterList: {
+            /**
+             * Discovered At
+             * @description When the periodic scan of every HyperPod region last ran (UTC): the untracked clusters of regions holding none of PodStart's are as of then (ask ?region= for a live answer); null: not scanned yet, or a region was named
+             */
+            discovered_at?: string | null;
             /** Items */
             items: components["schemas"]["ClusterSummary"][];
             /** Next Token */
             next_token?: string | null;
+            /**
+             * Undiscovered Regions
+             * @description Regions the last scan could not read (their rows are from an older scan)
+             */
+            undiscovered_regions?: string[];
         };
         /** ClusterRef */
         ClusterRef: {
