@@ -28,7 +28,7 @@ const ready: Endpoint = {
   name: "chat", cluster: "llm", region: "us-west-2", mode: "self-managed", engine: "vllm", model: "Qwen/Qwen3-0.6B/main",
   model_source: "s3", instance_type: "ml.g5.8xlarge", gpus: 1, replicas: 2, ready_replicas: 2, service: "internal",
   status: "READY", service_name: "chat", objects: [], live: true, created_by: "admin", created_at: "2026-01-01T00:00:00Z",
-  internet_facing: false, public: false, source_ranges: [], api_key_required: false,
+  internet_facing: false, public: false, source_ranges: [], api_key_required: false, ready: true,
 };
 const failed: Endpoint = { ...ready, name: "bad", status: "FAILED", ready_replicas: 0, message: "ErrImagePull: sandbox.invalid/vllm:v1" };
 
