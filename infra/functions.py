@@ -414,6 +414,17 @@ class FunctionsConstruct(Construct):
             reason="The models list shows a download in progress from its script's manifest object (files done of "
             "files total); the data bucket's download manifests only, read-only.",
         )
+        grant(
+            role,
+            sid="ReadDatasetIndexes",
+            actions=["s3:GetObject"],
+            resources=[self._data.data_bucket.arn_for_objects("*/dataset_info.json"),
+                       *sorted({f"arn:{cdk.Aws.PARTITION}:s3:::{r.bucket}/{r.prefix}*dataset_info.json"
+                                for r in self._registered})],
+            reason="A LLaMA-Factory job's admission reads its dataset folder's dataset_info.json (does it define the "
+            "datasets the job names, and do their files exist) before the job starts; that index file only, in the "
+            "data bucket and under each registered prefix, read-only.",
+        )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
         """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events

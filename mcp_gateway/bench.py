@@ -11,7 +11,15 @@ import subprocess
 import sys
 from typing import Any
 
-PER_TOOL_BUDGET = 800  # bytes of the raw tools/list response per tool, on average (issue 9)
+TOTAL_BUDGET = 30 * 1024  # bytes of the raw tools/list response for every tool (issue 26)
+TOOL_BUDGET = 1024  # bytes of one tool's entry in it (issue 26)
+
+
+def tool_sizes(openapi: dict[str, Any]) -> dict[str, int]:
+    """Bytes of each tool's entry in tools/list, as the catalog serializes it (name, description, schema, hints)."""
+    from mcp_gateway.catalog import build_catalog, tool_payload
+
+    return {s.name: len(json.dumps(tool_payload(s), separators=(",", ":")).encode()) for s in build_catalog(openapi)}
 
 
 def tools_list_bytes(openapi: dict[str, Any]) -> tuple[int, int]:
@@ -53,9 +61,12 @@ def cold_import_seconds(module: str = "mcp_gateway.asgi", runs: int = 3) -> floa
 def main() -> None:
     from functions.api.handler import openapi_document
 
-    total, n = tools_list_bytes(openapi_document())
-    print(json.dumps({"tools": n, "tools_list_bytes": total, "bytes_per_tool": round(total / n),
-                      "budget_per_tool": PER_TOOL_BUDGET,
+    doc = openapi_document()
+    total, n = tools_list_bytes(doc)
+    sizes = tool_sizes(doc)
+    print(json.dumps({"tools": n, "tools_list_bytes": total, "budget_bytes": TOTAL_BUDGET,
+                      "largest_tool": max(sizes, key=lambda k: sizes[k]), "largest_tool_bytes": max(sizes.values()),
+                      "budget_per_tool": TOOL_BUDGET,
                       "cold_import_seconds": round(cold_import_seconds(), 3),
                       "lambda_module_import_seconds": round(cold_import_seconds("mcp_gateway.lambda_handler"), 3)}))
 

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from mcp_gateway import views
-from mcp_gateway.catalog import DETAIL_ARG, IDEMPOTENCY_ARG, LIMIT_ARG, TOKEN_ARG, ToolSpec
+from mcp_gateway.catalog import DETAIL_ARG, IDEMPOTENCY_ARG, LIMIT_ARG, MORE_ARG, TOKEN_ARG, ToolSpec, folded
 
 TERMINAL = "SUCCEEDED, FAILED or CANCELLED"
 
@@ -63,11 +63,22 @@ def new_idempotency_key() -> str:
 def build_request(spec: ToolSpec, arguments: dict[str, Any], key: str | None = None) -> tuple[Request, Shape]:
     """The HTTP request for a tool call, and how to shape its answer. `key` is this call's idempotency key
     (ignored when the caller passed `idempotency_key`; a fresh one when both are missing)."""
-    known = {a.name for a in spec.args} | ({IDEMPOTENCY_ARG} if spec.mutating else set())
+    known = {a.name for a in spec.args if a.location != "more"} | ({IDEMPOTENCY_ARG} if spec.mutating else set())
     unknown = sorted(set(arguments) - known)
+    rarer = folded(spec)
+    if unknown and set(unknown) <= set(rarer):  # a field of `more` passed at the top level: take it there too
+        arguments = {k: v for k, v in arguments.items() if k not in unknown} | {
+            MORE_ARG: {**(arguments.get(MORE_ARG) or {}), **{k: arguments[k] for k in unknown}}}
+        unknown = []
     if unknown:
         takes = ", ".join(sorted(known)) or "no arguments"
         raise ArgumentError(f"{spec.name} does not take {', '.join(unknown)}; it takes: {takes}")
+    cluster = arguments.get("cluster")
+    if isinstance(cluster, str) and "/" in cluster and spec.arg("region") is not None:
+        region, _, name = cluster.partition("/")  # region/name: a cluster name in several regions
+        if arguments.get("region") not in (None, region):
+            raise ArgumentError(f"{spec.name}: cluster says region {region}, region says {arguments['region']}")
+        arguments = {**arguments, "cluster": name, "region": region}
     shape = _shape(spec, arguments)
     path = spec.path
     query: dict[str, str] = {}
@@ -78,6 +89,8 @@ def build_request(spec: ToolSpec, arguments: dict[str, Any], key: str | None = N
                 raise ArgumentError(f"{spec.name} needs {arg.name}")
             continue
         value = arguments[arg.name]
+        if arg.location == "more":
+            continue
         if arg.location == "path":
             path = path.replace("{" + arg.wire + "}", quote(str(value), safe=""))
         elif arg.location == "query":
@@ -87,6 +100,14 @@ def build_request(spec: ToolSpec, arguments: dict[str, Any], key: str | None = N
                 query[arg.wire] = _query_value(value)
         else:
             body[arg.wire] = value  # null is meaningful in a body ("clear this field")
+    more = arguments.get(MORE_ARG)
+    if more is not None:
+        if not isinstance(more, dict):
+            raise ArgumentError(f"{spec.name}: {MORE_ARG} is an object of body fields ({', '.join(rarer)})")
+        wrong = sorted(set(more) - set(rarer))
+        if wrong:
+            raise ArgumentError(f"{spec.name}: {MORE_ARG} takes {', '.join(rarer)}; not {', '.join(wrong)}")
+        body.update(more)
     headers = {"Accept": "application/json"}
     if spec.mutating:
         headers["Idempotency-Key"] = str(arguments.get(IDEMPOTENCY_ARG) or key or new_idempotency_key())

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Location = Literal["path", "query", "body", "gateway"]
+Location = Literal["path", "query", "body", "gateway", "more"]
 
 HTTP_METHODS = ("get", "put", "post", "patch", "delete")
 MUTATING_METHODS = frozenset({"put", "post", "patch", "delete"})
@@ -33,12 +33,19 @@ DETAIL_ARG = "detail"
 LIMIT_ARG, TOKEN_ARG = "limit", "next_token"
 WAIT_ARG, VERSION_ARG = "wait_seconds", "version"
 MAX_WAIT_SECONDS = 60  # get_operation: the gateway loops on the REST long poll (<= 20 s a call) up to this
-IDEMPOTENCY_SCHEMA: dict[str, Any] = {
-    "type": "string", "description": "Same key = retry; omit = new call"}
-DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "full: all fields (large)"}
+IDEMPOTENCY_SCHEMA: dict[str, Any] = {"type": "string", "description": "Retry key"}
+DETAIL_SCHEMA: dict[str, Any] = {"enum": ["full"], "description": "All fields (large)"}
 GATEWAY_LIMIT_SCHEMA: dict[str, Any] = {"type": "integer", "minimum": 1, "description": "Rows per page"}
-GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "next_token of the previous answer"}
-TRACK = f" Track it with {STATUS_TOOL}."
+GATEWAY_TOKEN_SCHEMA: dict[str, Any] = {"type": "string", "description": "From the previous answer"}
+DRY_RUN_SCHEMA: dict[str, Any] = {"type": "boolean", "description": "Plan only"}
+MORE_ARG = "more"  # body fields a big tool folds into one object argument (the tools/list budget)
+RESOURCE = "podstart://tools/{name}"  # an MCP resource: a tool's whole schema and guidance
+SPEC_SCHEMA = "podstart://spec-schema"  # an MCP resource: GET /v1/specs/schema
+# The region of a cluster-scoped tool is needed only when the cluster's name is in several regions: the `cluster`
+# argument then says it (`region/name`; a cluster name has no '/'), and the route's `region` query parameter is no
+# argument of its own (the tools/list budget). The gateway still takes `region` from a caller that passes it.
+CLUSTER_ARG = {"type": "string", "description": "Cluster"}
+TRACK = f" Watch: {STATUS_TOOL}."  # the operation it returns; its `next` says the exact call
 
 
 @dataclass(frozen=True)
@@ -53,225 +60,276 @@ class Known:
     some_body: tuple[str, ...] = ()  # expose just these body fields (each optional, as in the REST API)
     small: bool = False  # a read whose answer is bounded and small: no `detail`, no paging
     paged: bool | None = None  # None: a GET on a collection path pages; False: one bounded list (no paging)
+    more: tuple[str, ...] = ()  # body fields folded into the one `more` argument (described in its resource)
+    guide: str = ""  # longer guidance: in the tool's resource and skills/reference/tools.md, not in tools/list
 
 
-# (method, path) -> tool. Descriptions say what the tool does and when to use it.
+# (method, path) -> tool. Descriptions say what the tool does and when to use it, in a line (the tools/list budget);
+# longer guidance is the tool's `guide` (its MCP resource and skills/reference/tools.md) and the skills.
 KNOWN: dict[tuple[str, str], Known] = {
     ("get", "/v1/catalog/regions"): Known(
-        "list_regions", "List AWS regions where HyperPod runs. Start here when no region is chosen.", small=True),
-    ("get", "/v1/catalog/availability-zones"): Known(
-        "list_availability_zones", "List a region's availability zones (names and ids).", small=True),
+        "list_regions", "AWS regions where HyperPod runs.", small=True),
     ("get", "/v1/catalog/offerings"): Known(
-        "find_capacity", "Where an instance type can run in a region: per zone offered, quota available, "
-        "spot, training plans with free capacity. One call before choosing a zone.", paged=False),
+        "find_capacity", "Per zone: is an instance type offered, quota, spot, training plans. Before choosing a "
+        "zone.", paged=False),
     ("post", "/v1/capacity/advice"): Known(
-        "advise_capacity", "Ranked options for N GPUs (zone, capacity type, quota, price, start, request to send); "
-        "near misses say why not.", small=True,
-        some_body=("gpus", "gpu_model", "hours", "start_after", "regions", "capacity_types", "max_hourly_usd",
-                   "efa_required", "same_zone", "cluster")),
+        "advise_capacity", "Ranked options for N GPUs: where, when, price, the call to make.",
+        small=True, some_body=("gpus", "gpu_model", "hours", "start_after", "regions", "capacity_types",
+                               "max_hourly_usd", "efa_required", "same_zone", "cluster"),
+        more=("start_after", "regions", "capacity_types", "max_hourly_usd", "efa_required", "same_zone")),
     ("post", "/v1/capacity/training-plans"): Known(
-        "purchase_training_plan", "Buy a training plan offering (admin; upfront fee: dry_run shows it, "
-        "confirm_upfront_fee repeats it)." + TRACK),
+        "purchase_training_plan", "Admin: buy a training plan (dry_run shows the fee)." + TRACK,
+        guide="confirm_upfront_fee repeats the fee the dry run shows, exactly; offering comes from "
+              "advise_capacity's `first`."),
     ("get", "/v1/catalog/instance-types"): Known(
-        "list_instance_types", "List HyperPod instance types offered in a region or zone (accelerators, EFA)."),
-    ("get", "/v1/catalog/training-plans"): Known(
-        "list_training_plans", "List SageMaker training plans (reserved capacity) in a region."),
-    ("get", "/v1/catalog/quotas"): Known(
-        "get_quotas", "HyperPod cluster-usage quotas per instance type: limit, in use, available."),
+        "list_instance_types", "Instance types of a region or zone (accelerators, EFA)."),
     ("get", "/v1/catalog/mlflow-tracking-servers"): Known(
-        "list_mlflow_servers", "List a region's MLflow tracking servers (usable?), for submit_job's mlflow."),
+        "list_mlflow_servers", "MLflow tracking servers of a region."),
     ("get", "/v1/operations"): Known(
-        "list_operations", "List operations, newest first; filter by cluster or status."),
+        "list_operations", "Operations, newest first."),
     ("get", "/v1/operations/{operation_id}"): Known(
-        "get_operation", "An operation's status, steps and next action. Watch: pass back the version you got "
-        "with wait_seconds=60; it returns on the next change."),
+        "get_operation", "An operation's status and next call. Watch: pass back its version, wait_seconds=60."),
     ("post", "/v1/operations/{operation_id}/retry"): Known(
-        "retry_operation", "Resume a FAILED or CANCELLED operation at its failed step." + TRACK, idempotent=True),
+        "retry_operation", "Resume a FAILED/CANCELLED operation at its failed step." + TRACK, idempotent=True),
     ("post", "/v1/operations/{operation_id}/cancel"): Known(
-        "cancel_operation", "Cancel a PENDING or RUNNING operation." + TRACK, destructive=True, idempotent=True),
+        "cancel_operation", "Cancel a running operation." + TRACK, destructive=True, idempotent=True),
     ("get", "/v1/me"): Known(
-        "get_identity", "Your name and role: viewer only reads; operator and admin change; admin deletes.",
-        small=True),
-    ("get", "/v1/preferences"): Known(
-        "get_preferences", "Your active cluster (use it when the user names none) and default region.",
-        small=True),
+        "get_identity", "Your name, role, active cluster (use it when the user names none).", small=True),
     ("put", "/v1/preferences"): Known(
-        "set_preferences", "Set your active cluster and/or default region; send only what changes, null clears."),
+        "set_preferences", "Set active cluster {name, region} or default region; null clears."),
     ("get", "/v1/clusters"): Known(
-        "list_clusters", "List clusters: status, groups with last known counts, latest operation."),
+        "list_clusters", "Clusters: status, groups, counts."),
     ("post", "/v1/clusters"): Known(
-        "create_cluster", "Create a HyperPod cluster on EKS (many minutes); it becomes your active cluster."
-        + TRACK),
+        "create_cluster", "Create a HyperPod cluster on EKS (minutes); it becomes active." + TRACK,
+        more=("kubernetes_version", "vpc_cidr", "storage")),
     ("get", "/v1/clusters/{cluster}"): Known(
-        "get_cluster", "One cluster: status, groups and counts, EKS/HyperPod, dependencies, storage."),
+        "get_cluster", "One cluster: status, groups, counts, dependencies, storage."),
     ("delete", "/v1/clusters/{cluster}"): Known(
-        "delete_cluster", "Delete a cluster and what PodStart created for it. Irreversible: ask the user; "
-        "confirm repeats the name." + TRACK, destructive=True),
+        "delete_cluster", "Delete a cluster and what PodStart made. Ask first." + TRACK,
+        destructive=True),
     ("post", "/v1/clusters/import"): Known(
-        "import_cluster", "Bring an existing HyperPod-on-EKS cluster under PodStart." + TRACK),
-    ("get", "/v1/clusters/{cluster}/instance-groups"): Known(
-        "list_instance_groups", "A cluster's instance groups: type, zone, target and current counts.",
-        paged=False),
+        "import_cluster", "Adopt an existing HyperPod-on-EKS cluster." + TRACK),
     ("post", "/v1/clusters/{cluster}/instance-groups"): Known(
-        "add_instance_group", "Add an instance group to a cluster." + TRACK),
+        "add_instance_group", "Add an instance group." + TRACK,
+        more=("training_plan_arn", "efa_only", "volume_size_gb", "deep_health_checks")),
     ("patch", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
-        "scale_instance_group", "Set an instance group's instance_count. Scaling down removes nodes." + TRACK,
+        "scale_instance_group", "Set a group's instance_count (down removes nodes)." + TRACK,
         destructive=True, idempotent=True, only_body=("instance_count",)),
     ("delete", "/v1/clusters/{cluster}/instance-groups/{group}"): Known(
-        "delete_instance_group", "Drain, then delete an instance group. Irreversible: ask the user."
-        + TRACK, destructive=True),
-    ("get", "/v1/audit"): Known(
-        "list_audit", "Audit trail: who did what via which face (admin, or actor=me)."),
-    ("post", "/v1/clusters/{cluster}/reconcile"): Known(
-        "reconcile_cluster", "Re-install a cluster's base dependencies (EKS add-ons, health agent, NVIDIA/Neuron/EFA "
-        "plugins) and volumes; safe to repeat, works on imported clusters." + TRACK, idempotent=True),
-    ("get", "/v1/clusters/{cluster}/storage"): Known(
-        "list_storage", "A cluster's volumes (S3 mounts, FSx): status, PVC and namespace, bucket/prefix, FSx "
-        "lifecycle.", paged=False),
-    ("post", "/v1/clusters/{cluster}/storage"): Known(
-        "add_storage", "Mount an existing S3 bucket/prefix (kind s3) or create FSx for Lustre (kind fsx_lustre) "
-        "as a PVC in a namespace." + TRACK),
-    ("delete", "/v1/clusters/{cluster}/storage/{name}"): Known(
-        "remove_storage", "Remove a volume and what PodStart made for it; buckets are kept. FSx deletes its data: "
-        "ask the user; confirm repeats the name." + TRACK, destructive=True),
-    ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): Known(
-        "list_storage_objects", "List objects under an S3 volume's prefix, one level ('folders' in prefixes)."),
-    ("get", "/v1/clusters/{cluster}/gpus"): Known(
-        "get_cluster_gpus", "GPUs per instance group: total, used, free (where pods fit now).",
-        small=True),
-    ("get", "/v1/clusters/{cluster}/nodes"): Known(
-        "list_nodes", "A cluster's nodes (instance id, group, status, health label, Ready, GPUs, last action); "
-        "filter by group or health."),
-    ("get", "/v1/clusters/{cluster}/nodes/{node_id}"): Known(
-        "get_node", "One node: conditions, taints, pods, recent events, ladder rung (investigate/reboot/replace). "
-        "Read before any node action."),
-    ("post", "/v1/clusters/{cluster}/nodes/reboot"): Known(
-        "reboot_nodes", "Reboot nodes (batches of 25), watched back to Ready. Rung 2 of the ladder; ask the user."
-        + TRACK),
-    ("post", "/v1/clusters/{cluster}/nodes/replace"): Known(
-        "replace_nodes", "Replace nodes with new instances; wipes instance storage. Needs a reboot first (409) "
-        "unless force with a reason; ask the user." + TRACK, destructive=True),
-    ("post", "/v1/clusters/{cluster}/nodes/delete"): Known(
-        "delete_nodes", "Terminate specific nodes; their groups shrink. Ask the user; confirm is 'delete'." + TRACK,
+        "delete_instance_group", "Drain, then delete a group. Ask first." + TRACK,
         destructive=True),
+    ("post", "/v1/clusters/{cluster}/reconcile"): Known(
+        "reconcile_cluster", "Re-install base add-ons, agents, plugins, volumes (safe to repeat)." + TRACK,
+        idempotent=True),
+    ("get", "/v1/data"): Known(
+        "list_data", "Your data: no uri = readable buckets; else one level of an s3:// or /data path.", paged=False),
+    ("get", "/v1/clusters/{cluster}/storage"): Known(
+        "list_storage", "Volumes (S3 mounts, FSx): status, namespace, bucket.", paged=False),
+    ("post", "/v1/clusters/{cluster}/storage"): Known(
+        "add_storage", "Mount an S3 bucket (kind s3) or create FSx for Lustre." + TRACK,
+        more=("read_only", "storage_capacity_gib", "throughput_mb_per_tib")),
+    ("delete", "/v1/clusters/{cluster}/storage/{name}"): Known(
+        "remove_storage", "Remove a volume (FSx: deletes data; ask first)." + TRACK,
+        destructive=True),
+    ("get", "/v1/clusters/{cluster}/gpus"): Known(
+        "get_cluster_gpus", "GPUs per group: total, used, free.", small=True),
+    ("get", "/v1/clusters/{cluster}/nodes"): Known(
+        "list_nodes", "Nodes: health, last fault, GPUs used/allocatable, repairs, next rung."),
+    ("get", "/v1/clusters/{cluster}/nodes/{node_id}"): Known(
+        "get_node", "One node: conditions, pods, events, ladder rung."),
+    ("post", "/v1/clusters/{cluster}/nodes/reboot"): Known(
+        "reboot_nodes", "Reboot nodes (ladder rung 2). Ask first." + TRACK),
+    ("post", "/v1/clusters/{cluster}/nodes/replace"): Known(
+        "replace_nodes", "Replace nodes (wipes storage; after a reboot or force). Ask first."
+        + TRACK, destructive=True),
+    ("post", "/v1/clusters/{cluster}/nodes/delete"): Known(
+        "delete_nodes", "Terminate nodes (groups shrink). Ask first." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/health-checks"): Known(
-        "start_health_check", "Deep-check node hardware; no pods meanwhile." + TRACK,
+        "start_health_check", "Deep health checks (no pods meanwhile)." + TRACK,
         some_body=("group", "node_ids")),
     ("post", "/v1/clusters/{cluster}/software-update"): Known(
-        "update_cluster_software", "Patch HyperPod software on groups (default all), rolling: nodes restart batch "
-        "by batch, pods disrupted. Ask the user." + TRACK, destructive=True),
+        "update_cluster_software", "Patch HyperPod software, rolling. Ask first." + TRACK,
+        destructive=True, more=("rolling", "image_id", "wait_seconds")),
     ("get", "/v1/clusters/{cluster}/events"): Known(
-        "list_cluster_events", "HyperPod cluster events, newest first; filter by node_id, group, since."),
+        "list_cluster_events", "HyperPod events, newest first."),
     ("get", "/v1/recipes"): Known(
-        "list_recipes", "Recipes and their parameters, for submit_job.",
-        paged=False),
+        "list_recipes", "Training recipes and parameters.", paged=False),
     ("post", "/v1/clusters/{cluster}/jobs"): Known(
-        "submit_job", "Submit a training job from a recipe; ends when it runs." + TRACK),
+        "submit_job", "Run a training job from a recipe." + TRACK,
+        more=("nodes", "secrets", "env", "mlflow", "elastic", "max_retries", "log_monitoring", "recipe_version"),
+        guide="Data: dataset/model parameters and output take /data/... (the shared bucket) or s3://bucket/key on "
+              "a registered bucket mounted in the job's namespace (list_data shows where). The dry run checks "
+              "every input exists."),
     ("get", "/v1/clusters/{cluster}/jobs"): Known(
-        "list_jobs", "Training jobs: status, budget used."),
-    ("get", "/v1/jobs"): Known(
-        "list_jobs_everywhere", "Jobs on every cluster (or cluster=), newest first; unread clusters named."),
-    ("get", "/v1/endpoints"): Known(
-        "list_endpoints_everywhere", "Endpoints on every cluster (or cluster=), live; unread clusters named."),
+        "list_jobs", "Training jobs and status."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}"): Known(
-        "get_job", "One job: status, pods, budget used, detections, MLflow link."),
+        "get_job", "One job: status and why, pods, outputs."),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/metrics"): Known(
-        "get_job_metrics", "A job's loss/throughput by step (MLflow run, else its log).", paged=False),
+        "get_job_metrics", "A job's loss and throughput by step.", paged=False),
     ("get", "/v1/clusters/{cluster}/jobs/{job}/logs"): Known(
         "get_job_logs", "A job pod's newest log lines.", small=True),
     ("delete", "/v1/clusters/{cluster}/jobs/{job}"): Known(
         "delete_job", "Delete a job and its pods." + TRACK, destructive=True),
-    ("get", "/v1/buckets"): Known(
-        "list_buckets", "Buckets PodStart may mount: its data bucket (operators), registered ones (admins).",
-        small=True),
     ("get", "/v1/clusters/{cluster}/namespaces"): Known(
-        "list_namespaces", "PodStart namespaces (default + admin-made): jobs, secrets, volumes go only there.",
-        small=True),
+        "list_namespaces", "PodStart namespaces (jobs, secrets go there).", small=True),
     ("post", "/v1/clusters/{cluster}/namespaces"): Known(
-        "create_namespace", "Admin: create a PodStart namespace (data volume, Secrets access)." + TRACK),
+        "create_namespace", "Admin: create a PodStart namespace." + TRACK),
     ("delete", "/v1/clusters/{cluster}/namespaces/{namespace}"): Known(
-        "delete_namespace", "Admin: delete a PodStart namespace and all in it; confirm=name. Ask first." + TRACK,
+        "delete_namespace", "Admin: delete a namespace and all in it. Ask first." + TRACK,
         destructive=True),
     ("get", "/v1/clusters/{cluster}/secrets"): Known(
         "list_secrets", "Secret names in a namespace (never values).", small=True),
     ("post", "/v1/clusters/{cluster}/secrets"): Known(
-        "create_secret", "Write a Secret for a job's secrets (write-only).", idempotent=True),
+        "create_secret", "Write a Secret (values never returned).", idempotent=True),
     ("get", "/v1/clusters/{cluster}/endpoints"): Known(
-        "list_endpoints", "A cluster's inference endpoints, live status."),
+        "list_endpoints", "Inference endpoints."),
     ("post", "/v1/clusters/{cluster}/endpoints"): Known(
-        "deploy_endpoint", "Deploy a model: managed (inference operator: KV cache, routing) or self-managed "
-        "(engine, pinned image, gpus, service, router, KEDA). Check list_instance_groups first." + TRACK),
+        "deploy_endpoint", "Serve a model." + TRACK,
+        more=("service", "internet_facing", "source_ranges", "engine_args", "replicas", "api_key_secret", "public",
+              "pool", "router", "autoscaling", "tiered_kv_cache", "routing_strategy"),
+        guide="Self-managed needs engine, image (pinned) and gpus (= the engine's parallelism). service external "
+              "is an NLB: internet_facing needs source_ranges (or public, admin). The result's url and how_to_call "
+              "say where it answers."),
     ("get", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
-        "get_endpoint", "One endpoint: live status, message, ready replicas, objects.", small=True),
+        "get_endpoint", "One endpoint: status, url, how to call it.", small=True),
     ("patch", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
-        "update_endpoint", "Set an endpoint's replicas or autoscaling bounds; send only what changes." + TRACK,
-        idempotent=True),
+        "update_endpoint", "Set replicas or autoscaling bounds." + TRACK, idempotent=True),
     ("delete", "/v1/clusters/{cluster}/endpoints/{endpoint}"): Known(
-        "delete_endpoint", "Delete an endpoint and its objects. Ask the user first." + TRACK, destructive=True),
+        "delete_endpoint", "Delete an endpoint. Ask first." + TRACK, destructive=True),
     ("post", "/v1/clusters/{cluster}/endpoints/{endpoint}/invoke"): Known(
-        "invoke_endpoint", "Chat (messages) or complete (prompt) with a READY endpoint (test it after deploy).",
-        idempotent=False),
+        "invoke_endpoint", "Chat (messages) or complete (prompt) with a READY endpoint.", idempotent=False,
+        more=("max_tokens", "temperature", "stream")),
     ("get", "/v1/clusters/{cluster}/pools"): Known(
-        "list_pools", "Model pools: warm workers per model label.", paged=False),
+        "list_pools", "Model pools (warm workers).", paged=False),
     ("post", "/v1/clusters/{cluster}/pools"): Known(
-        "create_pool", "Create a pool of warm GPU workers." + TRACK),
+        "create_pool", "Create a pool of warm workers." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/assign"): Known(
-        "assign_pool_workers", "Bind N warm pool workers to a model_pool endpoint (by label; seconds)." + TRACK),
+        "assign_pool_workers", "Bind pool workers to an endpoint." + TRACK),
     ("post", "/v1/clusters/{cluster}/pools/{pool}/release"): Known(
-        "release_pool_workers", "Return an endpoint's pool workers to the pool." + TRACK, destructive=True),
+        "release_pool_workers", "Release an endpoint's pool workers." + TRACK, destructive=True),
     ("get", "/v1/clusters/{cluster}/models"): Known(
-        "list_models", "Models in the shared bucket: id, revision, files, bytes, complete, path."),
+        "list_models", "Models in the shared bucket."),
     ("post", "/v1/clusters/{cluster}/models"): Known(
-        "download_model", "Download a Hugging Face model to the shared bucket (resumes)." + TRACK),
+        "download_model", "Download a Hugging Face model." + TRACK),
     ("get", "/v1/clusters/{cluster}/features"): Known(
-        "get_features", "Features: on/off, status, why, version, needs, settings.",
-        small=True),
+        "get_features", "Features: on/off, status, why.", small=True),
     # The six managed features only (their prerequisites, the base add-ons, come with them): tools/list budget.
     ("patch", "/v1/clusters/{cluster}/features"): Known(
-        "update_features", "Features on/off or settings; send ONLY changes." + TRACK,
+        "update_features", "Turn features on/off; send only changes." + TRACK,
         idempotent=True,
         some_body=("training_operator", "inference_operator", "tiered_checkpointing", "autoscaling", "observability",
                    "kuberay_operator")),
-    ("get", "/v1/specs/schema"): Known(
-        "get_spec_schema", "JSON Schema of spec documents (Cluster, TrainingJob, Endpoint): each spec is its create "
-        "route's body, the name in metadata. detail=\"full\" for all of it.", paged=False),
     ("get", "/v1/clusters/{cluster}/spec"): Known(
-        "export_spec", "A live cluster as spec documents (include=jobs,endpoints adds those); plan_spec of it shows "
-        "no changes. detail=\"full\" for documents to edit and apply.", paged=False),
+        "export_spec", "A cluster as spec documents (detail=full to edit).", paged=False),
     ("post", "/v1/specs/plan"): Known(
-        "plan_spec", "Diff spec documents of one cluster with the live state: per document create, update (old -> "
-        "new), unchanged or replace-needed; child plans, cost. Changes nothing.", paged=False),
+        "plan_spec", "Diff spec documents with the live cluster.",
+        paged=False),
     ("post", "/v1/specs/apply"): Known(
-        "apply_spec", "Apply spec documents: one operation runs the child operations in order; changed=false if "
-        "nothing differs. plan_spec first and ask the user; prune deletes." + TRACK, destructive=True),
+        "apply_spec", "Apply spec documents (plan_spec first)." + TRACK,
+        destructive=True),
+}
+
+# REST routes with no tool (each with its reason): the tools/list budget, where another tool answers the same.
+# The REST API, the UI and the CLI keep them.
+REST_ONLY: dict[tuple[str, str], str] = {
+    ("get", "/v1/buckets"): "list_data without uri lists the same buckets, with where each is mounted",
+    ("get", "/v1/catalog/availability-zones"): "find_capacity lists the zones that offer the instance type",
+    ("get", "/v1/catalog/quotas"): "find_capacity says the quota available per instance type",
+    ("get", "/v1/catalog/training-plans"): "find_capacity lists training plans with free capacity per zone",
+    ("get", "/v1/specs/schema"): "the MCP resource podstart://spec-schema serves it",
+    ("get", "/v1/audit"): "the audit trail is the UI's and the REST API's; agents report from their operations",
+    ("get", "/v1/clusters/{cluster}/storage/{name}/objects"): "list_data browses the same keys by s3:// URI",
+    ("get", "/v1/clusters/{cluster}/instance-groups"): "get_cluster lists the groups with their counts",
+    ("get", "/v1/preferences"): "get_identity answers with the caller's preferences (active cluster, default region)",
+    ("get", "/v1/jobs"): "the console's list across clusters; agents work on one cluster (list_jobs)",
+    ("get", "/v1/endpoints"): "the console's list across clusters; agents work on one cluster (list_endpoints)",
 }
 
 # Extra tools over the same REST operation, exposing only some body fields.
-ALIASES: dict[tuple[str, str], list[Known]] = {
-    ("put", "/v1/preferences"): [Known(
-        "set_active_cluster", "Make a cluster ({name, region}) your active cluster, or null to clear it. "
-        "Not needed after create_cluster.", only_body=("active_cluster",))],
-}
+ALIASES: dict[tuple[str, str], list[Known]] = {}
 
 # REST parameter -> tool argument, where the REST name would mislead an agent.
 RENAMES: dict[tuple[str, str], str] = {("get_operation", "wait"): WAIT_ARG}
 
-# REST query parameters a tool leaves out (the tools/list budget): agents read the audit trail newest first
-# and page; the UI and REST keep the time window and the action filter. set_active_cluster is a one-field
-# shortcut (plan with set_preferences); a cancel's plan only says the status becomes CANCELLED.
+# REST parameters a tool leaves out (the tools/list budget), each with its reason; a cancel's plan only says the status
+# becomes CANCELLED.
 HIDDEN: dict[str, frozenset[str]] = {
-    "list_audit": frozenset({"since", "until", "action"}),
-    "set_active_cluster": frozenset({"dry_run"}),
     "cancel_operation": frozenset({"dry_run"}),
     "get_job_logs": frozenset({"container", "since_seconds", "limit_bytes"}),  # the gateway's log view covers them
     "list_mlflow_servers": frozenset({"limit"}),  # 20 a page; next_token pages on
+    "download_model": frozenset({"source"}),  # huggingface, the only source (its default)
+    "set_preferences": frozenset({"dry_run"}),  # its plan is the two fields it sets
+    "create_secret": frozenset({"dry_run"}),  # its plan names the keys it writes: nothing to decide
 }
 
-# Schema keywords the gateway sets for a tool argument (it serves these itself).
+# Schema keywords the gateway sets for a tool argument: what it serves itself, and descriptions shorter than the REST
+# API's (the tools/list budget; the REST ones stay in the OpenAPI document, the tool's resource and tools.md).
 OVERRIDES: dict[tuple[str, str], dict[str, Any]] = {
-    ("get_operation", WAIT_ARG): {
-        "maximum": MAX_WAIT_SECONDS, "description": "Wait up to this long (0-60) for the next change"},
-    ("get_operation", VERSION_ARG): {"description": "The version you got; waits for a change after it"},
+    ("get_operation", WAIT_ARG): {"minimum": 0, "maximum": MAX_WAIT_SECONDS,
+                                  "description": "Seconds (0-60) to wait for a change"},
+    ("get_operation", VERSION_ARG): {"description": "The version you got"},
+    ("create_cluster", "node_recovery"): {"description": "automatic: HyperPod repairs faulty nodes"},
+    ("add_instance_group", "instance_count"): {"description": "Instances (within quota)"},
+    ("add_instance_group", "availability_zone"): {"description": "Zone name or id offering the type"},
+    ("add_instance_group", "capacity_type"): {"description": "Fixed for the group's life"},
+    ("delete_instance_group", "confirm"): {"description": "The group's name again"},
+    ("delete_instance_group", "drain_timeout_s"): {"description": "Seconds a PodDisruptionBudget may block"},
+    ("delete_cluster", "confirm"): {"description": "The cluster's name again"},
+    ("delete_namespace", "confirm"): {"description": "The namespace's name again"},
+    ("remove_storage", "confirm"): {"description": "The name again (FSx: deletes data)"},
+    ("add_storage", "kind"): {"description": "s3: an existing bucket; fsx_lustre: new"},
+    ("add_storage", "bucket"): {"description": "s3: a bucket PodStart may mount (list_data)"},
+    ("add_storage", "prefix"): {"description": "s3: only this key prefix"},
+    ("deploy_endpoint", "mode"): {"description": "self-managed: vLLM/SGLang"},
+    ("create_cluster", "instance_groups"): {"description": "[{name, instance_type, instance_count, availability_zone, "
+                                                         "capacity_type?: on-demand|spot|training-plan, "
+                                                         "training_plan_arn?, ...}]"},
+    ("update_features", "autoscaling"): {"description": "{enabled, instance_groups?, cpu_limit?, ...}"},
+    ("update_features", "tiered_checkpointing"): {"description": "{enabled, memory_percent?}"},
+    ("deploy_endpoint", "gpus"): {"description": "GPUs per replica"},
+    ("deploy_endpoint", "engine"): {"description": "Engine"},
+    ("deploy_endpoint", "replicas"): {"description": "Replicas"},
+    ("update_features", "kuberay_operator"): {"description": "{enabled: bool}"},
+    ("update_features", "observability"): {"description": "{enabled: bool}"},
+    ("update_features", "inference_operator"): {"description": "{enabled: bool}"},
+    ("update_features", "training_operator"): {"description": "{enabled: bool}"},
+    ("deploy_endpoint", "model"): {"description": "{source: huggingface|s3|fsx|jumpstart, model_id|uri, revision?}"},
+    ("assign_pool_workers", "model"): {"description": "{source: s3|huggingface, uri?, model_id?, revision?}"},
+    ("download_model", "token_secret"): {"description": "A Secret with key `token` (gated models)"},
+    ("download_model", "revision"): {"description": "Branch, tag or commit"},
+    ("get_job", "mlflow_link"): {"description": "Presigned MLflow UI link (operators)"},
+    ("plan_spec", "documents"): {"description": "Spec documents of ONE cluster (resource podstart://spec-schema)"},
+    ("apply_spec", "documents"): {"description": "Spec documents of ONE cluster (resource podstart://spec-schema)"},
+    ("plan_spec", "prune"): {"description": "Also delete what the documents no longer name"},
+    ("apply_spec", "prune"): {"description": "Also delete what the documents no longer name (roles apply)"},
+    ("update_endpoint", "autoscaling_min"): {"description": "Autoscaling min"},
+    ("update_endpoint", "autoscaling_max"): {"description": "Autoscaling max"},
+    ("submit_job", "recipe"): {"description": "Recipe (list_recipes)"},
+    ("submit_job", "output"): {"description": "Write to /data/... or s3://... (default /data/jobs/<name>/)"},
+    ("submit_job", "gpus_per_node"): {"description": "GPUs per pod"},
+    ("list_data", "uri"): {"description": "/data/... or s3://bucket/prefix/"},
+    ("list_data", "cluster"): {"description": "Show mounts on this cluster"},
+    ("list_data", "region"): {"description": "The cluster's, if ambiguous"},
+    ("submit_job", "parameters"): {"description": "Recipe parameters"},
+    ("list_instance_types", "availability_zone"): {"description": "Zone name or id (omit: the region)"},
+    ("create_pool", "gpus_per_worker"): {"description": "GPUs per worker"},
+    ("release_pool_workers", "workers"): {"description": "How many (default: all)"},
+}
+
+# Arguments a tool takes but tools/list does not show (the budget): `limit` (a compact answer sizes its page itself and
+# says how to get the rest; `next_token` pages on) and `detail` (every read tool takes detail="full" for the whole
+# REST answer: the server's instructions say so once, and a compact answer cut to fit says so again), and
+# `idempotency_key` (every write tool takes one; without it the gateway makes one per call, and the REST API refuses a
+# second identical operation on a target while one runs). The tools' resources and skills/reference/tools.md list them.
+UNLISTED = frozenset({LIMIT_ARG, DETAIL_ARG, IDEMPOTENCY_ARG})
+
+# Shorter descriptions of arguments many tools share (the REST API's own stay in its OpenAPI document).
+SHORT: dict[str, str] = {
+    "namespace": "PodStart namespace",
+    "instance_type": "e.g. ml.g5.8xlarge",
+    "image": "Pinned tag or digest",
+    "endpoint": "Endpoint name",
+    "name": "Name",
 }
 
 # Descriptions for parameters the OpenAPI document leaves undescribed.
@@ -324,6 +382,8 @@ class ToolSpec:
     detail: bool = False  # takes `detail` (the default answer is a compact view)
     paging: Literal["rest", "gateway"] | None = None  # who serves limit/next_token, if anyone
     filters: tuple[str, ...] = ()  # optional query arguments that narrow a list (named in "N more" hints)
+    full_schema: dict[str, Any] = field(default_factory=dict)  # every argument, `more`'s fields unfolded
+    guide: str = ""
 
     @property
     def mutating(self) -> bool:
@@ -342,6 +402,8 @@ def build_catalog(openapi: dict[str, Any]) -> list[ToolSpec]:
             op = item.get(method)
             if op is None:
                 continue
+            if (method, path) in REST_ONLY:
+                continue
             known = KNOWN.get((method, path))
             for k in [known, *ALIASES.get((method, path), [])]:
                 name = k.name if k else _unique(_derived_name(method, path, op), taken)
@@ -358,6 +420,8 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
           name: str, known: Known | None) -> ToolSpec:
     read_only = method not in MUTATING_METHODS or bool(op.get(READ_ONLY_EXTENSION))
     properties: dict[str, Any] = {}
+    short: dict[str, str] = {}  # per argument: the shorter description tools/list shows
+    unlisted_here: set[str] = set()
     required: list[str] = []
     args: list[Arg] = []
     params = [*item.get("parameters", []), *op.get("parameters", [])]
@@ -374,9 +438,15 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         is_required = bool(p.get("required")) or loc == "path"
         schema = _clean(openapi, p.get("schema") or {}, keep_null=False)
         schema["description"] = _describe(p.get("description") or schema.get("description"), wire)
+        if schema.get("default") in (False, "", [], {}):
+            schema.pop("default")
         if wire == "dry_run":  # the server's instructions say what it does: plan first, then ask once
-            schema = {"type": "boolean", "description": "Plan only"}
-        schema.update(OVERRIDES.get((name, arg), {}))
+            schema = dict(DRY_RUN_SCHEMA)
+        if wire == "cluster" and loc == "path" and _takes_region(params, openapi):
+            schema["description"] += " (region/name when the name is in 2+ regions)"
+            short[arg] = CLUSTER_ARG["description"]
+        if wire == "region" and not p.get("required") and "{cluster}" in path:
+            unlisted_here.add(arg)  # taken, not listed: `cluster` says region/name
         properties[arg] = schema
         if is_required:
             required.append(arg)
@@ -389,12 +459,14 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
         body_required = set(body_schema.get("required") or [])
         wanted = (known.only_body or known.some_body or tuple(fields)) if known else tuple(fields)
         for wire in wanted:
-            if wire not in fields or wire in properties:
+            if wire not in fields or wire in properties or wire in HIDDEN.get(name, ()):
                 continue  # a body field never shadows a path or query parameter
             is_required = wire in body_required or bool(known and known.only_body)
             # A PUT replaces: there `null` clears a field, so it stays allowed; elsewhere omitting is the default.
             schema = _clean(openapi, fields[wire], keep_null=wire in body_required or method == "put")
             schema["description"] = _describe(schema.get("description"), wire)
+            if schema.get("default") in (False, "", [], {}):  # the empty default is what omitting means
+                schema.pop("default")
             properties[wire] = schema
             if is_required:
                 required.append(wire)
@@ -420,6 +492,24 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
     if not read_only:
         properties[IDEMPOTENCY_ARG] = dict(IDEMPOTENCY_SCHEMA)
     # No top-level `additionalProperties: false`: the gateway refuses unknown arguments itself, by name.
+    full_schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        full_schema["required"] = list(required)
+    properties = {k: {**_outline(v), **({"description": short.get(k) or SHORT[k]} if short.get(k) or k in SHORT
+                                         else {}), **OVERRIDES.get((name, k), {})}
+                  for k, v in properties.items() if k not in UNLISTED and k not in unlisted_here}
+    folded = [w for w in (known.more if known else ()) if w in properties and w not in required]
+    if folded:
+        for w in folded:
+            del properties[w]
+        args = [Arg(a.name, a.wire, "more", False) if a.name in folded and a.location == "body" else a
+                for a in args]
+        keys = list(properties)
+        at = keys.index(IDEMPOTENCY_ARG) if IDEMPOTENCY_ARG in keys else len(keys)
+        items = list(properties.items())
+        items.insert(at, (MORE_ARG, {"type": "object", "description": _more_text(name, folded)}))
+        properties = dict(items)
+        args.append(Arg(MORE_ARG, MORE_ARG, "gateway", False))
     input_schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
@@ -433,13 +523,41 @@ def _spec(openapi: dict[str, Any], method: str, path: str, item: dict[str, Any],
     default_idempotent = method in ("get", "put", "delete")
     idempotent = known.idempotent if known and known.idempotent is not None else default_idempotent
     # destructiveHint and idempotentHint mean something only when readOnlyHint is false (MCP spec): a read
-    # tool says just that it reads.
-    annotations = {"readOnlyHint": True} if read_only else {
-        "readOnlyHint": False, "destructiveHint": destructive, "idempotentHint": idempotent}
+    # tool says just that it reads. A write tool leaves out what the spec's defaults already say (readOnlyHint
+    # false, idempotentHint false) and always says whether it destroys (the default would be true).
+    annotations: dict[str, bool] = {"readOnlyHint": True} if read_only else {
+        "destructiveHint": destructive, **({"idempotentHint": True} if idempotent else {})}
     return ToolSpec(name=name, description=description, method=method.upper(), path=path, args=tuple(args),
                     input_schema=input_schema, read_only=read_only, destructive=destructive and not read_only,
                     idempotent=idempotent, has_body=has_body, annotations=annotations, detail=detail,
-                    paging=paging, filters=filters)
+                    paging=paging, filters=filters, full_schema=full_schema, guide=known.guide if known else "")
+
+
+def _more_text(name: str, fields: list[str], limit: int = 80) -> str:
+    """`more`'s description: the fields it takes, as many as fit in a line; the tool's resource has them all."""
+    text = "Also: " + ", ".join(fields)
+    if len(text) <= limit:
+        return text
+    shown: list[str] = []
+    for f in fields:
+        if len("Also: " + ", ".join([*shown, f])) > limit - 12:
+            break
+        shown.append(f)
+    return f"Also: {', '.join(shown)}, +{len(fields) - len(shown)} (resource)"
+
+
+def _takes_region(params: list[dict[str, Any]], openapi: dict[str, Any]) -> bool:
+    for p in params:
+        if "$ref" in p:
+            p = _resolve_ref(openapi, p["$ref"])
+        if p.get("name") == "region" and p.get("in") == "query" and not p.get("required"):
+            return True
+    return False
+
+
+def listed(spec: ToolSpec) -> set[str]:
+    """The arguments tools/list shows (the gateway also takes a route's `region` that `cluster` folds)."""
+    return set(spec.input_schema.get("properties") or {})
 
 
 def _describe(description: str | None, wire: str) -> str:
@@ -489,6 +607,63 @@ def _inline(openapi: dict[str, Any], schema: Any, depth: int) -> Any:
         extra = {k: v for k, v in schema.items() if k != "$ref"}
         return {**target, **_inline(openapi, extra, depth)}
     return {k: _inline(openapi, v, depth) for k, v in schema.items()}
+
+
+def _outline(schema: dict[str, Any]) -> dict[str, Any]:
+    """A nested object argument as `{"type": "object"}` with its fields in the description, one line
+    (`{name, count: int, kind?: a|b}`: `?` optional); an array of objects as `[{...}]`. The whole schema stays in
+    the tool's resource and skills/reference/tools.md; the REST API validates the fields and its 422 names a wrong
+    one. Other arguments are kept as they are."""
+    desc = str(schema.get("description") or "")
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        objects = [o for o in options if isinstance(o, dict) and "properties" in o]
+        if len(objects) == 1:
+            rest = [{"type": "object"} if o is objects[0] else o for o in options]
+            return {"anyOf": rest, "description": f"{desc}: {signature(objects[0])}".lstrip(": ")}
+        return schema
+    if "properties" in schema:
+        return {"type": "object", "description": f"{desc}: {signature(schema)}".lstrip(": ")}
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, dict) and "properties" in items:
+        return {"type": "array", "items": {"type": "object"},
+                "description": f"{desc}: [{signature(items)}]".lstrip(": ")}
+    return {k: v for k, v in schema.items() if k not in BOUNDS}
+
+
+# Numeric bounds and defaults of an argument: in its resource and tools.md, not in tools/list (the REST API's 422 says a
+# bound an argument crossed, and applies the defaults; the gateway's own, wait_seconds' 0-60, is in its description).
+BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "default")
+
+
+def signature(schema: Any) -> str:
+    """One line for a schema: `{a, b?: int, c: x|y, d: [{...}]}`."""
+    if not isinstance(schema, dict):
+        return ""
+    if "enum" in schema:
+        return "|".join(str(v) for v in schema["enum"])
+    if "const" in schema:
+        return str(schema["const"])
+    options = [o for o in schema.get("anyOf") or [] if isinstance(o, dict) and o.get("type") != "null"]
+    if len(options) == 1:
+        return signature(options[0])
+    if "properties" in schema:
+        req = set(schema.get("required") or [])
+        parts = []
+        for k, v in schema["properties"].items():
+            inner = signature(v)
+            parts.append(f"{k}{'' if k in req else '?'}" + (f": {inner}" if inner and inner != "string" else ""))
+        return "{" + ", ".join(parts) + "}"
+    kind = schema.get("type")
+    if kind == "array":
+        return f"[{signature(schema.get('items')) or 'any'}]"
+    if kind == "integer":
+        return "int"
+    if kind == "boolean":
+        return "bool"
+    if kind == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return "{name: " + (signature(schema["additionalProperties"]) or "any") + "}"
+    return str(kind or "")
 
 
 def _clean(openapi: dict[str, Any], schema: dict[str, Any], keep_null: bool) -> dict[str, Any]:
@@ -564,8 +739,30 @@ def _unique(name: str, taken: set[str]) -> str:
 
 
 def gateway_args(spec: ToolSpec) -> set[str]:
-    """The arguments the gateway serves itself (the REST API never sees them)."""
+    """The arguments the gateway serves itself (the REST API never sees them as such)."""
     return {a.name for a in spec.args if a.location == "gateway"}
+
+
+def reference(spec: ToolSpec) -> dict[str, Any]:
+    """A tool's whole reference (its MCP resource): every argument with the REST API's descriptions, bounds and
+    defaults, where each goes, and the longer guidance tools/list leaves out."""
+    return {"name": spec.name, "description": spec.description, **({"guide": spec.guide} if spec.guide else {}),
+            "rest": f"{spec.method} {spec.path}", "annotations": spec.annotations,
+            "arguments": spec.full_schema,
+            "folded_into_more": folded(spec) or None,
+            "taken_but_not_listed": unlisted(spec)}
+
+
+def unlisted(spec: ToolSpec) -> list[str]:
+    """Arguments a tool takes that tools/list does not show: the shared ones (the server's instructions say them)."""
+    shown = set(spec.input_schema["properties"]) | set(folded(spec))
+    names = set(spec.full_schema.get("properties") or {}) | {a.name for a in spec.args}
+    return sorted(names - shown - {MORE_ARG})
+
+
+def folded(spec: ToolSpec) -> list[str]:
+    """The body fields a tool takes inside its `more` argument."""
+    return [a.name for a in spec.args if a.location == "more"]
 
 
 def tool_payload(spec: ToolSpec) -> dict[str, Any]:

@@ -21,7 +21,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from mcp_gateway.catalog import IDEMPOTENCY_ARG, STATUS_TOOL, ToolSpec, build_catalog
+from mcp_gateway.catalog import DETAIL_ARG, IDEMPOTENCY_ARG, STATUS_TOOL, ToolSpec, build_catalog, folded
 
 SKILLS = Path(__file__).resolve().parents[1] / "skills"
 TARGET = SKILLS / "reference" / "tools.md"
@@ -35,11 +35,14 @@ source is the server's `tools/list`.
 
 - `?` = optional; `(a/b)` = one of these values; `(0-60)` = a number in that range; `{{...}}` = an object,
   `[{{...}}]` = a list of them, with their fields.
-- Every write tool also takes `{IDEMPOTENCY_ARG}`: the same key repeats the same call safely (you get the
-  first operation back); without one, every call is a new request. Write tools return an operation: watch
-  it with `{STATUS_TOOL}`.
-- Answers are compact (at most 4 KB). Tools with `detail?` take `detail="full"` for the whole REST answer
-  (large); lists with `next_token?` page, and say `N more ...` when rows were left out.
+- Shared arguments, not repeated in each tool's schema (`tools/list` stays small): every write tool takes
+  `{IDEMPOTENCY_ARG}` (the same key repeats the same call safely: you get the first operation back; without
+  one, every call is a new request); every read tool takes `detail="full"` for the whole REST answer (large;
+  answers are compact, at most 4 KB, by default); lists take `limit`; a `cluster` argument takes
+  `region/name` when the name is in 2+ regions. Write tools return an operation: watch it with `{STATUS_TOOL}`.
+- `more.x` = a rarer field the tool takes inside its `more` object (or at the top level); tools/list names them
+  in `more`'s description, and the MCP resource `podstart://tools/<tool>` has each tool's whole schema.
+- Lists with `next_token?` page, and say `N more ...` when rows were left out.
 
 """
 
@@ -60,10 +63,14 @@ def render(specs: list[ToolSpec]) -> str:
     rows = ["| tool | kind | arguments | what it does |", "|---|---|---|---|"]
     for spec in specs:
         kind = "read" if spec.read_only else "write, destructive" if spec.destructive else "write"
-        required = set(spec.input_schema.get("required") or [])
-        args = [_arg(name, schema, name in required) for name, schema in spec.input_schema["properties"].items()
-                if name != IDEMPOTENCY_ARG]
-        rows.append(f"| `{spec.name}` | {kind} | {', '.join(args) or '-'} | {_cell(spec.description)} |")
+        full = spec.full_schema or spec.input_schema
+        required = set(full.get("required") or [])
+        rarer = set(folded(spec))
+        shared = {IDEMPOTENCY_ARG, DETAIL_ARG, "region"} if "{cluster}" in spec.path else {IDEMPOTENCY_ARG, DETAIL_ARG}
+        args = [("more." if name in rarer else "") + _arg(name, schema, name in required)
+                for name, schema in full["properties"].items() if name not in shared]
+        what = spec.description + (f" {spec.guide}" if spec.guide else "")
+        rows.append(f"| `{spec.name}` | {kind} | {', '.join(args) or '-'} | {_cell(what)} |")
     return HEADER + "\n".join(rows) + "\n" + FOOTER
 
 

@@ -8,12 +8,14 @@ Per tool call: one idempotency key for a mutation (the caller's, else a fresh on
 gateway's own HTTP retries of that call (connection errors, 429/502/503/504); `get_operation` with
 `wait_seconds` loops on the REST long poll (<= 20 s a request) until the operation changes or ends, or
 the wait (<= 60 s, and what the host allows) is over, backing off when the REST API answers early
-without a change, and lets a change settle for 2 s so a step's end and the next step's start come as one
-answer; every answer is shaped by `views.py` unless the caller passes `detail="full"`.
+without a change, and lets a change settle for 2 s (a burst, each change within 2 s of the last: up to 6 s)
+so a step's end and the next step's start come as one answer; every answer is shaped by `views.py` unless the
+caller passes `detail="full"`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -39,10 +41,13 @@ from mcp_gateway.catalog import (
     FACE_HEADER,
     IDEMPOTENCY_ARG,
     MAX_WAIT_SECONDS,
+    RESOURCE,
+    SPEC_SCHEMA,
     VERSION_ARG,
     WAIT_ARG,
     ToolSpec,
     build_catalog,
+    reference,
 )
 
 log = logging.getLogger(__name__)
@@ -52,7 +57,12 @@ INSTRUCTIONS = (
     "PodStart manages SageMaker HyperPod clusters on EKS. Inspect before creating (list_clusters, then the "
     "catalog tools for the region). Mutating tools return an operation: watch it with get_operation, passing "
     "back the version you got and wait_seconds=60, until SUCCEEDED, FAILED or CANCELLED. Before a mutation, call "
-    "it with dry_run=true, show the user the plan and its hourly cost, and ask once."
+    "it with dry_run=true, show the user the plan and its hourly cost, and ask once. Conventions every tool shares "
+    "(not repeated in each schema): a `cluster` argument takes region/name when the name is in 2+ regions; read "
+    "tools take detail=\"full\" for the whole REST answer (answers are compact by default) and lists take limit; "
+    "write tools take idempotency_key (the same key repeats the same call safely); a `more` argument holds a "
+    "tool's rarer fields (they may also be passed at the top level). Resource podstart://tools/<tool> has a "
+    "tool's whole schema."
 )
 REST_LONG_POLL = 20  # the REST API holds GET /v1/operations/{id}?wait= at most this long
 TIMEOUT = httpx2.Timeout(REST_LONG_POLL + 20.0, connect=5.0)
@@ -62,6 +72,7 @@ CATALOG_ERRORS = (httpx2.HTTPError, RuntimeError, ValueError)
 RETRY_DELAYS = (0.5, 1.5)  # the gateway's own retries of one request (same idempotency key)
 BACKOFF_MAX = 5.0  # seconds between REST long polls that came back early with nothing new
 SETTLE = 2  # seconds a change may wait for the next one before the answer goes out
+SETTLE_MAX = 6  # seconds a burst of changes (each within SETTLE of the last) may hold the answer in all
 HOST_MARGIN = 3.0  # seconds kept free before the host's deadline (Lambda) to answer
 
 TokenSource = Callable[[], str | None] | str | None
@@ -180,6 +191,29 @@ class Gateway:
         read_only = await self.caller_read_only()
         return [s for s in (await self.specs()).values() if not (read_only and s.mutating)]
 
+    async def resource(self, uri: str) -> str:
+        """A resource's text: a tool's whole reference (`podstart://tools/<tool>`), or the spec documents' JSON
+        Schema (`podstart://spec-schema`, read from the REST API with the caller's identity)."""
+        try:
+            specs = await self.specs()
+        except CATALOG_ERRORS as exc:
+            raise MCPError(types.INVALID_REQUEST, self.catalog_problem(exc)) from exc
+        if uri == SPEC_SCHEMA:
+            headers = {"Accept": "application/json", FACE_HEADER: "mcp"}
+            auth = self.authorization()
+            if auth:
+                headers["Authorization"] = auth
+            async with self._client() as client:
+                response = await client.get(f"{self.base}/v1/specs/schema", headers=headers)
+            if response.status_code != 200:
+                raise MCPError(types.INVALID_REQUEST, f"{uri}: the REST API answered HTTP {response.status_code}")
+            return response.text
+        prefix = RESOURCE.format(name="")
+        spec = specs.get(uri.removeprefix(prefix)) if uri.startswith(prefix) else None
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri} (podstart://tools/<tool> or {SPEC_SCHEMA})")
+        return json.dumps(reference(spec), indent=1)
+
     async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
         try:
             specs = await self.specs()
@@ -280,7 +314,7 @@ class Gateway:
             started = self._clock()
             outcome, op = await self._poll(spec, arguments, max(chunk, 0), version)
             if op is not None and not _terminal(op) and op.get("version") != version:
-                return await self._settle(spec, arguments, outcome, op)
+                return await self._settle(spec, arguments, outcome, op, deadline)
             if op is None or _terminal(op) or self._clock() >= deadline - 1:
                 return outcome
             if self._clock() - started < chunk - 1:  # came back early with nothing new: back off
@@ -289,11 +323,23 @@ class Gateway:
 
 
     async def _settle(self, spec: ToolSpec, arguments: dict[str, Any], outcome: Outcome,
-                      op: dict[str, Any]) -> Outcome:
-        """A change often comes with another a moment later (a step ends, the next one starts): wait up to
-        SETTLE seconds for it, so one answer carries both and the watcher makes one call, not two."""
-        later, newer = await self._poll(spec, arguments, SETTLE, op.get("version"))
-        return later if newer is not None else outcome
+                      op: dict[str, Any], deadline: float) -> Outcome:
+        """A change often comes with others a moment later (a step ends, the next one starts, its first message):
+        wait up to SETTLE seconds for the next, and again while they keep coming (up to SETTLE_MAX in all, never
+        past the wait), so one answer carries the burst and the watcher makes one call, not several."""
+        until = min(deadline - 1, self._clock() + SETTLE_MAX)
+        version = op.get("version")
+        while True:
+            wait = int(min(SETTLE, until - self._clock()))
+            if wait < 1:
+                return outcome
+            later, newer = await self._poll(spec, arguments, wait, version)
+            if newer is None:
+                return outcome
+            outcome = later
+            if _terminal(newer) or newer.get("version") == version:
+                return outcome
+            version = newer.get("version")
 
 
 def _terminal(op: dict[str, Any]) -> bool:
@@ -316,7 +362,8 @@ def to_tool(spec: ToolSpec) -> types.Tool:
     a = spec.annotations
     return types.Tool(
         name=spec.name, description=spec.description, input_schema=spec.input_schema,
-        annotations=types.ToolAnnotations(read_only_hint=a["readOnlyHint"], destructive_hint=a.get("destructiveHint"),
+        annotations=types.ToolAnnotations(read_only_hint=a.get("readOnlyHint"),
+                                          destructive_hint=a.get("destructiveHint"),
                                           idempotent_hint=a.get("idempotentHint")),
     )
 
@@ -350,7 +397,25 @@ def build_server(api_url: str, token: TokenSource = None, read_only: bool = Fals
         spec = gateway.cached_spec(name)
         return None if spec is None else spec.input_schema
 
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        try:
+            visible = await gateway.visible()
+        except CATALOG_ERRORS as exc:
+            raise MCPError(types.INVALID_REQUEST, gateway.catalog_problem(exc)) from exc
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=SPEC_SCHEMA, name="spec-schema", mime_type="application/json",
+                           description="JSON Schema of spec documents (Cluster, TrainingJob, Endpoint)"),
+            *(types.Resource(uri=RESOURCE.format(name=s.name), name=s.name, mime_type="application/json",
+                             description=f"{s.name}: every argument, folded and shared ones included")
+              for s in visible)])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        text = await gateway.resource(params.uri)
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=params.uri, mime_type="application/json", text=text)])
+
     server: Server[Any] = Server(SERVER_NAME, version="1.0.0", instructions=INSTRUCTIONS,
-                                 get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool)
+                                 get_tool_input_schema=input_schema, on_list_tools=list_tools, on_call_tool=call_tool,
+                                 on_list_resources=list_resources, on_read_resource=read_resource)
     server.gateway = gateway  # type: ignore[attr-defined]  # for hosts and tests
     return server

@@ -23,6 +23,7 @@ Nothing here does I/O: the server fetches, these functions shape, the tests feed
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -72,22 +73,62 @@ def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
 
 # --- operations ------------------------------------------------------------------------------------
 
-def operation(op: dict[str, Any]) -> dict[str, Any]:
-    """The summary of an operation record: what a watcher needs, never the steps' raw outputs."""
+def operation(op: dict[str, Any], polled: bool = False) -> dict[str, Any]:
+    """What a watcher needs of an operation, never the steps' raw outputs: where it is (status, how many steps are
+    done, the running step with its one-line message), its version to pass back, and the next call. A finished one
+    says its last step's message (the result in a line) and an endpoint's url; a failed one its failed step and
+    error. Every step, with outputs: detail="full". `polled`: a get_operation answer, where a running operation's id
+    is said once (in `next`); a write's answer always names it."""
     steps = [s for s in op.get("steps") or [] if isinstance(s, dict)]
     done = sum(1 for s in steps if s.get("status") in DONE_STEP)
-    target = _obj(op.get("target"))
+    status = op.get("status")
     error = _obj(op.get("error"))
-    view = {
-        "id": op.get("id"), "kind": op.get("kind"), "target": _drop_none(target) or None,
-        "status": op.get("status"), "phase": op.get("phase"), "attempt": op.get("attempt"),
-        "version": op.get("version"), "steps_done": f"{done}/{len(steps)}",
-        "steps": [_step(s) for s in steps],
-        "error": _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)}) if error else None,
-        "results": _health_results(op),
-        "next": next_action(op),
-    }
+    view: dict[str, Any] = {}
+    if status in TERMINAL or not polled:  # the answer a write returns, and the last one, say what it is
+        view |= {"id": op.get("id"), "kind": op.get("kind")}  # (a watch while it runs: `next` names the id)
+    view |= {"status": status, "version": op.get("version"), "steps_done": f"{done}/{len(steps)}"}
+    if (op.get("attempt") or 1) > 1:
+        view["attempt"] = op.get("attempt")
+    if status not in TERMINAL:
+        current = next((s for s in steps if s.get("status") == "RUNNING"), None) or \
+            next((s for s in reversed(steps) if s.get("status") in DONE_STEP), None)
+        if current is not None:
+            view["step"] = line(_step_line(current), 80)
+        elif op.get("phase"):
+            view["step"] = op.get("phase")
+    elif status == "FAILED":
+        view["phase"] = op.get("phase")
+        failed = next((s for s in steps if s.get("status") == "FAILED"), None)
+        if failed is not None:
+            view["failed"] = _step(failed)
+        if error:
+            view["error"] = _drop_none({"code": error.get("code"), "message": line(error.get("message"), 300)})
+    elif status == "SUCCEEDED":
+        last = next((s for s in reversed(steps) if s.get("status") == "SUCCEEDED" and s.get("message")), None)
+        if last is not None:
+            view["result"] = line(last.get("message"), 200)
+    results = _health_results(op)
+    if results:
+        view["results"] = results
+    view["next"] = next_action(op)
+    url = _url(op) if status == "SUCCEEDED" else None
+    if url:  # said once
+        view["url"] = url
+        view["next"] = view["next"].replace(f"; it answers at {url}", "")
+        view["result"] = str(view.get("result") or "").replace(f" at {url}", "") or None
     return _drop_none(view)
+
+
+def _step_line(step: dict[str, Any]) -> str:
+    """`name (STATUS): message` in a line; RUNNING goes without saying."""
+    state = "" if step.get("status") == "RUNNING" else f" ({step.get('status')})"
+    message = line(step.get("message"))
+    return f"{step.get('name')}{state}" + (f": {message}" if message else "")
+
+
+def _url(op: dict[str, Any]) -> str | None:
+    return next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
+                 if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
 
 
 def _health_results(op: dict[str, Any]) -> dict[str, Any] | None:
@@ -126,8 +167,7 @@ def next_action(op: dict[str, Any]) -> str:
     if status == "CANCELLED":
         return f'none; retry_operation(operation_id="{op_id}") would resume it'
     call = result_call(op)
-    url = next((s.get("outputs", {}).get("url") for s in op.get("steps") or []
-                if isinstance(s, dict) and isinstance(s.get("outputs"), dict) and s["outputs"].get("url")), None)
+    url = _url(op)
     where = f"; it answers at {url}" if url else ""
     return f"done; {call} shows the result{where}" if call else "done"
 
@@ -161,7 +201,7 @@ def result_call(op: dict[str, Any]) -> str | None:
             return _call("get_node", **where, node_id=ids[0])
         return _call("list_nodes", **where)
     tool = {"model": "list_models", "features": "get_features", "pool": "list_pools", "storage": "list_storage",
-            "instance_group": "list_instance_groups", "namespace": "list_namespaces"}.get(family, "get_cluster")
+            "namespace": "list_namespaces"}.get(family, "get_cluster")
     return _call(tool, **where)
 
 
@@ -188,15 +228,17 @@ def cluster(c: dict[str, Any]) -> dict[str, Any]:
     ops = [o for o in c.get("operations") or [] if isinstance(o, dict)]
     latest = max(ops, key=lambda o: str(o.get("created_at") or "")) if ops else None
     return _drop_none({
-        "name": c.get("name"), "region": c.get("region"), "status": c.get("status"), "active": c.get("active"),
-        "managed": c.get("managed"), "kubernetes_version": c.get("kubernetes_version"),
-        "node_recovery": c.get("node_recovery"), "eks": eks.get("status"),
-        "hyperpod": hyperpod.get("status") or c.get("hyperpod_status"),
-        "instance_groups": [group(g) for g in c.get("instance_groups") or [] if isinstance(g, dict)],
+        "name": c.get("name"), "status": c.get("status"), "active": c.get("active"),
+        "managed": False if c.get("managed") is False else None, "kubernetes_version": c.get("kubernetes_version"),
+        "node_recovery": c.get("node_recovery"),
+        # an ACTIVE cluster's EKS is ACTIVE and HyperPod InService: said only when they differ
+        "eks": eks.get("status") if eks.get("status") != "ACTIVE" else None,
+        "hyperpod": None if (hp := hyperpod.get("status") or c.get("hyperpod_status")) == "InService" else hp,
+        "instance_groups": [{k: v for k, v in group(g).items() if k != "counts_as_of"}
+                            for g in c.get("instance_groups") or [] if isinstance(g, dict)],
         "dependencies": _ready_line(c.get("dependencies"), "name"),
         "storage": _storage_line(c.get("storage")),
-        "latest_operation": _drop_none({"id": latest.get("id"), "kind": latest.get("kind"),
-                                        "status": latest.get("status")}) if latest else None,
+        "latest_operation": f"{latest.get('id')} {latest.get('kind')} {latest.get('status')}" if latest else None,
     })
 
 
@@ -223,8 +265,9 @@ def _storage_line(items: Any) -> str | None:
 
 
 def features(doc: dict[str, Any]) -> dict[str, Any]:
-    """One short entry per feature; empty lists and nulls dropped, the identity chain reduced to its
-    role and its broken links (the full chain is `detail="full"`)."""
+    """One line per feature: `ACTIVE v1.2.0`, `off (needs cert_manager, pod_identity_agent)`, `DEGRADED: why`,
+    its settings and (tiered checkpointing) the broken links of its identity chain. The whole document:
+    detail="full"."""
     out: dict[str, Any] = {}
     for name, v in doc.items():
         if not isinstance(v, dict):
@@ -232,19 +275,27 @@ def features(doc: dict[str, Any]) -> dict[str, Any]:
         identity = _obj(v.get("identity"))
         broken = [str(k.get("name")) for k in identity.get("links") or [] if isinstance(k, dict)
                   and not k.get("intact")]
-        pools = [_drop_none({"name": p.get("name"), "instance_groups": p.get("instance_groups") or None,
-                             "nodes": p.get("nodes")}) for p in v.get("node_pools") or [] if isinstance(p, dict)]
-        entry = _drop_none({
-            "enabled": v.get("enabled"), "status": v.get("status"), "reason": line(v.get("reason")),
-            "version": v.get("version"), "depends_on": v.get("depends_on") or None,
-            "required_by": v.get("required_by") or None, "memory_percent": v.get("memory_percent"),
-            "role_arn": identity.get("role_arn"),
-            "broken_links": broken if identity and v.get("enabled") and broken else None,
-            "instance_groups": v.get("instance_groups") or None, "node_pools": pools or None,
-            "cpu_limit": v.get("cpu_limit"), "consolidate_after": v.get("consolidate_after"),
-            "disruption_budget": v.get("disruption_budget"),
-        })
-        out[name] = entry
+        pools = [f"{p.get('name')} ({','.join(p.get('instance_groups') or [])})" for p in v.get("node_pools") or []
+                 if isinstance(p, dict)]
+        status = str(v.get("status") or "")
+        head = "off" if status == "DISABLED" or (not v.get("enabled") and not status) else status
+        if v.get("version") and head != "off":
+            head += f" {v.get('version')}"
+        if v.get("reason") and status not in ("ACTIVE", "DISABLED"):
+            head += f": {line(v.get('reason'), 120)}"
+        extras = [f"{k}={v[k]}" for k in ("memory_percent", "cpu_limit", "consolidate_after", "disruption_budget")
+                  if v.get(k) is not None]
+        if v.get("instance_groups"):
+            extras.append(f"groups={','.join(v['instance_groups'])}")
+        if pools:
+            extras.append(f"pools={'; '.join(pools)}")
+        if identity and v.get("enabled") and broken:
+            extras.append(f"broken links: {', '.join(broken)}")
+        if head == "off" and v.get("depends_on"):
+            extras.append(f"needs {', '.join(v['depends_on'])}")
+        if head != "off" and v.get("required_by"):
+            extras.append(f"required by {', '.join(v['required_by'])}")
+        out[name] = head + (f" ({'; '.join(extras)})" if extras else "")
     return out
 
 
@@ -287,18 +338,22 @@ def _audit_row(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cluster_row(c: dict[str, Any]) -> dict[str, Any]:
+    """A cluster in a list: where, its status, each group in a line (`accel ml.g5.8xlarge 2/2`: current of target,
+    `?` when not known yet, as of `counts_as_of`), and the operation only while one runs or failed."""
     groups = [g for g in c.get("instance_groups") or [] if isinstance(g, dict)]
+    as_of = sorted(str(g["counts_as_of"]) for g in groups if g.get("counts_as_of"))
     return _drop_none({
         "name": c.get("name"), "region": c.get("region"), "status": c.get("status"),
-        "hyperpod_status": c.get("hyperpod_status"), "active": c.get("active") or None,
+        "hyperpod_status": c.get("hyperpod_status") if c.get("status") != "ACTIVE" else None,
+        "active": c.get("active") or None,
         # only what differs from a cluster PodStart created: imported, or external and importable
         "origin": c.get("origin") if c.get("origin") not in (None, "created") else None,
         "importable": c.get("importable") or None,
-        "instance_groups": [_drop_none({"name": g.get("name"), "instance_type": g.get("instance_type"),
-                                        "target_count": g.get("target_count", g.get("instance_count")),
-                                        "current_count": g.get("current_count"),
-                                        "counts_as_of": g.get("counts_as_of")}) for g in groups],
-        "operation_id": c.get("operation_id"),
+        "groups": [f"{g.get('name')} {g.get('instance_type')} "
+                   f"{'?' if g.get('current_count') is None else g.get('current_count')}/"
+                   f"{g.get('target_count', g.get('instance_count'))}" for g in groups] or None,
+        "counts_as_of": as_of[0] if as_of else None,
+        "operation_id": c.get("operation_id") if c.get("status") != "ACTIVE" else None,
     })
 
 
@@ -311,12 +366,36 @@ def _storage_row(v: dict[str, Any]) -> dict[str, Any]:
                        "message": line(v.get("message"))})
 
 
-def _node_row(n: dict[str, Any]) -> dict[str, Any]:
+def _second(at: Any) -> Any:
+    """An ISO time to the second (2026-12-05T18:39:36.953000Z -> 2026-12-05T18:39:36Z)."""
+    return re.sub(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+", r"\1", at) if isinstance(at, str) else at
+
+
+def _node_row(n: dict[str, Any], cluster: str | None = None) -> dict[str, Any]:
+    """A node in a list: what it is, its health (only what is not fine), GPUs requested/allocatable, the repairs
+    HyperPod made by itself, and for a node on the reboot or replace rung the call that fixes it (`fix`), written
+    out for the user to approve."""
     last = _obj(n.get("last_action"))
-    return _drop_none({"node_id": n.get("node_id"), "group": n.get("group"), "type": n.get("instance_type"),
-                       "status": n.get("status"), "health": n.get("health"), "ready": n.get("ready"),
-                       "gpus": n.get("gpus_allocatable") or None,
-                       "last_action": f"{last.get('action')} {last.get('at')}" if last else None})
+    alloc, used = n.get("gpus_allocatable"), n.get("gpus_requested")
+    rung = n.get("rung")
+    row = _drop_none({
+        "node_id": n.get("node_id"), "group": n.get("group"), "type": n.get("instance_type"),
+        "status": n.get("status") if n.get("status") != "Running" else None, "health": n.get("health"),
+        "ready": False if n.get("ready") is False else None,
+        "deep_check": n.get("deep_health_check") if n.get("deep_health_check") not in (None, "Passed") else None,
+        "fault": line(_second(n.get("last_fault")), 140),
+        "gpus": f"{'?' if used is None else used}/{alloc}" if alloc else None,
+        "auto_repairs": n.get("auto_repairs") or None,
+        "last_action": (f"{last.get('action')} {last.get('at')}" + (" by hyperpod" if last.get("by") == "hyperpod"
+                                                                    else "")) if last else None,
+        "rung": rung if rung not in (None, "investigate") or n.get("healthy") is False else None})
+    if cluster and rung in ("reboot", "replace") and n.get("node_id"):
+        fault = str(n.get("last_fault") or "")
+        why = (fault.partition(" ")[2] if fault[:4].isdigit() else fault) or f"health {n.get('health')}"
+        args: dict[str, Any] = {"cluster": cluster, "node_ids": [n.get("node_id")], "reason": line(why, 80)}
+        row["fix"] = ({"tool": "reboot_nodes", "args": args} if rung == "reboot"
+                      else {"tool": "replace_nodes", "args": {**args, "confirm": "replace"}})
+    return row
 
 
 def _event_row(e: dict[str, Any]) -> dict[str, Any]:
@@ -324,24 +403,41 @@ def _event_row(e: dict[str, Any]) -> dict[str, Any]:
                        "group": e.get("group"), "description": line(e.get("description"))})
 
 
+HEALTHY_CONDITION = {"Ready": "True", "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False",
+                     "NetworkUnavailable": "False"}
+
+
 def node(n: dict[str, Any]) -> dict[str, Any]:
-    """A node's detail without its labels; conditions that are not what a healthy node shows first, pods
-    and events cut to what an agent reads."""
+    """A node's detail: its row, where it is, the conditions that are not what a healthy node shows (one line
+    each), taints, pods, the last few events (one line each) and the ladder; labels and healthy conditions: the
+    whole document (detail="full")."""
     pods = [p for p in n.get("pods") or [] if isinstance(p, dict)]
     events = [e for e in n.get("events") or [] if isinstance(e, dict)]
+    conditions = [c for c in n.get("conditions") or [] if isinstance(c, dict)
+                  and c.get("status") != HEALTHY_CONDITION.get(str(c.get("type")), "True")]
+    ladder = _drop_none(dict(_obj(n.get("ladder")))) or None
+    fault = str(n.get("last_fault") or "")
+    me = f"Instance {n.get('node_id')}"
+
+    def said(c: dict[str, Any]) -> str:  # a condition's message, unless the fault line says it already
+        message = str(c.get("message") or "")
+        return "" if message and message in fault else f": {message}" if message else ""
+
     return _drop_none({
-        **{k: v for k, v in _node_row(n).items()}, "zone": n.get("zone"), "kubernetes_node": n.get("kubernetes_node"),
-        "status_message": line(n.get("status_message")), "private_ip": n.get("private_ip"),
-        "ladder": n.get("ladder"),
-        "conditions": [_drop_none({"type": c.get("type"), "status": c.get("status"), "reason": c.get("reason"),
-                                   "message": line(c.get("message"), 100)})
-                       for c in n.get("conditions") or [] if isinstance(c, dict)],
+        **_node_row(n), "zone": n.get("zone"),
+        "status_message": line(n.get("status_message")) if n.get("status_message") != n.get("status") else None,
+        "ladder": ladder,
+        "conditions": [line(f"{c.get('type')} {c.get('status')} {c.get('reason') or ''}{said(c)}", 160)
+                       for c in conditions] or None,
         "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in n.get("taints") or []
                    if isinstance(t, dict)] or None,
-        "gpus_allocated": n.get("gpus_allocated"),
-        "pods": [f"{p.get('namespace')}/{p.get('name')} {p.get('phase')}" for p in pods[:15]],
-        "pods_total": len(pods) if len(pods) > 15 else None,
-        "events": [_event_row(e) for e in events[:8]],
+        "pods": [f"{p.get('namespace')}/{p.get('name')} {p.get('phase')}" for p in pods[:10]] or None,
+        "pods_total": len(pods) if len(pods) > 10 else None,
+        # the node's own events: "Instance <this node>" goes without saying
+        "events": [line(f"{_second(e.get('time'))} {e.get('level')}: "
+                        f"{str(e.get('description') or '').replace(me + ': ', '').replace(me + ' ', '')}", 140)
+                   for e in events[:2]] or None,
+        "events_more": len(events) - 2 if len(events) > 2 else None,
     })
 
 
@@ -369,17 +465,21 @@ def _recipe_row(r: dict[str, Any]) -> dict[str, Any]:
 
 def endpoint(e: dict[str, Any]) -> dict[str, Any]:
     """An endpoint: what serves, where, its live state, and what to call next; objects as `Kind/name`."""
+    ready = e.get("status") == "READY"
     view = _drop_none({
         "name": e.get("name"), "mode": e.get("mode"), "engine": e.get("engine"), "model": e.get("model"),
-        "model_source": e.get("model_source"), "instance_type": e.get("instance_type"), "gpus": e.get("gpus"),
+        "instance_type": e.get("instance_type"), "gpus": e.get("gpus"),
         "replicas": e.get("replicas"), "ready_replicas": e.get("ready_replicas"), "status": e.get("status"),
         "state": e.get("state"), "message": line(e.get("message"), 300), "service": e.get("service"),
-        "service_name": e.get("service_name"), "pool": e.get("pool"), "autoscaling": e.get("autoscaling") or None,
+        "service_name": e.get("service_name") if e.get("service_name") != e.get("name") else None,
+        "pool": e.get("pool"), "autoscaling": e.get("autoscaling") or None,
         "routing_strategy": e.get("routing_strategy"), "tiered_kv_cache": e.get("tiered_kv_cache") or None,
-        "router": e.get("router") or None, "live": e.get("live"), "operation_id": e.get("operation_id"),
+        "router": e.get("router") or None, "operation_id": None if ready else e.get("operation_id"),
         "url": e.get("url"), "ready": e.get("ready"), "how_to_call": e.get("how_to_call"),
         "api_key_required": e.get("api_key_required") or None,
-        "objects": [f"{o.get('kind')}/{o.get('name')}" for o in e.get("objects") or [] if isinstance(o, dict)] or None,
+        # its objects (Kind/name) while it is not serving: what to look at; all of them: detail="full"
+        "objects": None if ready else [f"{o.get('kind')}/{o.get('name')}" for o in e.get("objects") or []
+                                       if isinstance(o, dict)] or None,
     })
     if e.get("status") == "READY":
         view["next"] = (f'test: invoke_endpoint(cluster="{e.get("cluster")}", endpoint="{e.get("name")}", '
@@ -414,7 +514,7 @@ def job(j: dict[str, Any]) -> dict[str, Any]:
     m = _obj(j.get("mlflow"))
     return _drop_none({
         "name": j.get("name"), "namespace": j.get("namespace"), "kind": j.get("kind"), "recipe": j.get("recipe"),
-        "status": j.get("status"), "budget": b or None,
+        "status": j.get("status"), "waiting": line(j.get("waiting"), 240), "budget": b or None,
         "instance_type": j.get("instance_type"), "nodes": j.get("nodes"), "gpus_per_node": j.get("gpus_per_node"),
         "pods": [_drop_none({"name": p.get("name"), "node": p.get("node"), "phase": p.get("phase"),
                              "restarts": p.get("restarts") or None, "reason": line(p.get("reason"))})
@@ -445,6 +545,47 @@ def job_metrics(m: dict[str, Any]) -> dict[str, Any]:
                 "last": [pts[-1].get("step"), pts[-1].get("value")], "min": min(values) if values else None}
     return _drop_none({"source": m.get("source"), "run": m.get("run"), "pod": m.get("pod"), "note": m.get("note"),
                        "series": [one(s) for s in m.get("series") or [] if isinstance(s, dict)]})
+
+
+def offerings(d: dict[str, Any]) -> dict[str, Any]:
+    """Where an instance type can run: the type in a line, the quota, and the zones that offer it (spot, training
+    plans with room); the zones that do not, by name."""
+    inst, quota = _obj(d.get("instance")), _obj(d.get("quota"))
+    acc = _obj(inst.get("accelerator"))
+    what = [f"{acc.get('count')}x {acc.get('model') or acc.get('kind')}" + (
+        f" {acc['memory_gib']:g} GiB" if isinstance(acc.get("memory_gib"), int | float) else "")] if acc else []
+    what += [f"{inst.get('vcpus')} vCPU" if inst.get("vcpus") else "",
+             f"{inst.get('memory_gib'):g} GiB" if isinstance(inst.get("memory_gib"), int | float) else "",
+             "EFA" if inst.get("efa_supported") else ""]
+    zones = [z for z in d.get("zones") or [] if isinstance(z, dict)]
+    return _drop_none({
+        "instance_type": d.get("instance_type"), "known": False if d.get("known") is False else None,
+        "instance": ", ".join(w for w in what if w) or None,
+        "quota": f"{quota.get('available')} available of {quota.get('limit')}" if quota else None,
+        "zones": [_drop_none({"availability_zone": z.get("availability_zone"), "offered": True,
+                              "spot": True if z.get("spot_offered") else None,
+                              "quota_available": z.get("quota_available"),
+                              "training_plans": [_training_plan(p) for p in z.get("training_plans") or []
+                                                 if isinstance(p, dict)] or None})
+                  for z in zones if z.get("offered")],
+    })
+
+
+def data_listing(d: dict[str, Any]) -> dict[str, Any]:
+    """Your data: the buckets (where PodStart's is in pods, where a registered one is mounted), or one level of a
+    folder (its folders, its files with their sizes)."""
+    if d.get("roots"):
+        return _drop_none({
+            "roots": [_drop_none({"uri": r.get("uri"), "path": r.get("path"), "mounted": [
+                f"{m.get('namespace')}: volume {m.get('storage')} at {m.get('path')} "
+                f"({'read-only' if m.get('read_only') else 'read-write'})"
+                for m in r.get("mounted") or [] if isinstance(m, dict)] or None})
+                for r in d["roots"] if isinstance(r, dict)],
+            "how": "name data as /data/<key> or s3://bucket/key (a registered bucket: mounted in the job's namespace)"})
+    return _drop_none({
+        "uri": d.get("uri"), "path": d.get("path"), "folders": d.get("folders") or None,
+        "files": [f"{f.get('uri')} ({f.get('size')} B)" for f in d.get("files") or [] if isinstance(f, dict)] or None,
+        "truncated": d.get("truncated") or None, "next_token": d.get("next_token")})
 
 
 def invoke(r: dict[str, Any]) -> dict[str, Any]:
@@ -555,7 +696,7 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
             used: frozenset[str] = frozenset(), budget: int = BUDGET) -> Any:
     """The default view of one tool's successful REST answer, within `budget`."""
     if is_operation(data):
-        return fit(operation(data), budget)
+        return fit(operation(data, polled=tool == "get_operation"), budget)
     if isinstance(data, dict) and data.get("dry_run") is True and isinstance(data.get("changes"), list):
         return fit(plan(data), budget)
     if isinstance(data, dict) and isinstance(data.get("plan"), dict) and data.get("changed") is False:
@@ -576,6 +717,12 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
         return fit(invoke(data), budget)
     if tool == "get_job_metrics" and isinstance(data, dict) and isinstance(data.get("series"), list):
         return fit(job_metrics(data), budget)
+    if tool == "find_capacity" and isinstance(data, dict) and isinstance(data.get("zones"), list):
+        return fit(offerings(data), budget)
+    if tool == "list_data" and isinstance(data, dict) and "how" in data:
+        return fit(data_listing(data), budget)
+    if tool == "get_cluster_gpus" and isinstance(data, dict) and isinstance(data.get("groups"), list):
+        return fit({k: v for k, v in data.items() if k not in ("cluster", "region")}, budget)
     if tool == "get_features" and isinstance(data, dict):
         return fit(features(data), budget)
     if tool == "advise_capacity" and isinstance(data, dict) and isinstance(data.get("options"), list):
@@ -585,7 +732,12 @@ def compact(tool: str, data: Any, at: Page = Page(), *, filters: tuple[str, ...]
     if isinstance(data, dict):
         key = list_key(data)
         if key is not None:
-            return page(data, key, ROWS.get(tool), at, filters=filters, used=used, budget=budget)
+            row = ROWS.get(tool)
+            if tool == "list_nodes":  # a row's `fix` is a call on this cluster
+                where = data.get("cluster")
+                return page({k: v for k, v in data.items() if k not in ("cluster", "region")}, key,
+                            lambda n: _node_row(n, where), at, filters=filters, used=used, budget=budget)
+            return page(data, key, row, at, filters=filters, used=used, budget=budget)
         if isinstance(data.get("instance_group"), dict):  # a scale that changed nothing
             return fit({**data, "instance_group": group(data["instance_group"])}, budget)
         if isinstance(data.get("endpoint"), dict):  # an endpoint update that changed nothing
@@ -658,9 +810,40 @@ def advice(data: dict[str, Any], budget: int = BUDGET) -> dict[str, Any]:
     return view if result_bytes(view) <= budget else fit(view, budget)
 
 
+def _kinds(kinds: dict[str, int]) -> str:
+    """'EC2: VPC, Subnet x5; IAM: Role x3; Kubernetes: DaemonSet x4': the kinds of object one action changes, by
+    service, with their counts."""
+    groups: dict[str, list[str]] = {}
+    for kind, n in kinds.items():
+        if kind.startswith("AWS::"):
+            service, _, name = kind.removeprefix("AWS::").partition("::")
+        elif kind.startswith("Kubernetes "):
+            service, name = "Kubernetes", kind.removeprefix("Kubernetes ")
+        elif kind == "eks-addon":
+            service, name = "EKS", "add-on"
+        else:
+            service, name = "", kind
+        groups.setdefault(service, []).append(name if n == 1 else f"{name} x{n}")
+    parts = []
+    for svc, names in groups.items():
+        if svc == "Kubernetes" and len(names) > 4:  # many small objects: how many (detail="full" names them)
+            n = sum(kinds[k] for k in kinds if k.startswith("Kubernetes "))
+            parts.append(f"Kubernetes: {n} objects ({', '.join(names[:3])}, ...)")
+        else:
+            parts.append(f"{svc}: {', '.join(names)}" if svc else ", ".join(names))
+    return "; ".join(parts)
+
+
+def _cost_line(x: dict[str, Any]) -> str:
+    if x.get("paid"):
+        return "paid"
+    return f"{x.get('hourly')} USD/h" if x.get("hourly") is not None else "no price"
+
+
 def plan(data: dict[str, Any]) -> dict[str, Any]:
-    """A dry run's plan: per action, the kinds of object changed with their counts ("AWS::EC2::Subnet x5";
-    unchanged ones counted), the quota and cost lines, the warnings. detail="full" names every object."""
+    """A dry run's plan: per action, the kinds of object changed with their counts, by service ("EC2: VPC,
+    Subnet x5; ..."), the quota lines that matter, the cost in a line per item, where a job's or endpoint's pods
+    would run (`placement`), the warnings. detail="full" names every object."""
     changes = [c for c in data["changes"] if isinstance(c, dict)]
     counts: dict[str, dict[str, int]] = {}
     for c in changes:
@@ -668,22 +851,23 @@ def plan(data: dict[str, Any]) -> dict[str, Any]:
             per = counts.setdefault(str(c.get("action")), {})
             per[str(c.get("kind"))] = per.get(str(c.get("kind")), 0) + 1
     cost = data.get("cost") or {}
-    lines = [line for line in cost.get("lines", []) if isinstance(line, dict)]
-    sources = sorted({str(line.get("source")) for line in lines})
-    return {"dry_run": True, "kind": data.get("kind"),
-            "changes": {a: [k if n == 1 else f"{k} x{n}" for k, n in per.items()] for a, per in counts.items()},
-            "unchanged": sum(1 for c in changes if c.get("action") == "none"),
-            "quota": [{k: q.get(k) for k in ("instance_type", "requested", "in_use", "limit", "ok")}
-                      for q in data.get("quota", []) if isinstance(q, dict)],
-            "cost": {"hourly_usd": cost.get("hourly"), "monthly_estimate_usd": cost.get("monthly_estimate"),
-                     "lines": [f"{line.get('item')} x{line.get('count'):g}: "
-                               + ("paid" if line.get("paid") else f"{line.get('hourly')} USD/h"
-                                  if line.get("hourly") is not None else "no price")
-                               for line in lines], "sources": sources,
-                     **({"upfront_usd": cost["upfront"]} if cost.get("upfront") is not None else {})},
-            **({"placement": _obj(data.get("placement")).get("summary")} if data.get("placement") else {}),
-            "warnings": data.get("warnings", []),
-            "next": "show the user the changes and hourly cost; ask once, then call again without dry_run"}
+    lines = [x for x in cost.get("lines", []) if isinstance(x, dict)]
+    sources = sorted({str(x.get("source")) for x in lines})
+    quota = [f"{q.get('instance_type')}: {q.get('requested')} more, {q.get('in_use')} in use of {q.get('limit')}"
+             + ("" if q.get("ok") else " (EXCEEDS)") for q in data.get("quota", []) if isinstance(q, dict)]
+    unchanged = sum(1 for c in changes if c.get("action") == "none")
+    return _drop_none({
+        "dry_run": True, "kind": data.get("kind"),
+        "changes": {a: _kinds(per) for a, per in counts.items()}, "unchanged": unchanged or None,
+        "quota": quota or None,
+        "cost": _drop_none({
+            "hourly_usd": cost.get("hourly"),  # a month is 730 of them (detail="full": monthly_estimate)
+            "lines": [f"{x.get('item')} x{x.get('count'):g}: " + _cost_line(x) for x in lines] or None,
+            "source": "; ".join(sources) or None,
+            "upfront_usd": cost.get("upfront")}),
+        "placement": _obj(data.get("placement")).get("summary") if data.get("placement") else None,
+        "warnings": data.get("warnings") or None,
+        "next": "ask the user once (changes, cost, warnings); then the same call without dry_run"})
 
 
 def spec_plan(data: dict[str, Any]) -> dict[str, Any]:

@@ -81,6 +81,22 @@ TEAM_OBJECTS = {"datasets/alpaca_en_demo.json": b'[{"instruction": "Say hi", "in
                 "datasets/README.md": b"Team datasets for fine-tuning.\n",
                 "checkpoints/.keep": b""}
 OTHER_OBJECTS = {"payroll/2026.csv": b"name,salary\n", "keys/notes.txt": b"not for PodStart\n"}
+# The recipes' default datasets in the data bucket (what their parameters name when left out), as a demo would ship
+# them: LLaMA-Factory's dataset_info.json and alpaca_en_demo, MS-Swift's sft/train.jsonl, VERL's gsm8k parquet files;
+# and one model already downloaded (download_model wrote it: its files and `_COMPLETE`), so a deploy from
+# /data/models/Qwen/Qwen3-0.6B/main/ finds it.
+DEMO_MODEL = "models/Qwen/Qwen3-0.6B/main/"
+DATA_OBJECTS = {
+    **{DEMO_MODEL + name: body for name, body in (
+        ("config.json", b'{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}'),
+        ("tokenizer.json", b"{}"), ("model.safetensors", b"demo weights"), ("_COMPLETE", b""))},
+    "datasets/dataset_info.json": b'{"alpaca_en_demo": {"file_name": "alpaca_en_demo.json"}}\n',
+    "datasets/alpaca_en_demo.json": b'[{"instruction": "Say hi", "input": "", "output": "Hi!"}]\n',
+    "datasets/sft/train.jsonl": b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", '
+                                b'"content": "hello"}]}\n',
+    "datasets/gsm8k/train.parquet": b"PAR1 demo",
+    "datasets/gsm8k/test.parquet": b"PAR1 demo",
+}
 
 
 def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dict[str, Any]:
@@ -105,7 +121,8 @@ def create_all(client: Any, function_arns: dict[str, str], role_arn: str) -> dic
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
         except s3.exceptions.BucketAlreadyOwnedByYou:
             pass
-    for bucket, objects in ((TEAM_BUCKET, TEAM_OBJECTS), (OTHER_TEAM_BUCKET, OTHER_OBJECTS)):
+    for bucket, objects in ((TEAM_BUCKET, TEAM_OBJECTS), (OTHER_TEAM_BUCKET, OTHER_OBJECTS),
+                            (bucket_names()["data"], DATA_OBJECTS)):
         for key, content in objects.items():
             s3.put_object(Bucket=bucket, Key=key, Body=content)
     sfn = client("stepfunctions", REGION)

@@ -4,7 +4,9 @@ proportions) and reports its tool calls, the bytes of tool results it read, and 
 
 Budgets (issue 9): the create request in <= 12 tool calls and <= 30 KB of tool results; add + scale in
 <= 8 calls; watching an operation costs no more get_operation calls than one per step change plus one per
-minute it runs. Printed, not asserted: the tests assert only what is exact."""
+minute it runs. Then issue 26's five journeys (an operator's agent: create, features, fine-tune on the user's data,
+serve the user's model behind a load balancer, fix a broken node): each <= 12 calls and <= 8 KB of tool results, no
+result over 4 KB. Printed, not asserted here (tests/e2e/test_mcp_agent_script.py asserts them at its time scale)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,13 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
 SCALE = 60.0
 CREATE_CALLS, CREATE_KB, ADD_SCALE_CALLS = 12, 30, 8
+JOURNEY_CALLS, JOURNEY_KB = 12, 8  # issue 26: each journey
 
 
 def _port() -> int:
@@ -59,6 +63,7 @@ def main() -> None:
                 return await run_both(client, "agent-demo")
 
         agent, figures, _, _ = asyncio.run(go())
+        journeys = _journeys(sb)
     finally:
         server.should_exit = True
         thread.join(timeout=10)
@@ -80,6 +85,28 @@ def main() -> None:
         kind = w.final.get("kind")
         print(f"  watching {kind}: {w.calls} get_operation calls for {w.step_changes} step changes over "
               f"{w.seconds:.0f} s (goal <= {allowed}): {_verdict(w.calls <= allowed)}; versions seen {w.versions}")
+
+    print(f"== MCP agent (issue 26's five journeys, an operator following the skills; time scale {SCALE:g}) ==")
+    for f in journeys.figures:
+        ok = len(f.calls) <= JOURNEY_CALLS and f.bytes <= JOURNEY_KB * 1024 and max(f.sizes) <= 4096
+        print(f"  {f.name}: {len(f.calls)} tool calls (goal <= {JOURNEY_CALLS}), {f.bytes / 1024:.1f} KB (goal <= "
+              f"{JOURNEY_KB} KB), largest {max(f.sizes)} B: {_verdict(ok)}")
+        print(f"    {_by_tool(f.calls, f.sizes)}")
+
+
+def _journeys(sb: Any) -> Any:
+    """Issue 26's journeys on this sandbox: the test's scripted agent, its admin and boto3 for the user's world."""
+    import boto3
+
+    from tests.e2e.conftest import Api
+    from tests.e2e.test_mcp_agent_script import run_journeys
+
+    def aws(service: str) -> Any:
+        return boto3.client(service, region_name="us-west-2", endpoint_url=sb.aws.endpoint,
+                            aws_access_key_id="testing", aws_secret_access_key="testing")
+
+    agent, _ = run_journeys(sb.base_url, sb.tokens.operator, Api(sb.base_url, sb.tokens.admin), aws)
+    return agent
 
 
 if __name__ == "__main__":

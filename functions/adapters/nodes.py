@@ -120,3 +120,8 @@ class AwsNodeReader:
     def kube_pods_on(self, region: str, eks: str, name: str) -> list[dict[str, Any]]:
         out = self._get(region, eks, "/api/v1/pods", {"fieldSelector": f"spec.nodeName={name}"}) or {}
         return list(out.get("items") or [])
+
+    def kube_pods(self, region: str, eks: str) -> list[dict[str, Any]]:
+        out = self._get(region, eks, "/api/v1/pods",
+                        {"fieldSelector": "status.phase!=Succeeded,status.phase!=Failed"}) or {}
+        return list(out.get("items") or [])

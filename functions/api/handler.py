@@ -35,8 +35,8 @@ app.use(middlewares=edge.middlewares())
 # not every route's): a request's path names its module, by the segment after /v1/ or after /v1/clusters/{c}/.
 # tests/unit/test_lazy_routes.py keeps this table equal to where each route is defined.
 TOP_LEVEL = {"operations": "operations", "catalog": "catalog", "preferences": "preferences", "me": "preferences",
-             "recipes": "recipes", "audit": "audit", "buckets": "storage", "capacity": "capacity", "specs": "specs",
-             "clusters": "clusters", "jobs": "jobs", "endpoints": "inference"}
+             "recipes": "recipes", "audit": "audit", "buckets": "storage", "data": "storage", "capacity": "capacity",
+             "specs": "specs", "clusters": "clusters", "jobs": "jobs", "endpoints": "inference"}
 ON_A_CLUSTER = {"jobs": "jobs", "secrets": "jobs", "features": "features", "storage": "storage",
                 "reconcile": "storage", "endpoints": "inference", "pools": "inference", "models": "inference",
                 "nodes": "nodes", "health-checks": "nodes", "events": "nodes", "namespaces": "namespaces",

@@ -53,7 +53,7 @@ class InstanceGroupSpec(BaseModel):
                                         description="on-demand, spot, or training-plan; fixed for the group's life")
     training_plan_arn: str | None = Field(
         default=None, pattern=r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:training-plan/.+$",
-        description="Required when capacity_type is training-plan (see list_training_plans)")
+        description="Required when capacity_type is training-plan (find_capacity lists the plans with room)")
     efa_only: bool = Field(default=False, description="EFA-only network interfaces; fixed for the group's life")
     volume_size_gb: int = Field(default=500, ge=50, le=16384, description="Extra EBS volume per instance, GiB")
     deep_health_checks: list[Literal["InstanceStress", "InstanceConnectivity"]] | None = Field(
@@ -264,7 +264,7 @@ def check_group(g: InstanceGroupSpec, loc: list[str | int], snap: Snapshot, regi
             avail = quota.available if quota else 0
             errors.append(_err([*loc, "instance_count"],
                                f"{g.instance_count} x {g.instance_type} exceeds the cluster-usage quota: "
-                               f"{avail} available (see get_quotas)"))
+                               f"{avail} available (find_capacity shows the quota)"))
     return errors, zone
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from functions.domain import engine_args, identifiers
+from functions.domain import data, engine_args, identifiers
 
 EndpointName = Annotated[str, Field(
     pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$", max_length=32,
@@ -48,13 +48,30 @@ def pinned_image(v: str) -> str:
     return v
 
 
+S3_MODEL_FORMS = ("a model folder under /data (e.g. /data/models/Qwen/Qwen3-0.6B/main/) or an S3 URI on a bucket "
+                  "PodStart may read (e.g. s3://team-models/qwen3-sft/; list_data lists them)")
+
+
+def model_label(model: dict[str, Any]) -> str:
+    """What a model is called in answers and served as (--served-model-name): its Hub id, or its folder's key
+    (/data/models/org/name/main/ -> org/name/main; s3://team-models/qwen3-sft/ -> qwen3-sft)."""
+    if model.get("model_id"):
+        return str(model["model_id"])
+    uri = str(model.get("uri") or "").rstrip("/")
+    if uri.startswith("s3://"):
+        return uri.removeprefix("s3://").partition("/")[2]
+    return uri.removeprefix(MODELS_PREFIX).removeprefix("/data/")
+
+
 class ModelSource(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source: Literal["s3", "fsx", "huggingface", "jumpstart"] = Field(
         description="s3|fsx: uri; huggingface|jumpstart: model_id")
-    uri: str | None = Field(default=None, max_length=512, pattern=r"^/[A-Za-z0-9_.=/-]*$",
-                            description="e.g. /data/models/org/name/main/")
+    uri: str | None = Field(default=None, max_length=1024,
+                            description="s3: a model folder under /data (e.g. /data/models/org/name/main/) or an S3 "
+                                        "URI on a bucket PodStart may read (e.g. s3://team-models/qwen3-sft/); fsx: a "
+                                        "path on the file system")
     model_id: str | None = Field(default=None, max_length=193, pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$",
                                  description="owner/name (Hugging Face), or a JumpStart model id")
     revision: Revision | None = None
@@ -63,10 +80,16 @@ class ModelSource(BaseModel):
 
     @field_validator("uri")
     @classmethod
-    def _uri(cls, v: str | None) -> str | None:
-        if v is not None and (any(seg in (".", "..") for seg in v.split("/")) or "//" in v):
-            raise ValueError(f"a path under the shared volume with no '.', '..' or empty segments, e.g. "
-                             f"{MODELS_PREFIX}Qwen/Qwen3-0.6B/main/")
+    def _uri(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if info.data.get("source") == "s3":
+            data.parse(v, forms=S3_MODEL_FORMS)
+            return v
+        if not v.startswith("/") or any(seg in (".", "..") for seg in v.split("/")) or "//" in v \
+                or not re.match(r"^/[A-Za-z0-9_.=/-]*$", v):
+            raise ValueError("an fsx model is a path on the file system with no '.', '..' or empty segments, e.g. "
+                             "/models/Qwen3-0.6B/")
         return v
 
     @field_validator("model_id")
@@ -85,8 +108,6 @@ class ModelSource(BaseModel):
         if self.source in ("s3", "fsx"):
             if not self.uri:
                 raise ValueError(f"uri is required for source {self.source} (e.g. {MODELS_PREFIX}org/name/main/)")
-            if self.source == "s3" and not self.uri.startswith(MODELS_PREFIX):
-                raise ValueError(f"an s3 model lives under the shared bucket's {MODELS_PREFIX}")
             if self.model_id or self.token_secret:
                 raise ValueError(f"source {self.source} takes uri, not model_id/token_secret")
         else:
@@ -99,7 +120,7 @@ class ModelSource(BaseModel):
     @property
     def label(self) -> str:
         """What the model is called in answers (the responder and served-model-name)."""
-        return self.model_id or (self.uri or "").rstrip("/").removeprefix(MODELS_PREFIX)
+        return model_label(self.model_dump())
 
 
 class TieredKvCache(BaseModel):
@@ -448,6 +469,9 @@ class PoolAssign(BaseModel):
         # a pool worker's engine loads a path under /data or a Hub id; it has no per-assignment Secret to read
         if m.source not in ("s3", "huggingface"):
             raise ValueError(f"pool workers load s3 (/data/models/...) or huggingface models, not {m.source}")
+        if m.source == "s3" and m.uri and not m.uri.startswith("/data/"):
+            raise ValueError("pool workers mount PodStart's data bucket only: an s3 model is a folder under /data "
+                             "(e.g. /data/models/Qwen/Qwen3-0.6B/main/)")
         if m.token_secret:
             raise ValueError("pool workers cannot read a token Secret per assignment: download the model into "
                              "the bucket first (download_model), then assign its /data/models/ path")

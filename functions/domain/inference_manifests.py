@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain.inference import ENGINE_PORT, MODELS_PREFIX, NAMESPACE
+from functions.domain import data
+from functions.domain.data import DataMap
+from functions.domain.inference import ENGINE_PORT, NAMESPACE, model_label
 from functions.domain.manifests import DATA_VOLUME, HYPERPOD_NODE_AFFINITY, MANAGED_LABELS
 
 INFERENCE_API = "inference.sagemaker.aws.amazon.com/v1"
@@ -102,9 +104,10 @@ def inference_endpoint_config(req: dict[str, Any], *, region: str, bucket: str, 
     """InferenceEndpointConfig for a model in S3, on FSx, or on Hugging Face."""
     name, model, gpus = req["name"], req["model"], int(req.get("gpus") or 1)
     source: dict[str, Any]
-    if model["source"] == "s3":
+    if model["source"] == "s3":  # PodStart's data bucket (admission refuses another for a managed endpoint)
+        ref = data.parse(model["uri"])
         source = {"modelSourceType": "s3", "s3Storage": {"bucketName": bucket, "region": region},
-                  "modelLocation": model["uri"].lstrip("/").removeprefix("data/")}
+                  "modelLocation": ref.key}
     elif model["source"] == "fsx":
         source = {"modelSourceType": "fsx", "fsxStorage": {"fileSystemId": fsx_id or "fs-unknown"},
                   "modelLocation": model["uri"]}
@@ -203,9 +206,13 @@ def gated(spec: dict[str, Any], secret: str | None) -> dict[str, Any]:
             "volumes": [*(spec.get("volumes") or []), {"name": GATE, "configMap": {"name": GATE}}]}
 
 
-def _model_arg(model: dict[str, Any]) -> str:
+def _model_arg(model: dict[str, Any], where: DataMap | None = None) -> str:
+    """What the engine loads: a Hub id, or the model folder as the pod sees it (/data/... or /s3/<bucket>/...)."""
     if model["source"] == "s3":
-        return MODELS_PREFIX.rstrip("/") + "/" + model["uri"].removeprefix(MODELS_PREFIX)
+        ref = data.parse(model["uri"])
+        if ref.bucket is None:
+            return f"{data.DATA_MOUNT}/{ref.key}"
+        return (where or DataMap(data_bucket="")).pod_path(ref)
     return str(model["model_id"])
 
 
@@ -220,14 +227,18 @@ def _probes() -> dict[str, Any]:
 
 def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, model: dict[str, Any] | None,
                     served_name: str, args: list[str], spread_labels: dict[str, str],
-                    api_key_secret: str | None = None) -> dict[str, Any]:
-    """A serving pod: GPU requests equal to limits, probes, spread across nodes, the shared bucket at /data."""
+                    api_key_secret: str | None = None, where: DataMap | None = None) -> dict[str, Any]:
+    """A serving pod: GPU requests equal to limits, probes, spread across nodes, the shared bucket at /data, and
+    the registered volume its model is on (at /s3/<bucket>/<prefix>, the pod running as the volume's
+    ServiceAccount: Mountpoint mounts with the pod's credentials)."""
+    mounts = where.mounts if where else []
+    volumes, mounted = data.pod_volumes(mounts)
     gpu = {"nvidia.com/gpu": str(gpus)}
     env: list[dict[str, Any]] = [{"name": "HF_HOME", "value": "/data/hf-cache"}]
     if model and model.get("token_secret"):
         env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": model["token_secret"],
                                                                        "key": TOKEN_KEY}}})
-    model_arg = _model_arg(model) if model else "/data/models/unassigned"
+    model_arg = _model_arg(model, where) if model else "/data/models/unassigned"
     host, port = ("127.0.0.1", UPSTREAM_PORT) if api_key_secret else ("0.0.0.0", ENGINE_PORT)
     return gated({
         "affinity": HYPERPOD_NODE_AFFINITY,
@@ -244,21 +255,23 @@ def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, m
             "env": env,
             "resources": {"requests": {**gpu, "cpu": "4", "memory": "32Gi"},
                           "limits": {**gpu, "cpu": "4", "memory": "32Gi"}},
-            "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "shm", "mountPath": "/dev/shm"}],
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "shm", "mountPath": "/dev/shm"},
+                             *mounted],
             **_probes(),
         }],
         "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}},
-                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}],
+                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}, *volumes],
+        **({"serviceAccountName": sa} if (sa := data.service_account(mounts)) else {}),
     }, api_key_secret)
 
 
-def worker_deployment(req: dict[str, Any]) -> dict[str, Any]:
+def worker_deployment(req: dict[str, Any], where: DataMap | None = None) -> dict[str, Any]:
     name = req["name"]
     labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
     pod = worker_pod_spec(engine=req["engine"], image=req["image"], gpus=int(req["gpus"]),
                           instance_type=req["instance_type"], model=req["model"], served_name=_served(req["model"]),
                           args=list(req.get("engine_args") or []), spread_labels=labels,
-                          api_key_secret=None if _routed(req) else req.get("api_key_secret"))
+                          api_key_secret=None if _routed(req) else req.get("api_key_secret"), where=where)
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(worker_name(name), **labels),
         "spec": {"replicas": int(req.get("replicas", 1)), "selector": {"matchLabels": labels},
@@ -274,7 +287,7 @@ def _routed(req: dict[str, Any]) -> bool:
 
 
 def _served(model: dict[str, Any]) -> str:
-    return str(model.get("model_id") or (model.get("uri") or "").rstrip("/").removeprefix(MODELS_PREFIX))
+    return model_label(model)
 
 
 def service(req: dict[str, Any]) -> dict[str, Any]:
@@ -370,12 +383,13 @@ def scaled_object(req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def self_managed_objects(req: dict[str, Any], gate_script: str = "") -> list[dict[str, Any]]:
+def self_managed_objects(req: dict[str, Any], gate_script: str = "",
+                         where: DataMap | None = None) -> list[dict[str, Any]]:
     """Every object of a self-managed endpoint, in apply order (the gate's ConfigMap first when it needs a key)."""
     if req.get("service") == "model_pool":
         return [service(req)]
     out: list[dict[str, Any]] = [gate_configmap(gate_script)] if req.get("api_key_secret") else []
-    out += [worker_deployment(req), disruption_budget(req)]
+    out += [worker_deployment(req, where), disruption_budget(req)]
     if (req.get("router") or {}).get("enabled"):
         out += router_objects(req)
     out.append(service(req))
@@ -385,10 +399,10 @@ def self_managed_objects(req: dict[str, Any], gate_script: str = "") -> list[dic
 
 
 def endpoint_objects(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str,
-                     gate_script: str = "") -> list[dict[str, Any]]:
+                     gate_script: str = "", where: DataMap | None = None) -> list[dict[str, Any]]:
     if req["mode"] == "managed":
         return [managed_object(req, region=region, bucket=bucket, tls_bucket=tls_bucket)]
-    return self_managed_objects(req, gate_script)
+    return self_managed_objects(req, gate_script, where)
 
 
 def object_refs(objs: list[dict[str, Any]]) -> list[dict[str, str]]:

@@ -76,7 +76,7 @@ def quota_problem(extra: int, instance_type: str, quota: Quota | None) -> str | 
     available = quota.available if quota else 0
     if extra > available:
         return (f"{extra} more {instance_type} exceed the cluster-usage quota: {available} available "
-                f"(see get_quotas)")
+                f"(find_capacity shows the quota)")
     return None
 
 

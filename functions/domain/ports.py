@@ -188,6 +188,9 @@ class NodeReader(Protocol):
 
     def kube_pods_on(self, region: str, eks: str, name: str) -> list[dict[str, Any]]: ...
 
+    def kube_pods(self, region: str, eks: str) -> list[dict[str, Any]]:
+        """The cluster's pods that are not Succeeded or Failed (one list)."""
+
 
 class FeatureReader(Protocol):
     """The live state behind the features document (never mutates)."""

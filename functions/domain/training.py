@@ -11,8 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from functions.domain import data, namespaces, recipes
 from functions.domain import mlflow as mlf
-from functions.domain import namespaces, recipes
+from functions.domain.data import DataMap
 from functions.domain.identifiers import JOB_NAME
 from functions.domain.manifests import DATA_VOLUME, MANAGED_LABELS
 from functions.domain.tenancy import Namespace
@@ -104,6 +105,19 @@ class JobSubmit(BaseModel):
                                 description="Env vars (no credentials)")
     secrets: list[str] = Field(default_factory=list, max_length=16,
                                description="Secrets to load as env vars")
+    output: str | None = Field(None, max_length=1024,
+                               description="Where the job writes (checkpoints under <output>checkpoints/): a folder "
+                                           "under /data or s3://bucket/prefix/ on a registered bucket mounted "
+                                           "read-write in the namespace; default /data/jobs/<name>/ and "
+                                           "/data/checkpoints/<name>/")
+
+    @field_validator("output")
+    @classmethod
+    def _output(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        data.parse(v)
+        return v if v.endswith("/") else v + "/"
 
     @field_validator("image")
     @classmethod
@@ -251,8 +265,8 @@ def labels(job: str, recipe: str) -> dict[str, str]:
     return {**MANAGED_LABELS, LABEL_JOB: job, LABEL_RECIPE: recipe}
 
 
-def _env(job: JobSubmit, kind: str) -> list[dict[str, Any]]:
-    paths = recipes.data_paths(job.name)
+def _env(job: JobSubmit, kind: str, where: DataMap) -> list[dict[str, Any]]:
+    paths = recipes.pod_paths(job.name, job.output, where)
     out = [{"name": "PODSTART_JOB", "value": job.name}, {"name": "DATA_DIR", "value": recipes.DATASETS_DIR},
            {"name": "OUTPUT_DIR", "value": paths.outputs}, {"name": "CHECKPOINT_DIR", "value": paths.checkpoints}]
     if kind == "pytorch" and job.recipe == "llama-factory":
@@ -269,30 +283,39 @@ def _resources(gpus: int) -> dict[str, Any]:
     return {"requests": {GPU: gpus}, "limits": {GPU: gpus}}
 
 
-def _container(name: str, job: JobSubmit, kind: str, gpus: int, **extra: Any) -> dict[str, Any]:
+def _container(name: str, job: JobSubmit, kind: str, gpus: int, where: DataMap, **extra: Any) -> dict[str, Any]:
+    _, mounted = data.pod_volumes(where.mounts)
     c: dict[str, Any] = {"name": name, "image": job.image, "imagePullPolicy": "IfNotPresent",
-                         "env": _env(job, kind), "resources": _resources(gpus),
-                         "volumeMounts": [{"name": "data", "mountPath": recipes.DATA_MOUNT}], **extra}
+                         "env": _env(job, kind, where), "resources": _resources(gpus),
+                         "volumeMounts": [{"name": "data", "mountPath": recipes.DATA_MOUNT}, *mounted], **extra}
     if job.secrets:
         c["envFrom"] = [{"secretRef": {"name": s}} for s in job.secrets]
     return c
 
 
-def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account: str | None) -> dict[str, Any]:
+def _pod_spec(job: JobSubmit, containers: list[dict[str, Any]], service_account: str | None,
+              where: DataMap) -> dict[str, Any]:
+    """The pods' spec: the shared bucket at /data and each registered volume the job uses at /s3/<bucket>/<prefix>.
+    A registered volume mounts with the pod's credentials (Mountpoint `authenticationSource: pod`): the pods run as
+    the volume's ServiceAccount, or as the job's MLflow ServiceAccount, whose role the mlflow_access step grants the
+    same bucket access."""
+    volumes, _ = data.pod_volumes(where.mounts)
     spec: dict[str, Any] = {
         "containers": containers,
         "nodeSelector": {INSTANCE_TYPE_LABEL: job.instance_type},
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}}],
+        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}}, *volumes],
     }
-    service_account = service_account or (mlf.service_account(job.name) if job.mlflow else None)
+    service_account = service_account or (mlf.service_account(job.name) if job.mlflow else None) \
+        or data.service_account(where.mounts)
     if service_account:
         spec["serviceAccountName"] = service_account
     return spec
 
 
-def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
+def pytorch_job(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) -> dict[str, Any]:
     nodes = job.elastic.max_nodes if job.elastic else job.nodes
-    cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node, mlflow=job.mlflow is not None)
+    cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node, mlflow=job.mlflow is not None,
+                          where=where, output=job.output)
     meta_labels = labels(job.name, job.recipe)
     run_policy: dict[str, Any] = {
         "jobMaxRetryCount": job.max_retries,
@@ -314,8 +337,8 @@ def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
             "name": "pod", "replicas": job.elastic.min_nodes if job.elastic else job.nodes,
             **({"maxReplicas": job.elastic.max_nodes} if job.elastic else {}),
             "template": {"metadata": {"labels": meta_labels},
-                         "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node,
-                                                            command=cmd)], None)},
+                         "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node, where,
+                                                            command=cmd)], None, where)},
         }],
         "runPolicy": run_policy,
     }
@@ -330,15 +353,16 @@ def pytorch_job(job: JobSubmit, params: Any) -> dict[str, Any]:
 RAY_VERSION = "2.46.0"
 
 
-def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
+def ray_job(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) -> dict[str, Any]:
     entry = recipes.ray_entrypoint(params, job.name, job.nodes, job.gpus_per_node,
-                                   mlflow=mlf.experiment_of(job.mlflow, job.name) if job.mlflow else None)
+                                   mlflow=mlf.experiment_of(job.mlflow, job.name) if job.mlflow else None,
+                                   where=where, output=job.output)
     meta_labels = labels(job.name, job.recipe)
-    head = _container("ray-head", job, "ray", 0, ports=[{"containerPort": 6379, "name": "gcs"},
-                                                        {"containerPort": 8265, "name": "dashboard"},
-                                                        {"containerPort": 10001, "name": "client"}])
+    head = _container("ray-head", job, "ray", 0, where, ports=[{"containerPort": 6379, "name": "gcs"},
+                                                               {"containerPort": 8265, "name": "dashboard"},
+                                                               {"containerPort": 10001, "name": "client"}])
     head["resources"] = {"requests": {"cpu": "2", "memory": "8Gi"}}
-    worker = _container("ray-worker", job, "ray", job.gpus_per_node)
+    worker = _container("ray-worker", job, "ray", job.gpus_per_node, where)
     return {
         "apiVersion": API_VERSIONS["ray"][0], "kind": API_VERSIONS["ray"][1],
         "metadata": {"name": job.name, "namespace": job.namespace, "labels": meta_labels,
@@ -353,13 +377,13 @@ def ray_job(job: JobSubmit, params: Any) -> dict[str, Any]:
                 "headGroupSpec": {
                     "rayStartParams": {"dashboard-host": "0.0.0.0"},
                     "template": {"metadata": {"labels": meta_labels},
-                                 "spec": {**_pod_spec(job, [head], None), "nodeSelector": {}}},
+                                 "spec": {**_pod_spec(job, [head], None, where), "nodeSelector": {}}},
                 },
                 "workerGroupSpecs": [{
                     "groupName": "workers", "replicas": job.nodes, "minReplicas": job.nodes,
                     "maxReplicas": job.nodes, "rayStartParams": {},
                     "template": {"metadata": {"labels": meta_labels},
-                                 "spec": _pod_spec(job, [worker], None)},
+                                 "spec": _pod_spec(job, [worker], None, where)},
                 }],
             },
         },
@@ -387,8 +411,10 @@ def submitted(job: JobSubmit) -> str:
                       sort_keys=True, separators=(",", ":"))
 
 
-def render(job: JobSubmit, params: Any) -> dict[str, Any]:
-    return ray_job(job, params) if job_kind(job) == "ray" else pytorch_job(job, params)
+def render(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) -> dict[str, Any]:
+    """The job's object; `where` is what its pods see (the data bucket, the registered volumes it uses): a job naming
+    an S3 URI renders only with the volume that mounts it (ValueError otherwise)."""
+    return ray_job(job, params, where) if job_kind(job) == "ray" else pytorch_job(job, params, where)
 
 
 def job_kind(job: JobSubmit) -> str:
@@ -409,7 +435,7 @@ FEATURES: dict[str, str] = {"pytorch": "training_operator", "ray": "kuberay_oper
 
 
 def submit_objects(job: JobSubmit, params: Any, *, data_volume_exists: bool, bucket: str,
-                   region: str) -> list[dict[str, Any]]:
+                   region: str, where: DataMap | None = None) -> list[dict[str, Any]]:
     """What the submit step applies, in order, in a PodStart namespace (an admin made it; it is never made here):
     the data contract (a PV on the shared bucket bound to a PVC of the same name) in a namespace other than default
     that lacks it (namespace.create makes it; an older namespace may not have it), the job's MLflow ServiceAccount
@@ -420,37 +446,22 @@ def submit_objects(job: JobSubmit, params: Any, *, data_volume_exists: bool, buc
     if job.mlflow is not None:
         out.append(mlf.service_account_object(job.name, job.namespace, labels(job.name, job.recipe),
                                               job.mlflow.tracking_server_arn))
-    return [*out, render(job, params)]
-
-
-def _gpus(q: Any) -> int:
-    try:
-        return int(str(q or 0))
-    except ValueError:
-        return 0
+    return [*out, render(job, params, where or DataMap(data_bucket=bucket))]
 
 
 def live_capacity(nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
                   instance_type: str) -> GroupCapacity | None:
     """Free GPUs on the Nodes of that instance type: allocatable minus what scheduled pods request (None: no such
-    Node yet). The validate step and a dry run both count this way."""
-    mine = [n for n in nodes if (n["metadata"].get("labels") or {}).get(INSTANCE_TYPE_LABEL) == instance_type]
+    Node yet), counted as the capacity advisor and the scheduler count (placement.node_gpus). The validate step and
+    a dry run both count this way."""
+    from functions.domain.capacity.placement import node_gpus
+
+    mine = [r for r in node_gpus(nodes, pods) if r.instance_type == instance_type]
     if not mine:
         return None
-    names = {n["metadata"]["name"] for n in mine}
-    used = 0
-    for p in pods:
-        spec = p.get("spec") or {}
-        if spec.get("node_name", spec.get("nodeName")) not in names:
-            continue
-        if (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            continue
-        for c in spec.get("containers") or []:
-            used += _gpus(((c.get("resources") or {}).get("requests") or {}).get(GPU))
-    alloc = [_gpus(((n.get("status") or {}).get("allocatable") or {}).get(GPU)) for n in mine]
-    group = (mine[0]["metadata"].get("labels") or {}).get("sagemaker.amazonaws.com/instance-group-name", "nodes")
-    return GroupCapacity(name=group, instance_type=instance_type, instances=len(mine),
-                         gpus_per_instance=max(alloc), free_gpus=max(0, sum(alloc) - used))
+    return GroupCapacity(name=mine[0].group or "nodes", instance_type=instance_type, instances=len(mine),
+                         gpus_per_instance=max(r.gpus for r in mine),
+                         free_gpus=max(0, sum(r.gpus for r in mine) - sum(r.used for r in mine)))
 
 
 # --- views ----------------------------------------------------------------------------------------
@@ -576,6 +587,8 @@ class Condition(BaseModel):
 
 
 class JobDetail(JobSummary):
+    waiting: str | None = Field(default=None, description="Why its pods wait, as the scheduler says (e.g. 0/2 nodes "
+                                                          "are available: 2 Insufficient nvidia.com/gpu)")
     conditions: list[Condition]
     pods: list[PodView]
     detections: list[Detection]
@@ -591,6 +604,18 @@ class JobLogs(BaseModel):
     container: str | None = None
     lines: list[str]
     truncated: bool = Field(description="True when older lines or bytes were cut to stay within the bounds")
+
+
+def _submitted(obj: dict[str, Any]) -> dict[str, Any]:
+    """The request the job was submitted with (its annotation), {} when absent or unreadable."""
+    import json
+
+    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(SUBMITTED_ANNOTATION)
+    try:
+        out = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
 
 
 def _conditions(obj: dict[str, Any], kind: str = "pytorch") -> list[Condition]:
@@ -679,9 +704,13 @@ def detail(kind: str, obj: dict[str, Any], pods: list[dict[str, Any]]) -> JobDet
                 .get("template") or {}).get("spec") or {}
         containers = head.get("containers") or []
     reports = mlf.from_containers(containers)
+    from functions.domain.capacity.placement import unscheduled
+
     return JobDetail(**s.model_dump(), conditions=conds, pods=[pod_view(p) for p in pods], detections=detections,
+                     waiting=unscheduled(pods) if s.status in ("Pending", "Restarting") else None,
                      started_at=st.get("startTime"), ended_at=st.get("completionTime") or st.get("endTime"),
-                     image=containers[0].get("image") if containers else None, data=recipes.data_paths(s.name),
+                     image=containers[0].get("image") if containers else None,
+                     data=recipes.data_paths(s.name, _submitted(obj).get("output")),
                      mlflow=mlf.JobMlflow(tracking_server_arn=reports[0], experiment=reports[1], url=None)
                      if reports else None)
 

@@ -79,8 +79,10 @@ def summary(rec: ClusterRecord, active: tuple[str, str] | None) -> ClusterSummar
         created_by=rec.created_by)
 
 
-def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None) -> ClusterList:
-    """PodStart's records plus the HyperPod-on-EKS clusters it does not track, by (name, region).
+def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: str | None = None,
+                  name: str | None = None) -> ClusterList:
+    """PodStart's records plus the HyperPod-on-EKS clusters it does not track, by (name, region); with `name`, only
+    the clusters of that name (one per region it is used in).
 
     AWS is asked live only in the regions holding a cluster PodStart knows of, or the one named by `region`
     (one list call each, reused for LIST_CACHE_S); every other region's untracked clusters come from the
@@ -97,6 +99,8 @@ def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: s
     external = [c for c in found if (c.region, c.name) not in known]
     active = _active(deps, sub)
     rows = sorted([summary(r, active) for r in recs] + external, key=lambda c: (c.name, c.region))
+    if name is not None:
+        rows = [c for c in rows if c.name == name]
     start = int(token or 0)
     nxt = str(start + limit) if start + limit < len(rows) else None
     return ClusterList(items=rows[start:start + limit], next_token=nxt,

@@ -9,15 +9,19 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from functions.domain import data
 from functions.domain import inference_manifests as im
+from functions.domain.capacity import placement
 from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.data import DataMap
 from functions.domain.endpoint_record import EndpointRecord, EndpointRecords, EndpointStatus, PoolRecords
 from functions.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Problem
-from functions.domain.inference import NAMESPACE, EndpointCreate, EndpointPatch, InvokeRequest
+from functions.domain.inference import NAMESPACE, EndpointCreate, EndpointPatch, InvokeRequest, model_label
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.plans import Plan, none
 from functions.domain.ports import ClusterKube
 from functions.domain.views import EndpointList, EndpointView, InvokeResult, NoChange, ObjectRef
+from functions.logic import data as data_logic
 from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
@@ -49,8 +53,7 @@ def status_kind(req: dict[str, Any]) -> str:
 
 
 def served_model(req: dict[str, Any]) -> str:
-    m = req["model"]
-    return str(m.get("model_id") or (m.get("uri") or "").rstrip("/").removeprefix("/data/models/"))
+    return model_label(req["model"])
 
 
 @dataclass
@@ -60,6 +63,7 @@ class DeployAdmission:
     body: EndpointCreate
     actor: Actor
     key: str | None
+    where: DataMap
     normalized: dict[str, Any] | None = None
 
     def normalize(self) -> dict[str, Any]:
@@ -91,7 +95,8 @@ class DeployAdmission:
                 raise InvalidInput.field(["body", "gpus"], f"pool {pool.name}'s workers have {pool.gpus_per_worker} "
                                                            f"GPU(s) each, not {b.gpus}")
         self.normalized = {"cluster": self.rec.name, "region": self.rec.region,
-                           "eks_cluster_name": self.rec.eks_cluster_name, "endpoint": b.normalized()}
+                           "eks_cluster_name": self.rec.eks_cluster_name, "endpoint": b.normalized(),
+                           **({"data": self.where.model_dump(mode="json")} if self.where.mounts else {})}
         return self.normalized
 
     def claim(self, op: Operation) -> None:
@@ -131,16 +136,38 @@ def deploy_facts(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> dict[s
     return facts
 
 
+MODEL_URI = ("body", "model", "uri")
+
+
+def model_data(deps: Deps, rec: ClusterRecord, body: EndpointCreate) -> tuple[DataMap, list[dict[str, Any]]]:
+    """An s3 model's folder: on a bucket PodStart may read, mounted where the endpoint runs (a managed endpoint: the
+    data bucket, which the inference operator's role reads), and a Hugging Face folder (config.json) there."""
+    own = live_reads.bucket(deps)
+    if body.model.source != "s3" or not body.model.uri:
+        return DataMap(data_bucket=own), []
+    ref = data.parse(body.model.uri)
+    if body.mode == "managed" and not ref.on_data_bucket(own):
+        raise InvalidInput.field(list(MODEL_URI), f"{body.model.uri}: a managed endpoint loads models from PodStart's "
+                                                  f"data bucket (the inference operator's role reads only it): copy "
+                                                  f"the folder under /data/models/, or deploy it self-managed")
+    need = data_logic.Need(loc=MODEL_URI, value=body.model.uri, kind="model")
+    where, parsed = data_logic.resolve(deps, rec, NAMESPACE, [need])
+    return where, data_logic.check_exists(deps, rec, parsed)
+
+
 def deploy_endpoint(deps: Deps, cluster: str, region: str | None, body: EndpointCreate, actor: Actor,
                     key: str | None, dry_run: bool = False) -> Started | Plan:
     rec = find_record(deps, cluster, region)
-    admission = DeployAdmission(deps, rec, body, actor, key)
+    require_ready_cluster(rec)
+    where, inputs = model_data(deps, rec, body)
+    admission = DeployAdmission(deps, rec, body, actor, key, where)
     return start_or_plan(
         deps, dry_run=dry_run, kind="endpoint.deploy",
         target=Target(cluster=rec.name, region=rec.region, resource=body.name),
         request={"cluster": rec.name, "region": rec.region, "endpoint": body.model_dump(mode="json")},
         principal=actor, idempotency_key=key, admission=admission,
-        facts=deploy_facts(deps, rec, body) if dry_run else None)
+        facts={**deploy_facts(deps, rec, body), "inputs": inputs,
+               **({"data": where.model_dump(mode="json")} if where.mounts else {})} if dry_run else None)
 
 
 # --------------------------------------------------------------------------------------------- reads
@@ -247,6 +274,7 @@ def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
     want = int((dep or {}).get("spec", {}).get("replicas", base.replicas))
     upd |= {"ready_replicas": n, "replicas": want}
     pull = _pull_error(workers)
+    waits = placement.unscheduled(workers)  # the scheduler's reason a worker waits (GPUs, taints, selectors)
     if pull:
         upd |= {"status": EndpointStatus.FAILED.value, "message": pull}
     elif rec.status not in IN_FLIGHT:
@@ -255,7 +283,9 @@ def _state(rec: EndpointRecord, live: Live | None) -> EndpointView:
         elif n >= max(1, want) or (want == 0):
             upd |= {"status": EndpointStatus.READY.value}
         else:
-            upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready"}
+            upd |= {"status": "DEGRADED", "message": f"{n}/{want} workers ready" + (f"; {waits}" if waits else "")}
+    elif waits:
+        upd |= {"message": f"{n}/{want} workers ready; {waits}"}
     return base.model_copy(update=upd)
 
 

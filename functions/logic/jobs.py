@@ -14,6 +14,7 @@ from functions.domain.manifests import DATA_VOLUME
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Change, Plan
 from functions.domain.ports import ClusterKube
+from functions.logic import data as data_logic
 from functions.logic import live_reads
 from functions.logic.cluster_views import find_record
 from functions.logic.deps import Deps
@@ -45,16 +46,18 @@ def _tiered_checkpointing(hp: dict[str, Any] | None) -> bool:
     return str(((hp or {}).get("TieredStorageConfig") or {}).get("Mode", "")).lower() == "enable"
 
 
-def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind: str) -> dict[str, Any]:
+def _submit_facts(deps: Deps, rec: ClusterRecord, body: training.JobSubmit, kind: str,
+                  inputs: list[dict[str, Any]]) -> dict[str, Any]:
     """What a dry run reads to plan the steps: does the API server serve the job's kind (the operator step's
-    check), the namespace's data volume (the submit step's), the free GPUs (the validate step's count)."""
+    check), the namespace's data volume (the submit step's), the free GPUs (the validate step's count), and each
+    input as admission found it."""
     kube = _kube(deps, rec)
     api_version, k8s_kind, _, _ = training.OPERATORS[kind]
     pvc = kube.get(f"/api/v1/namespaces/{body.namespace}/persistentvolumeclaims/{DATA_VOLUME}") is not None
     served = live_reads.serves(kube, api_version, k8s_kind)
     if served and kind == "ray":  # the ray.io CRDs outlive a disabled KubeRay operator: its Deployment must exist
         served = kube.get(f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}") is not None
-    return {"operator_served": served, "data_volume_exists": pvc, "bucket": live_reads.bucket(deps),
+    return {"operator_served": served, "data_volume_exists": pvc, "bucket": live_reads.bucket(deps), "inputs": inputs,
             **live_reads.gpu_facts(kube, body.instance_type, body.elastic.min_nodes if body.elastic else body.nodes,
                                    body.gpus_per_node, one_per_node=True),
             "feature_inputs": None if served else live_reads.feature_inputs(deps, rec),
@@ -117,11 +120,15 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     if body.mlflow is not None:
         check_mlflow(deps, rec.region, body.mlflow)
     require_podstart_secrets(kube, body.namespace, [(s, ["body", "secrets", i]) for i, s in enumerate(body.secrets)])
+    # Every path it names: on a bucket PodStart may read, through a volume mounted in its namespace, and there
+    where, parsed = data_logic.resolve(deps, rec, body.namespace, data_logic.job_needs(params, body.output),
+                                       one_identity=body.mlflow is None)
+    inputs = data_logic.check_exists(deps, rec, parsed, params)
     api_version, k8s_kind = KINDS[kind]
     target = job_target(rec, body.namespace, body.name)
     request = {"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
-               "job": body.model_dump(mode="json", exclude_none=True)}
-    training.render(body, params)  # renders, or raises: nothing starts for a job that cannot be rendered
+               "job": body.model_dump(mode="json", exclude_none=True), "data": where.model_dump(mode="json")}
+    training.render(body, params, where)  # renders, or raises: nothing starts for a job that cannot be rendered
 
     class _Admission:
         def normalize(self) -> dict[str, Any]:
@@ -138,7 +145,7 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
 
     return start_or_plan(deps, dry_run=dry_run, kind="job.submit", target=target, request=request, principal=actor,
                          idempotency_key=key, admission=_Admission(),
-                         facts=_submit_facts(deps, rec, body, kind) if dry_run else None)
+                         facts=_submit_facts(deps, rec, body, kind, inputs) if dry_run else None)
 
 
 def _kube(deps: Deps, rec: ClusterRecord) -> ClusterKube:

@@ -54,3 +54,9 @@ def feature_inputs(deps: Deps, rec: Any) -> Any:
     if deps.features is None:
         return None
     return deps.features.read(rec.region, rec.name, rec.eks_cluster_name, rec.hyperpod_cluster_name)
+
+
+def home_region(deps: Deps) -> str:
+    """The region PodStart runs in (its data bucket's), as the settings say."""
+    settings = getattr(deps, "settings", None)
+    return str(getattr(settings, "aws_region", "") or "us-west-2")

@@ -4,6 +4,7 @@ checks (StartClusterHealthCheck) on a group's nodes, watched to a result per nod
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from functions.domain.errors import Conflict, InvalidInput
@@ -12,19 +13,21 @@ from functions.domain.nodes import (
     BATCH,
     GROUP_LABEL,
     HEALTH_LABEL,
+    LADDER_WINDOW,
     LastAction,
     NodesDelete,
     NodesReboot,
     NodesReplace,
     kube_name,
     ladder,
+    latest,
     may_replace,
 )
 from functions.domain.operations import Actor, Target, now_iso
 from functions.domain.plans import Plan
 from functions.logic.deps import Deps
 from functions.logic.group_add import require_active
-from functions.logic.node_views import hyperpod_of, last_actions, record_actions
+from functions.logic.node_views import hyperpod_of, last_actions, recent_history, record_actions
 from functions.logic.plans import Started, replay_of, start_or_plan
 
 
@@ -80,24 +83,28 @@ def reboot_nodes(deps: Deps, name: str, region: str | None, body: NodesReboot, a
 
 def replace_nodes(deps: Deps, name: str, region: str | None, body: NodesReplace, actor: Actor,
                   key: str | None, dry_run: bool = False) -> Started | Plan:
-    """The ladder: a node PodStart has not rebooted in 24 h and that HyperPod has not marked for
-    replacement is refused (409 naming the rung) unless `force` (with the reason, recorded)."""
-    rec, _, _ = hyperpod_of(deps, name, region)
+    """The ladder: a node not rebooted in 24 h (by PodStart, or by HyperPod's own node recovery: its events say so)
+    and that HyperPod has not marked for replacement is refused (409 naming the rung) unless `force` (with the
+    reason, recorded)."""
+    rec, hp, reader = hyperpod_of(deps, name, region)
     seen = _seen(deps, name, region, body.node_ids)
     health = {i: info["health"] for i, info in seen.items()}
     if not body.force:
         actions = last_actions(deps, rec)
+        _, repairs = recent_history(reader, rec.region, hp, datetime.now(UTC) - LADDER_WINDOW)
         refused = []
         for node_id in body.node_ids:
-            h, last = health.get(node_id), actions.get(node_id)
+            mine = repairs.get(node_id) or []
+            h, last = health.get(node_id), latest(actions.get(node_id), mine[0] if mine else None)
             if not may_replace(h, last):
                 refused.append((node_id, ladder(h, last)))
         if refused:
             first = refused[0][1]
             detail = "; ".join(f"{i}: next rung is {lad.rung} ({lad.reason})" for i, lad in refused[:10])
             raise Conflict(
-                f"escalation ladder: investigate -> reboot -> replace. {len(refused)} node(s) were not rebooted by "
-                f"PodStart in the last 24 hours and are not marked UnschedulablePendingReplacement; "
+                f"escalation ladder: investigate -> reboot -> replace. {len(refused)} node(s) were not rebooted (by "
+                f"PodStart or HyperPod's node recovery) in the last 24 hours and are not marked "
+                f"UnschedulablePendingReplacement; "
                 f"{first.rung} first, or send force: true with a reason. {detail}",
                 errors=[{"loc": ["body", "node_ids", body.node_ids.index(i)], "msg": f"{lad.rung} first: {lad.reason}"}
                         for i, lad in refused[:50]],

@@ -11,6 +11,8 @@ from functions.adapters.kube import KubeCluster
 from functions.assets import download_script, gate_script, pool_worker_script
 from functions.domain import iam as iamdoc
 from functions.domain import inference_manifests as im
+from functions.domain.capacity import placement
+from functions.domain.data import DataMap
 from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.errors import PermanentStepError
 from functions.domain.features import ServiceAccountRef
@@ -33,9 +35,12 @@ def _bucket(ctx: StepContext) -> str:
 
 
 def objects(ctx: StepContext, req: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The endpoint's objects; its model's registered volume (admission found it) when the model is on one."""
     req = req or ctx.request["endpoint"]
+    raw = ctx.request.get("data")
     return im.endpoint_objects(req, region=ctx.region, bucket=_bucket(ctx), tls_bucket=_bucket(ctx),
-                               gate_script=gate_script() if req.get("api_key_secret") else "")
+                               gate_script=gate_script() if req.get("api_key_secret") else "",
+                               where=DataMap.model_validate(raw) if raw else None)
 
 
 # ------------------------------------------------------------------------------------ endpoint.deploy
@@ -117,12 +122,7 @@ def ready_pods(pods: list[dict[str, Any]]) -> int:
 
 
 def pending_reason(pods: list[dict[str, Any]]) -> str | None:
-    for p in pods:
-        st = p.get("status") or {}
-        for c in st.get("conditions") or []:
-            if c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("message"):
-                return f"pod {p['metadata']['name']} Pending: {c['message']}"
-    return None
+    return placement.unscheduled(pods)
 
 
 def managed_state(cr: dict[str, Any] | None) -> tuple[str, str]:
@@ -155,6 +155,12 @@ def ready(ctx: StepContext) -> Outcome:
         want = max(1, int(req["autoscaling"]["keda"].get("min", 1)))
     if n < want:
         why = pending_reason(pods)
+        if why and "Insufficient" in why:
+            # No node has the GPUs now: the Deployment stays and its pods run once GPUs free up (or the group grows).
+            # The deploy ends here rather than hold the cluster (other operations, such as deleting the endpoint
+            # that holds the GPUs, wait for a running one); the endpoint's status says why it waits.
+            return Done(message=f"{n}/{want} workers ready; waiting for capacity: {why}",
+                        outputs={"ready_replicas": n, "waiting": why})
         return Wait(message=f"{n}/{want} workers ready" + (f"; {why}" if why else ""), expected_seconds=READY_SECONDS)
     if (req.get("router") or {}).get("enabled"):
         routers = _pods(k, f"{im.ENDPOINT_LABEL}={name},{im.ROLE_LABEL}=router")

@@ -11,6 +11,8 @@ from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
 from functions.domain import kuberay, manifests, recipes, training
 from functions.domain import mlflow as mlf
+from functions.domain import storage as st
+from functions.domain.data import DataMap
 from functions.domain.errors import PermanentStepError
 from functions.domain.tenancy import unmanaged_reason
 from functions.domain.workflow import Done, Outcome, Skip, Wait
@@ -32,6 +34,13 @@ def _kube(ctx: StepContext) -> KubeCluster:
 def _job(ctx: StepContext) -> tuple[training.JobSubmit, Any]:
     job = training.JobSubmit.model_validate(ctx.request["job"])
     return job, recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
+
+
+def _where(ctx: StepContext) -> DataMap:
+    """What the job's pods see, as admission resolved it (the data bucket and the registered volumes it uses); an
+    operation from before that field: the data bucket only."""
+    raw = ctx.request.get("data")
+    return DataMap.model_validate(raw) if raw else DataMap(data_bucket=ctx.settings.data_bucket)
 
 
 # What serves each kind: the feature that installs it (enabled here through the features workflow, prerequisites
@@ -109,9 +118,13 @@ def mlflow_access(ctx: StepContext) -> Outcome:
         return agent
     region, cluster, eks = ctx.request["region"], ctx.request["cluster"], ctx.request["eks_cluster"]
     role = mlf.role_name(cluster, region, job.namespace, job.name)
+    # The job's pods run as this role's ServiceAccount: the registered volumes they mount (authenticated as the pod)
+    # read with it too, so it gets each volume's own bucket access.
+    policies = {mlf.POLICY_NAME: mlf.policy(arn), **{
+        f"PodStartData{i}": st.bucket_policy(region, m.bucket, m.prefix, m.read_only)
+        for i, m in enumerate(_where(ctx).mounts)}}
     role_arn = ens.ensure_role(ctx.aws("iam", region), role, iamdoc.trust("pods.eks.amazonaws.com", tag_session=True),
-                               [], {mlf.POLICY_NAME: mlf.policy(arn)}, cluster,
-                               boundary=ctx.settings.permissions_boundary_arn)
+                               [], policies, cluster, boundary=ctx.settings.permissions_boundary_arn)
     ctx.record(mlflow_role_arn=role_arn)
     sa = mlf.service_account(job.name)
     client = ctx.aws("eks", region)
@@ -160,7 +173,7 @@ def live_capacity(kube: KubeCluster, instance_type: str) -> training.GroupCapaci
 
 def validate(ctx: StepContext) -> Outcome:
     job, params = _job(ctx)
-    manifest = training.render(job, params)
+    manifest = training.render(job, params, _where(ctx))
     kube = _kube(ctx)
     live = live_capacity(kube, job.instance_type)
     checked = "no node inventory yet: instance counts were checked at admission"
@@ -184,7 +197,7 @@ def _require_podstart_namespace(kube: KubeCluster, namespace: str) -> None:
 
 def submit(ctx: StepContext) -> Outcome:
     job, params = _job(ctx)
-    manifest = training.render(job, params)
+    manifest = training.render(job, params, _where(ctx))
     kube = _kube(ctx)
     existing = kube.get(manifest["apiVersion"], manifest["kind"], job.name, job.namespace)
     if existing is not None and existing["metadata"].get("uid") != ctx.outputs.get("job_uid") and (
@@ -195,8 +208,8 @@ def submit(ctx: StepContext) -> Outcome:
         # training.submit_objects lists what a dry run plans: the data volume when missing, the job
         _require_podstart_namespace(kube, job.namespace)
         pvc = kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, job.namespace) is not None
-        for m in training.submit_objects(job, params, data_volume_exists=pvc,
-                                         bucket=ctx.settings.data_bucket, region=ctx.request["region"]):
+        for m in training.submit_objects(job, params, data_volume_exists=pvc, bucket=ctx.settings.data_bucket,
+                                         region=ctx.request["region"], where=_where(ctx)):
             existing = kube.apply(m)
     assert existing is not None
     ctx.record(job_uid=existing["metadata"]["uid"], job_kind=manifest["kind"])

@@ -131,7 +131,7 @@ def patch_cluster_lifecycle() -> None:
             if self.clusters.get(name) is not cluster or cluster.status != "CREATING":
                 return
             if RUNTIME.kube is not None:
-                cluster.endpoint = RUNTIME.kube.add_cluster(name)
+                cluster.endpoint = RUNTIME.kube.add_cluster(name, version=str(cluster.version or DEFAULT_VERSION))
             else:
                 cluster.endpoint = (
                     f"https://{secrets.token_hex(16).upper()}.gr7.{self.region_name}.eks.amazonaws.com"

@@ -37,6 +37,20 @@ VERSION_INFO = {
     "platform": "linux/amd64",
 }
 
+DEFAULT_MINOR_VERSION = "1.32"  # a cluster added without one (tests); EKS clusters say theirs
+
+
+def version_info(version: str) -> dict[str, str]:
+    """`/version` of a cluster running Kubernetes `version` ("1.33"), as EKS's API servers answer it."""
+    major, minor = version.split(".")[:2]
+    return {**VERSION_INFO, "major": major, "minor": minor, "gitVersion": f"v{major}.{minor}.0-eks-sandbox"}
+
+
+def kubelet_version(version: str) -> str:
+    """A node's kubelet version on a cluster of Kubernetes `version`, as EKS AMIs report it."""
+    return f"v{version}.3-eks-473151a"
+
+
 _NO_SUCH_RESOURCE = ApiError(404, "NotFound", "the server could not find the requested resource")
 
 
@@ -225,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not segs or segs[0] not in ("api", "apis") or len(segs) <= (2 if segs[0] == "api" else 3):
             self._authorize(store, authz.Attributes(verb=method.lower(), path="/" + "/".join(segs)))
         if method == "GET" and segs == ["version"]:
-            return self._json(200, VERSION_INFO)
+            return self._json(200, version_info(self.server.api.version_of(store.name)))
         if method == "GET" and segs == ["api"]:
             host, port = str(self.server.server_address[0]), self.server.server_address[1]
             return self._json(
@@ -635,6 +649,7 @@ class KubeApiServer:
         self._published: dict[str, openapi.Published] = {}
         # (cluster, method, path) of recent requests: tests count the calls a page costs
         self.requests: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
+        self._versions: dict[str, str] = {}  # cluster -> Kubernetes minor version ("1.33")
         self.requests_total = 0  # every request ever noted (the deque keeps the last 10,000): count by this
         self._noted = threading.Lock()
         self.reconcilers: list[Reconciler] = list(DEFAULT_RECONCILERS)
@@ -694,14 +709,19 @@ class KubeApiServer:
     def url(self) -> str:
         return f"http://{self._host}:{self._port}"
 
+    def version_of(self, cluster: str) -> str:
+        return self._versions.get(cluster, DEFAULT_MINOR_VERSION)
+
     def note_request(self, cluster: str, method: str, path: str) -> None:
         with self._noted:
             self.requests.append((cluster, method, path))
             self.requests_total += 1
 
-    def add_cluster(self, name: str) -> str:
-        """A cluster (idempotent); its API's URL, on its own port."""
+    def add_cluster(self, name: str, version: str | None = None) -> str:
+        """A cluster (idempotent); its API's URL, on its own port. `version`: the Kubernetes minor it runs."""
         with self._lock:
+            if version:
+                self._versions[name] = version
             self._holders[name] = self._holders.get(name, 0) + 1
             if name not in self._stores:
                 self._stores[name] = ClusterStore(name)
@@ -720,6 +740,7 @@ class KubeApiServer:
             self._holders.pop(name, None)
             store = self._stores.pop(name, None)
             self._published.pop(name, None)
+            self._versions.pop(name, None)
             listener = self._listeners.pop(name, None)
         if store is not None:
             store.close()

@@ -87,7 +87,8 @@ def test_update_kubeconfig_then_kubectl_reaches_the_cluster(env: dict[str, str],
     out = run(env, str(AWS), "eks", "update-kubeconfig", "--name", cluster).stdout
     assert f"Added new context arn:aws:eks:{REGION}:123456789012:cluster/{cluster}" in out
     assert kubectl(env, "config", "current-context").strip() == f"arn:aws:eks:{REGION}:123456789012:cluster/{cluster}"
-    assert "Server Version: v1.32" in kubectl(env, "version")
+    version = json.loads(run(env, str(AWS), "eks", "describe-cluster", "--name", cluster).stdout)["cluster"]["version"]
+    assert f"Server Version: v{version}." in kubectl(env, "version")  # the version the cluster was made with
     assert "Kubernetes control plane is running at http://127.0.0.1:" in kubectl(env, "cluster-info")
 
 
@@ -107,12 +108,13 @@ def test_discovery_and_raw_paths(env: dict[str, str]) -> None:
 # ------------------------------------------------------------------------------------------------ nodes
 
 
-def test_get_nodes_prints_the_servers_columns(env: dict[str, str]) -> None:
+def test_get_nodes_prints_the_servers_columns(env: dict[str, str], cluster: str) -> None:
+    version = json.loads(run(env, str(AWS), "eks", "describe-cluster", "--name", cluster).stdout)["cluster"]["version"]
     header, rows = table(kubectl(env, "get", "nodes"))
     assert header == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert len(rows) == 3
-    assert all(r[0].startswith("hyperpod-i-") and r[1] == "Ready" and r[2] == "<none>" and r[4].startswith("v1.32")
-               for r in rows)
+    assert all(r[0].startswith("hyperpod-i-") and r[1] == "Ready" and r[2] == "<none>"
+               and r[4].startswith(f"v{version}.") for r in rows)
     wide, rows = table(kubectl(env, "get", "nodes", "-o", "wide"))
     assert wide[5:] == ["INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"]
     assert all(r[5].startswith("10.") and r[9].startswith("containerd://") for r in rows)

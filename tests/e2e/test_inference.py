@@ -25,7 +25,8 @@ def name(prefix: str) -> str:
 def cluster(api: Any) -> str:
     cname = name("inf")
     op = api.post("/v1/clusters", json={"name": cname, "region": "us-west-2", "instance_groups": [
-        {"name": "gpu", "instance_type": GPU_TYPE, "instance_count": 2, "availability_zone": "us-west-2a"}]}).json()
+        # four 1-GPU nodes: the tests deploy several GPU replicas at once, and the scheduler never overcommits a GPU
+        {"name": "gpu", "instance_type": GPU_TYPE, "instance_count": 4, "availability_zone": "us-west-2a"}]}).json()
     assert api.wait_terminal(op["id"], 180)["status"] == "SUCCEEDED"
     # the token Secret endpoints name: one PodStart wrote (a Secret it did not write is refused)
     r = api.post(f"/v1/clusters/{cname}/secrets", json={"name": "hf-token", "data": {"token": "hf_" + "x" * 30}})

@@ -22,16 +22,27 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_gateway.catalog import HIDDEN, IDEMPOTENCY_ARG, KNOWN, build_catalog, gateway_args
+from mcp_gateway.catalog import (
+    HIDDEN,
+    IDEMPOTENCY_ARG,
+    KNOWN,
+    MORE_ARG,
+    REST_ONLY,
+    build_catalog,
+    folded,
+    gateway_args,
+    unlisted,
+)
 from mcp_gateway.views import BUDGET
 from sandbox.aws.embedded import SEEDED_REGIONS
+from sandbox.resources import TEAM_BUCKET
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 TERMINAL = {"SUCCEEDED", "FAILED", "CANCELLED"}
-READ_TOOLS = {"list_regions", "list_availability_zones", "list_instance_types", "list_training_plans", "get_quotas",
-              "list_operations", "get_operation", "get_preferences", "list_clusters", "get_cluster"}
-WRITE_TOOLS = {"create_cluster", "retry_operation", "cancel_operation", "set_preferences", "set_active_cluster"}
+READ_TOOLS = {"list_regions", "find_capacity", "list_instance_types", "list_operations", "get_operation",
+              "get_identity", "list_clusters", "get_cluster", "list_data"}
+WRITE_TOOLS = {"create_cluster", "retry_operation", "cancel_operation", "set_preferences"}
 
 
 # --- clients ---------------------------------------------------------------------------------------
@@ -119,19 +130,23 @@ def creates_for(api: Any, name: str) -> list[dict[str, Any]]:
 def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, transport: str) -> None:
     # Given the OpenAPI document the sandbox's REST API serves
     doc = api.get("/v1/openapi.json").json()
-    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc) if s.name != "set_active_cluster"}
+    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc)}
 
     # When an agent lists the tools over this transport
     listed = over(transport, sandbox, tools)
 
-    # Then there is one tool per REST operation, and its properties are the route's parameters + body fields
-    # (+ the gateway's detail/paging arguments; scale_instance_group exposes only instance_count of its body)
+    # Then there is one tool per REST operation (but the few REST_ONLY names, each answered by another tool), and
+    # its properties are the route's parameters + body fields, less the shared ones said once (region folded into
+    # cluster, detail, limit, idempotency_key) and the rarer fields in `more`
     specs = {s.name: s for s in build_catalog(doc)}
-    assert set(listed) == set(by_route.values()) | {"set_active_cluster"}
+    assert set(listed) == set(by_route.values())
     assert set(listed) >= READ_TOOLS | WRITE_TOOLS
+    routes = {(m, p) for p, item in doc["paths"].items() for m in item if m in ("get", "put", "post", "patch",
+                                                                                  "delete")}
+    assert set(REST_ONLY) <= routes and not set(REST_ONLY) & set(by_route)  # each reason names a live route
     for path, item in doc["paths"].items():
         for method, op in item.items():
-            if method not in ("get", "put", "post", "patch", "delete"):
+            if method not in ("get", "put", "post", "patch", "delete") or (method, path) in REST_ONLY:
                 continue
             name = by_route[(method, path)]
             expected = {p["name"] for p in op.get("parameters", []) if p["in"] in ("path", "query")}
@@ -155,19 +170,23 @@ def test_every_tool_schema_matches_the_rest_openapi(sandbox: Any, api: Any, tran
                 expected = (expected - {"wait"}) | {"wait_seconds"}
             expected |= gateway_args(specs[name])
             expected -= HIDDEN.get(name, frozenset())  # left out for the tools/list budget, on purpose
+            expected -= set(unlisted(specs[name])) | set(folded(specs[name]))
+            required -= set(unlisted(specs[name]))
+            if folded(specs[name]):
+                expected.add(MORE_ARG)
             assert set(listed[name].input_schema["properties"]) == expected, name
             assert set(listed[name].input_schema.get("required", [])) == required, name
-            assert listed[name].annotations.read_only_hint is reads, name
+            assert bool(listed[name].annotations.read_only_hint) is reads, name
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
 def test_read_tools_answer_with_structured_content(sandbox: Any, transport: str) -> None:
     calls: list[tuple[str, dict[str, Any]]] = [
-        ("list_regions", {}), ("list_availability_zones", {"region": "us-west-2"}),
+        ("list_regions", {}), ("find_capacity", {"region": "us-west-2", "instance_type": "ml.g5.8xlarge"}),
         ("list_instance_types", {"region": "us-west-2", "availability_zone": "us-west-2a"}),
-        ("get_quotas", {"region": "us-west-2"}), ("list_training_plans", {"region": "us-west-2"}),
-        ("list_clusters", {}), ("list_operations", {"limit": 5}), ("get_preferences", {}),
-        ("get_quotas full", {"region": "us-west-2", "detail": "full"})]
+        ("list_instance_types all", {"region": "us-west-2"}),
+        ("list_clusters", {}), ("list_operations", {"limit": 5}), ("get_identity", {}), ("list_data", {}),
+        ("list_instance_types full", {"region": "us-west-2", "detail": "full"})]
 
     async def go(client: Client) -> dict[str, Any]:
         return {name: await client.call_tool(name.split()[0], args) for name, args in calls}
@@ -178,12 +197,13 @@ def test_read_tools_answer_with_structured_content(sandbox: Any, transport: str)
         assert not result.is_error, f"{name}: {text(result)}"
         assert isinstance(result.structured_content, dict), name
     assert "us-west-2" in {r["name"] for r in results["list_regions"].structured_content["items"]}
-    assert any(z["name"] == "us-west-2a" for z in results["list_availability_zones"].structured_content["items"])
+    assert "us-west-2a" in {z["availability_zone"] for z in results["find_capacity"].structured_content["zones"]}
     assert "ml.g5.8xlarge" in text(results["list_instance_types"])
-    # ~200 quotas: the compact answer pages and says so; detail="full" is the whole REST document
-    quotas = results["get_quotas"].structured_content
-    assert quotas["next_token"] and quotas["more"].startswith(f"{209 - len(quotas['items'])} more items")
-    assert "ml.g5.8xlarge" in {q["instance_type"] for q in results["get_quotas full"].structured_content["items"]}
+    # a region's instance types: the compact answer pages and says so; detail="full" is the whole REST document
+    types = results["list_instance_types all"].structured_content
+    full = results["list_instance_types full"].structured_content["items"]
+    assert types["next_token"] and types["more"].startswith(f"{len(full) - len(types['items'])} more items")
+    assert "/data" in {r.get("path") for r in results["list_data"].structured_content["roots"]}
 
 
 def test_create_with_one_key_twice_is_one_operation_and_one_create_call(sandbox: Any, api: Any) -> None:
@@ -240,7 +260,7 @@ def test_read_only_stdio_gateway_hides_and_refuses_mutations(sandbox: Any, api: 
     listed, refused, read = over_stdio(sandbox, go, read_only=True)
 
     assert set(listed) >= READ_TOOLS
-    assert not {n for n, t in listed.items() if not t.annotations.read_only_hint}
+    assert not {n for n, t in listed.items() if not t.annotations.read_only_hint}  # the reads only
     assert refused.is_error and "read-only" in text(refused), text(refused)
     assert not read.is_error
     assert not creates_for(api, name)
@@ -313,20 +333,16 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
     edited = [{**docs[0], "spec": {**docs[0]["spec"], "instance_groups": [
         {**g, "instance_count": g["instance_count"] + 1} for g in docs[0]["spec"]["instance_groups"]]}}]
     calls: dict[str, list[dict[str, Any]]] = {
-        "get_spec_schema": [{}],
         "export_spec": [{"cluster": cluster, "region": "us-west-2"}],
         "plan_spec": [{"documents": docs}, {"documents": edited}, {"documents": [{"kind": "Nodepool"}]}],
         "apply_spec": [{"documents": docs}, {"documents": edited, "dry_run": True}],
-        "list_regions": [{}], "get_identity": [{}], "get_preferences": [{}],
+        "list_regions": [{}], "get_identity": [{}],
         "list_clusters": [{}], "list_operations": [{}, {"status": "SUCCEEDED"}, {"cluster": cluster}],
         "get_operation": [{"operation_id": op_id}, {"operation_id": failed_id}],
         "get_cluster": [{"cluster": cluster, "region": "us-west-2"}],
-        "list_instance_groups": [{"cluster": cluster, "region": "us-west-2"}],
-        "list_availability_zones": [], "list_instance_types": [], "get_quotas": [], "list_training_plans": [],
-        "find_capacity": [], "list_mlflow_servers": [],
+        "list_instance_types": [], "find_capacity": [], "list_mlflow_servers": [],
         # writes: answers that are operations, problems (409/422) or small documents
         "create_cluster": [create_args("Bad_Name"), {**create_args(cluster_name("plan")), "dry_run": True}],
-        "list_audit": [{}, {"cluster": cluster}, {"actor": "me", "face": "mcp"}],
         "retry_operation": [{"operation_id": op_id}],
         "cancel_operation": [{"operation_id": op_id}],
         "delete_cluster": [{"cluster": cluster, "region": "us-west-2", "confirm": "not-the-name"}],
@@ -340,10 +356,9 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                    "confirm": "accel", "dry_run": True}],
         "scale_instance_group": [{"cluster": cluster, "region": "us-west-2", "group": "accel", "instance_count": 1}],
         "set_preferences": [{"default_region": "us-west-2"}],
-        "set_active_cluster": [{"active_cluster": {"name": cluster, "region": "us-west-2"}}],
+        "list_data": [{}, {"cluster": cluster}, {"uri": "/data/datasets/"}, {"uri": f"s3://{TEAM_BUCKET}/"},
+                      {"uri": "s3://other-team-private-123456789012/payroll/"}],
         "list_storage": [{"cluster": cluster, "region": "us-west-2"}],
-        "list_storage_objects": [{"cluster": cluster, "region": "us-west-2", "name": "podstart-data"},
-                                 {"cluster": cluster, "region": "us-west-2", "name": "no-such-volume"}],
         "add_storage": [{"cluster": cluster, "region": "us-west-2", "kind": "s3", "bucket": "no-such-bucket-here"}],
         "remove_storage": [{"cluster": cluster, "region": "us-west-2", "name": "no-such-volume"}],
         "reconcile_cluster": [{"cluster": cluster, "region": "us-west-2"}],
@@ -383,7 +398,8 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
                                  "workers": 1}],
         "release_pool_workers": [{"cluster": cluster, "region": "us-west-2", "pool": "no-such-pool",
                                   "endpoint": "chat"}],
-        "list_nodes": [{"cluster": cluster, "region": "us-west-2"}],
+        "list_nodes": [{"cluster": cluster, "region": "us-west-2"}, {"cluster": cluster, "unhealthy": True},
+                       {"cluster": cluster, "faulted_since": "2026-01-01T00:00:00Z"}],
         "get_node": [{"cluster": cluster, "region": "us-west-2", "node_id": node_id}],
         "list_cluster_events": [{"cluster": cluster, "region": "us-west-2"}],
         "reboot_nodes": [{"cluster": cluster, "region": "us-west-2", "node_ids": ["i-0000000000000dead"],
@@ -405,7 +421,6 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
         "purchase_training_plan": [{"name": "budget", "dry_run": True, "offering": {
             "region": "us-west-2", "offering_id": "tpo-none", "instance_type": "ml.p5.48xlarge", "instance_count": 1,
             "duration_hours": 24}}],
-        "list_buckets": [{}],
         "list_namespaces": [{"cluster": cluster, "region": "us-west-2"}],
         "create_namespace": [{"cluster": cluster, "region": "us-west-2", "name": "budget", "dry_run": True},
                              {"cluster": cluster, "region": "us-west-2", "name": "kube-budget"}],
@@ -418,10 +433,7 @@ def _budget_calls(api: Any, cluster: str, op_id: str, failed_id: str) -> dict[st
     for region in SEEDED_REGIONS:
         listed = api.get("/v1/catalog/availability-zones", params={"region": region}).json()["items"]
         zones = [{"region": region, "availability_zone": z["name"]} for z in listed]
-        calls["list_availability_zones"].append({"region": region})
         calls["list_instance_types"] += [{"region": region}, *zones]
-        calls["get_quotas"].append({"region": region})
-        calls["list_training_plans"].append({"region": region})
         calls["list_mlflow_servers"].append({"region": region})
         calls["find_capacity"] += [{"region": region, "instance_type": t} for t in ("ml.g5.8xlarge", "ml.p5.48xlarge")]
     return calls
@@ -458,5 +470,5 @@ def test_every_tool_result_fits_the_budget_on_realistic_data(sandbox: Any, api: 
     over = [(tool, args, size) for tool, rows in sizes.items() for args, size, _ in rows if size > BUDGET]
     assert not over, over
     answered = {tool for tool, rows in sizes.items() if any(not err for _, _, err in rows)}
-    assert answered >= {"list_clusters", "get_cluster", "get_operation", "get_quotas", "list_instance_types",
-                        "list_training_plans", "list_operations", "scale_instance_group"}
+    assert answered >= {"list_clusters", "get_cluster", "get_operation", "find_capacity", "list_instance_types",
+                        "list_data", "list_nodes", "list_operations", "scale_instance_group"}

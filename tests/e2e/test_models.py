@@ -87,15 +87,15 @@ def watch(api: Any, op_id: str, timeout: float = 90) -> tuple[dict[str, Any], li
 
 def test_dry_run_plans_the_job_and_the_prefix_at_no_cost_and_writes_nothing(api: Any, sandbox: Any, cluster: str,
                                                                            bucket: str) -> None:
-    body = {"model_id": "Qwen/Qwen3-0.6B", "revision": "main", "token_secret": "hf-token"}
+    body = {"model_id": "Qwen/Qwen3-1.7B", "revision": "main", "token_secret": "hf-token"}
     r = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body)
     assert r.status_code == 200, r.text
     plan = r.json()
-    job = download_job_name("Qwen/Qwen3-0.6B", "main")
+    job = download_job_name("Qwen/Qwen3-1.7B", "main")
     assert [(c["action"], c["kind"]) for c in plan["changes"]][:4] == IDENTITY
     assert [(c["action"], c["kind"], c["name"]) for c in plan["changes"]][4:] == [
         ("create", "Kubernetes Job", job),
-        ("update", "S3 prefix", f"s3://{bucket}/models/Qwen/Qwen3-0.6B/main/")]
+        ("update", "S3 prefix", f"s3://{bucket}/models/Qwen/Qwen3-1.7B/main/")]
     role = plan["changes"][0]
     assert role["step"] == "identity" and "models/*" in json.dumps(role)
     assert plan["cost"]["hourly"] == 0
@@ -105,7 +105,7 @@ def test_dry_run_plans_the_job_and_the_prefix_at_no_cost_and_writes_nothing(api:
 
 def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_token_secret(
         api: Any, sandbox: Any, aws: Any, cluster: str, bucket: str) -> None:
-    body = {"source": "huggingface", "model_id": "Qwen/Qwen3-0.6B", "revision": "main", "token_secret": "hf-token"}
+    body = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B", "revision": "main", "token_secret": "hf-token"}
     plan = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body).json()
     since = api.mark()
     k = key()
@@ -113,7 +113,7 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     assert start(api, cluster, body, k)["id"] == op["id"]  # same Idempotency-Key: the same operation
     done, seen = watch(api, op["id"])
     assert done["status"] == "SUCCEEDED", done["error"]
-    name = download_job_name("Qwen/Qwen3-0.6B", "main")
+    name = download_job_name("Qwen/Qwen3-1.7B", "main")
     out = step(done, "download")["outputs"]
     assert out["job_name"] == name
     assert (out["files_done"], out["files_total"], out["files_skipped"]) == (FILES, FILES, 0)
@@ -127,7 +127,7 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     running = [s for s in seen if 0 < s.get("files_done", 0) < FILES]
     assert running, f"no progress seen while it ran: {seen}"
 
-    prefix = "models/Qwen/Qwen3-0.6B/main/"
+    prefix = "models/Qwen/Qwen3-1.7B/main/"
     files = keys(aws, bucket, prefix)
     assert len(files) == FILES and "config.json" in files and "model-00004-of-00004.safetensors" in files
     mf = manifest(aws, bucket, prefix)
@@ -145,8 +145,8 @@ def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_t
     cm = sandbox.kube.store(cluster).get("v1", "ConfigMap", "podstart-model-downloader", "default")
     assert "def copy_next" in cm["data"]["podstart_download.py"]
     listed = {(m["model_id"], m["revision"]): m for m in api.get(f"/v1/clusters/{cluster}/models").json()["items"]}
-    m = listed[("Qwen/Qwen3-0.6B", "main")]
-    assert (m["files"], m["bytes"], m["path"]) == (FILES, out["bytes_total"], "/data/models/Qwen/Qwen3-0.6B/main/")
+    m = listed[("Qwen/Qwen3-1.7B", "main")]
+    assert (m["files"], m["bytes"], m["path"]) == (FILES, out["bytes_total"], "/data/models/Qwen/Qwen3-1.7B/main/")
     assert m["last_modified"] and m["complete"] is True
 
     job = sandbox.kube.store(cluster).get("batch/v1", "Job", name, "default")

@@ -116,7 +116,7 @@ def row(api: Any, cluster: str, node_id: str) -> dict[str, Any]:
     return next(r for r in items if r["node_id"] == node_id)
 
 
-def test_the_node_list_pages_with_two_calls_a_page_and_matches_aws_and_kubernetes(
+def test_the_node_list_pages_with_four_calls_a_page_and_matches_aws_and_kubernetes(
         api: Any, aws: Any, kube: Any, sandbox: Any, cluster: str) -> None:
     everyone = {n["InstanceId"] for n in aws("sagemaker").list_cluster_nodes(ClusterName=cluster)[
         "ClusterNodeSummaries"]}
@@ -130,14 +130,17 @@ def test_the_node_list_pages_with_two_calls_a_page_and_matches_aws_and_kubernete
     aws_calls = len([c for c in api.calls(request_id=first.headers["x-amzn-RequestId"])
                      if c["service"] not in ("dynamodb", "kubernetes")])  # the request's own (not the discovery's)
     kube_calls = sandbox.kube.requests_total - kube_before
-    assert aws_calls + kube_calls <= 2, (aws_calls, kube_calls)
+    # ListClusterNodes and ListClusterEvents (faults, HyperPod's own repairs); the page's Nodes and the live Pods
+    # (the GPUs they request)
+    assert (aws_calls, kube_calls) == (2, 2), (aws_calls, kube_calls)
     rest = api.get(f"/v1/clusters/{cluster}/nodes", params={"limit": 3, "next_token": page["next_token"]}).json()
     assert rest["next_token"] is None
     rows = page["items"] + rest["items"]
     assert {r["node_id"] for r in rows} == everyone
     r = rows[0]
     assert r["kubernetes_node"] == f"hyperpod-{r['node_id']}" and r["instance_type"] == "ml.c5.large"
-    assert r["health"] == "Schedulable" and r["ready"] is True and r["status"] == "Running"
+    assert r["health"] == "Schedulable" and r["ready"] is True and r["status"] == "Running" and r["healthy"] is True
+    assert (r["gpus_requested"], r["auto_repairs"], r["last_fault"], r["rung"]) == (0, 0, None, "investigate")
     assert r["zone"] in ("us-west-2a", "us-west-2b") and r["launch_time"]
     system = api.get(f"/v1/clusters/{cluster}/nodes", params={"group": "system"}).json()["items"]
     assert [x["group"] for x in system] == ["system"]

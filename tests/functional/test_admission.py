@@ -138,3 +138,15 @@ def test_the_list_shows_clusters_podstart_does_not_track_as_importable() -> None
     assert set(rows) == {"demo", "theirs"}  # Slurm clusters are not PodStart's kind
     assert rows["theirs"].origin == "external" and rows["theirs"].importable and not rows["theirs"].managed
     assert rows["demo"].origin == "created" and rows["demo"].managed and not rows["demo"].importable
+
+
+def test_the_list_narrowed_to_a_name_says_whether_it_is_taken() -> None:
+    # Given PodStart's cluster "demo" and an external one, "theirs"
+    w = World()
+    active(w)
+    w.reader.add_hyperpod("theirs", {"workers": 3})
+
+    # When an agent asks for one name (is it taken?), it gets that cluster only, whoever made it; a free name: none
+    assert [c.name for c in cluster_views.list_clusters(w.deps, "o", 50, None, name="theirs").items] == ["theirs"]
+    assert [c.name for c in cluster_views.list_clusters(w.deps, "o", 50, None, name="demo").items] == ["demo"]
+    assert cluster_views.list_clusters(w.deps, "o", 50, None, name="free-name").items == []

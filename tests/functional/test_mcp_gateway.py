@@ -27,17 +27,26 @@ from mcp.shared.exceptions import MCPError
 from moto import mock_aws
 
 from mcp_gateway.asgi import create_app
-from mcp_gateway.bench import PER_TOOL_BUDGET, tools_list_bytes
-from mcp_gateway.catalog import HIDDEN, IDEMPOTENCY_ARG, build_catalog, gateway_args
+from mcp_gateway.bench import TOOL_BUDGET, TOTAL_BUDGET, tool_sizes, tools_list_bytes
+from mcp_gateway.catalog import (
+    DETAIL_ARG,
+    HIDDEN,
+    IDEMPOTENCY_ARG,
+    REST_ONLY,
+    build_catalog,
+    folded,
+    gateway_args,
+    unlisted,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 ADMIN, VIEWER = "admin-token", "viewer-token"
 CLAIMS = {ADMIN: {"sub": "u-admin", "cognito:username": "ada", "cognito:groups": "admin"},
           VIEWER: {"sub": "u-viewer", "cognito:username": "vic", "cognito:groups": "viewer"}}
-MUTATING = {"retry_operation", "cancel_operation", "set_preferences", "set_active_cluster"}
-READ_ONLY = {"list_regions", "list_availability_zones", "list_instance_types", "list_training_plans", "get_quotas",
-             "list_operations", "get_operation", "get_preferences"}
+MUTATING = {"retry_operation", "cancel_operation", "set_preferences"}
+READ_ONLY = {"list_regions", "find_capacity", "list_instance_types", "list_operations", "get_operation", "get_identity"}
+ZONE_TYPES = ("list_instance_types", {"region": "us-west-2", "availability_zone": "us-west-2a"})
 ENV = {
     "OPERATIONS_TABLE": "podstart-operations", "STATE_TABLE": "podstart-state",
     "IDEMPOTENCY_TABLE": "podstart-idempotency", "WORKFLOW_ARNS": "{}", "EVENT_BUS_NAME": "podstart",
@@ -207,7 +216,7 @@ def _text(result: Any) -> str:
 
 # --- tests -----------------------------------------------------------------------------------------
 
-def test_tools_list_names_descriptions_and_annotations(mcp_url: str) -> None:
+def test_tools_list_names_descriptions_and_annotations(mcp_url: str, rest_api: RestApi) -> None:
     # Given the gateway in front of today's REST API / When an agent lists tools
     tools = {t.name: t for t in run(_tools, mcp_url)}
 
@@ -217,13 +226,16 @@ def test_tools_list_names_descriptions_and_annotations(mcp_url: str) -> None:
         assert t.description and len(t.description) < 400, t.name
         for prop, schema in t.input_schema["properties"].items():
             assert schema.get("description"), f"{t.name}.{prop} has no description"
-        assert t.annotations is not None and t.annotations.read_only_hint is not None, t.name
+        assert t.annotations is not None, t.name
+        # a read says so; a write says whether it destroys (MCP's defaults: readOnlyHint false, idempotentHint false)
+        assert t.annotations.read_only_hint is True or t.annotations.destructive_hint is not None, t.name
+    catalog = {s.name: s for s in build_catalog(rest_api.openapi)}
     for name in READ_ONLY:
         assert tools[name].annotations.read_only_hint is True, name
     for name in MUTATING:
         a = tools[name].annotations
-        assert a.read_only_hint is False and a.destructive_hint is not None and a.idempotent_hint is not None, name
-        assert "idempotency_key" in tools[name].input_schema["properties"], name
+        assert not a.read_only_hint and a.destructive_hint is not None, name
+        assert IDEMPOTENCY_ARG in unlisted(catalog[name]), name  # taken by every write tool, said once
     assert tools["cancel_operation"].annotations.destructive_hint is True
     assert tools["set_preferences"].annotations.destructive_hint is False
     assert "get_operation" in tools["retry_operation"].description
@@ -232,15 +244,15 @@ def test_tools_list_names_descriptions_and_annotations(mcp_url: str) -> None:
     props = tools["get_operation"].input_schema["properties"]
     assert (props["wait_seconds"]["minimum"], props["wait_seconds"]["maximum"]) == (0, 60)
     assert "wait" not in props and "version" in props
-    assert "version you got" in tools["get_operation"].description
-    assert props["detail"]["enum"] == ["full"]
+    assert "pass back its version" in tools["get_operation"].description
+    assert "detail" not in props and DETAIL_ARG in gateway_args(catalog["get_operation"])  # said once, for every read
 
 
 def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -> None:
     # Given the OpenAPI document the REST API serves
     doc = rest_api.openapi
     tools = {t.name: t for t in run(_tools, mcp_url)}
-    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc) if s.name != "set_active_cluster"}
+    by_route = {(s.method.lower(), s.path): s.name for s in build_catalog(doc)}
 
     # Then each tool's properties are exactly the route's path + query + body field names (plus the
     # gateway's own: detail, paging where the REST route does not page), or the body fields a tool exposes
@@ -248,6 +260,8 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
     for path, item in doc["paths"].items():
         for method, op in item.items():
             if method not in ("get", "put", "post", "patch", "delete"):
+                continue
+            if (method, path) in REST_ONLY:
                 continue
             name = by_route[(method, path)]
             expected = {p["name"] for p in op.get("parameters", []) if p["in"] in ("path", "query")} - HIDDEN.get(
@@ -272,19 +286,21 @@ def test_input_schemas_match_the_rest_openapi(mcp_url: str, rest_api: RestApi) -
             if name == "get_operation":
                 expected = (expected - {"wait"}) | {"wait_seconds"}
             expected |= gateway_args(specs[name])
+            # listed once, not per tool (region folds into cluster; detail, limit, idempotency_key are shared), and
+            # a tool's rarer fields in its `more`
+            expected = expected - set(unlisted(specs[name])) - set(folded(specs[name])) - HIDDEN.get(name, frozenset())
+            required -= set(unlisted(specs[name]))
             assert set(tools[name].input_schema["properties"]) == expected, name
             assert set(tools[name].input_schema.get("required", [])) == required, name
     assert set(tools["scale_instance_group"].input_schema["properties"]) == {
-        "cluster", "group", "region", "instance_count", "dry_run", IDEMPOTENCY_ARG}
-    assert set(tools["set_active_cluster"].input_schema["properties"]) == {"active_cluster", IDEMPOTENCY_ARG}
-    assert set(tools["start_health_check"].input_schema["properties"]) == {
-        "cluster", "region", "group", "node_ids", "dry_run", IDEMPOTENCY_ARG}
+        "cluster", "group", "instance_count", "dry_run"}
+    assert set(tools["start_health_check"].input_schema["properties"]) == {"cluster", "group", "node_ids", "dry_run"}
 
 
 def test_list_regions_and_zones_return_structured_content(mcp_url: str) -> None:
     async def calls(client: Client) -> tuple[Any, Any]:
         return (await client.call_tool("list_regions", {}),
-                await client.call_tool("list_availability_zones", {"region": "us-west-2"}))
+                await client.call_tool(*ZONE_TYPES))
 
     regions, zones = run(calls, mcp_url)
 
@@ -293,11 +309,11 @@ def test_list_regions_and_zones_return_structured_content(mcp_url: str) -> None:
     assert json.loads(_text(regions)) == regions.structured_content
     assert not zones.is_error, _text(zones)
     assert zones.structured_content["region"] == "us-west-2"
-    assert any(z["name"] == "us-west-2a" for z in zones.structured_content["items"])
+    assert any(t["name"].startswith("ml.") for t in zones.structured_content["items"])
 
 
 def test_bad_input_is_a_tool_error_with_the_field_and_message(mcp_url: str) -> None:
-    result = run(lambda c: c.call_tool("list_availability_zones", {"region": "mars"}), mcp_url)
+    result = run(lambda c: c.call_tool("list_instance_types", {"region": "mars"}), mcp_url)
 
     assert result.is_error
     text = _text(result)
@@ -305,6 +321,7 @@ def test_bad_input_is_a_tool_error_with_the_field_and_message(mcp_url: str) -> N
 
 
 def test_unknown_argument_is_refused_before_the_api(mcp_url: str, rest_api: RestApi) -> None:
+    run(_tools, mcp_url)  # the catalog loaded (the first call on this gateway fetches /v1/openapi.json)
     before = len(rest_api.seen)
     result = run(lambda c: c.call_tool("list_regions", {"regoin": "us-west-2"}), mcp_url)
 
@@ -326,11 +343,11 @@ def test_each_mutation_call_is_a_new_request_unless_the_caller_repeats_a_key(
     args = {"active_cluster": {"name": "ml-a", "region": "us-west-2"}}
 
     async def calls(client: Client) -> tuple[Any, Any]:
-        first = await client.call_tool("set_active_cluster", args)
-        await client.call_tool("set_active_cluster", args)
-        await client.call_tool("set_active_cluster", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
-        await client.call_tool("set_active_cluster", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
-        prefs = await client.call_tool("get_preferences", {})
+        first = await client.call_tool("set_preferences", args)
+        await client.call_tool("set_preferences", args)
+        await client.call_tool("set_preferences", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
+        await client.call_tool("set_preferences", {**args, IDEMPOTENCY_ARG: "agent-key-1"})
+        prefs = await client.call_tool("get_identity", {})
         return first, prefs
 
     before = len(rest_api.seen)
@@ -339,7 +356,7 @@ def test_each_mutation_call_is_a_new_request_unless_the_caller_repeats_a_key(
     # Then it acted with the caller's identity; the two keyless calls carried two different keys (a later
     # call with the same arguments is a new request), the keyed calls the caller's key
     assert not first.is_error, _text(first)
-    assert prefs.structured_content["active_cluster"] == args["active_cluster"]
+    assert prefs.structured_content["preferences"]["active_cluster"] == args["active_cluster"]
     puts = [s for s in rest_api.seen[before:] if s["method"] == "PUT"]
     assert [p["headers"]["Authorization"] for p in puts] == [f"Bearer {ADMIN}"] * 4
     keys = [p["headers"]["Idempotency-Key"] for p in puts]
@@ -409,20 +426,45 @@ def test_new_routes_become_tools_with_no_gateway_code(rest_api: RestApi) -> None
     specs = {s.name: s for s in build_catalog(doc)}
 
     job = specs["submit_job"]
-    assert set(job.input_schema["properties"]) == {"cluster", "image", IDEMPOTENCY_ARG}
+    assert set(job.input_schema["properties"]) == {"cluster", "image"}
+    assert IDEMPOTENCY_ARG in unlisted(job)  # taken (a write), said once for every write tool
     assert set(job.input_schema["required"]) == {"cluster", "image"}
     assert all(p["description"] for p in job.input_schema["properties"].values())
     delete = specs["delete_cluster"]
-    assert delete.annotations == {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True}
+    assert delete.annotations == {"destructiveHint": True, "idempotentHint": True}
 
 
-def test_tools_list_is_at_most_800_bytes_per_tool(rest_api: RestApi) -> None:
+def test_tools_list_is_at_most_30_kb_and_no_tool_over_1_kb(rest_api: RestApi) -> None:
     # Given the live catalog (every tool the REST API has today, and any added later)
     total, n = tools_list_bytes(rest_api.openapi)
+    sizes = tool_sizes(rest_api.openapi)
 
-    # Then the raw JSON-RPC tools/list response averages at most 800 bytes per tool
+    # Then the raw JSON-RPC tools/list response is at most 30 KB for every tool, and no tool is over 1 KB
     assert n >= 12
-    assert total / n <= PER_TOOL_BUDGET, f"{total} bytes for {n} tools = {total / n:.0f} B/tool"
+    assert total <= TOTAL_BUDGET, f"{total} bytes for {n} tools"
+    over = {name: size for name, size in sizes.items() if size > TOOL_BUDGET}
+    assert not over, over
+
+
+def test_each_tools_whole_schema_is_a_resource(mcp_url: str, rest_api: RestApi) -> None:
+    # Given the gateway, whose tools/list folds rarer fields into `more` and says the shared arguments once
+    async def go(client: Client) -> tuple[set[str], dict[str, Any], str]:
+        listed = {str(r.uri) for r in (await client.list_resources()).resources}
+        tool = await client.read_resource("podstart://tools/deploy_endpoint")
+        spec = await client.read_resource("podstart://spec-schema")
+        return listed, json.loads(tool.contents[0].text), spec.contents[0].text  # type: ignore[union-attr]
+
+    listed, deploy, spec_schema = run(go, mcp_url)
+
+    # Then every tool has its resource, with every argument as the REST API describes it
+    tools = {s.name for s in build_catalog(rest_api.openapi)}
+    assert {f"podstart://tools/{t}" for t in tools} | {"podstart://spec-schema"} == listed
+    assert deploy["rest"] == "POST /v1/clusters/{cluster}/endpoints"
+    assert {"service", "internet_facing", "source_ranges", "router"} <= set(deploy["folded_into_more"])
+    props = deploy["arguments"]["properties"]
+    assert props["replicas"]["maximum"] == 64 and "NLB" in props["service"]["description"]
+    assert set(deploy["taken_but_not_listed"]) == {"idempotency_key", "region"}
+    assert "Cluster" in spec_schema or "TrainingJob" in spec_schema
 
 
 def test_stdio_transport(rest_api: RestApi) -> None:
@@ -435,7 +477,7 @@ def test_stdio_transport(rest_api: RestApi) -> None:
     async def go() -> tuple[set[str], Any, Any]:
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            zones = await client.call_tool("list_availability_zones", {"region": "us-west-2"})
+            zones = await client.call_tool(*ZONE_TYPES)
             refused = await client.call_tool("set_preferences", {"default_region": "us-east-1"})
             return names, zones, refused
 
@@ -452,13 +494,13 @@ def test_both_protocol_eras_over_http(mcp_url: str, mode: str) -> None:
     async def go() -> tuple[str, Any]:
         async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30) as http,
                     Client(streamable_http_client(mcp_url, http_client=http), mode=mode) as client):
-            return client.protocol_version, await client.call_tool("get_preferences", {})
+            return client.protocol_version, await client.call_tool("get_identity", {})
 
     version, prefs = asyncio.run(go())
 
     assert version
     assert not prefs.is_error, _text(prefs)
-    assert "active_cluster" in prefs.structured_content
+    assert "active_cluster" in prefs.structured_content["preferences"]
 
 
 def test_mounted_at_mcp_in_a_starlette_host(rest_api: RestApi) -> None:
@@ -498,8 +540,8 @@ def test_lambda_handler_serves_one_request_per_invocation(rest_api: RestApi, mon
         return json.loads(response["body"])  # type: ignore[no-any-return]
 
     listed = invoke("tools/list", {})
-    called = invoke("tools/call", {"name": "list_availability_zones", "arguments": {"region": "us-west-2"}})
-    bad = invoke("tools/call", {"name": "list_availability_zones", "arguments": {"region": "mars"}})
+    called = invoke("tools/call", {"name": ZONE_TYPES[0], "arguments": ZONE_TYPES[1]})
+    bad = invoke("tools/call", {"name": "list_instance_types", "arguments": {"region": "mars"}})
 
     assert {t["name"] for t in listed["result"]["tools"]} >= READ_ONLY
     assert called["result"]["structuredContent"]["region"] == "us-west-2"

@@ -131,7 +131,8 @@ def test_the_mcp_view_of_a_create_plan_fits_the_budget_and_keeps_every_kind_and_
     view = views.compact("create_cluster", json.loads(plan.model_dump_json()))
     assert views.result_bytes(view) <= views.BUDGET
     created = view["changes"]["create"]
-    assert "AWS::SageMaker::Cluster" in created and "AWS::FSx::FileSystem" in created and "eks-addon x6" in created
+    # by service, with counts: the HyperPod cluster, the FSx file system and the six EKS add-ons
+    assert "SageMaker: Cluster" in created and "FSx: FileSystem" in created and "add-on x6" in created, created
     assert view["cost"]["hourly_usd"] == plan.cost.hourly
     assert "HyperPod ml.g5.8xlarge x2: 7.0 USD/h" in view["cost"]["lines"]
 

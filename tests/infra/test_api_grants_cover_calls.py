@@ -55,7 +55,9 @@ IGNORED_FOR: dict[str, set[str]] = {
             "list_endpoints", "update_endpoint", "delete_endpoint",
             "list_models",  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
             "get_caller_identity"},  # sts:GetCallerIdentity needs no permission (the advice's account id)
-    "follow": {"scan"},  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
+    "follow": {"scan",  # DynamoLiveConnections.connections(): the live function's bus fan-out, not a follower's
+               "list_objects"},  # logic.data (a job's inputs, checked when the API submits it), loaded with logic.jobs
+    "live": {"list_objects"},  # logic.data, loaded with logic.jobs (a log follow's pod lookup): the API's call
     "steps": {"head_object",  # S3 HeadObject is authorized as s3:GetObject (granted on the assets bucket)
               "list_objects_v2",  # authorized as s3:ListBucket (granted on the data bucket, models/*)
               # spec.apply's children load the use cases: these are PodStart's own functions of those names

@@ -34,15 +34,18 @@ def test_running_operation_is_a_summary_with_the_wait_call() -> None:
     # Given a create in its first step, as GET /v1/operations/{id} answers it
     op = event("operation_create_running")
 
-    view = views.operation(op)
+    view = views.operation(op, polled=True)
 
     # Then the summary says where it is and how to wait for the next change, with the version to pass back
-    assert (view["status"], view["phase"], view["version"], view["attempt"]) == ("RUNNING", "eks_control_plane", 4, 1)
+    assert (view["status"], view["version"]) == ("RUNNING", 4) and view["step"].startswith("eks_control_plane: ")
+    assert "attempt" not in view  # the first attempt goes without saying
     assert view["steps_done"] == "0/5"
-    assert [s["name"] for s in view["steps"]] == [s["name"] for s in op["steps"]]
-    assert view["steps"][0] == {"name": "eks_control_plane", "status": "RUNNING",
-                                "message": op["steps"][0]["message"]}
+    assert view["step"] == f"eks_control_plane: {op['steps'][0]['message']}"
+    assert "steps" not in view  # every step: detail="full"
+    assert result_bytes(view) < 1000  # a watcher reads one at every change
     assert view["next"] == f'wait: get_operation(operation_id="{op["id"]}", version=4, wait_seconds=60)'
+    assert "id" not in view and "kind" not in view  # while it runs, the id is said once (in next)
+    assert views.operation(op)["id"] == op["id"]  # a write's answer (e.g. a repeated call's) names it
     assert "outputs" not in json.dumps(view) and "request" not in view
 
 
@@ -51,7 +54,7 @@ def test_failed_operation_names_the_step_error_and_the_retry() -> None:
 
     view = views.operation(op)
 
-    failed = next(s for s in view["steps"] if s["status"] == "FAILED")
+    failed = view["failed"]
     assert failed["name"] == "hyperpod_cluster" and failed["error"] == "ValidationException"
     assert view["error"]["code"] == "ValidationException" and "not available" in view["error"]["message"]
     assert view["steps_done"] == "3/5"
@@ -65,6 +68,7 @@ def test_succeeded_operation_points_at_the_cluster_and_drops_raw_outputs() -> No
     view = views.operation(op)
 
     assert view["steps_done"] == "5/5" and "phase" not in view
+    assert view["result"] == views.line(op["steps"][-1]["message"], 200)  # the result in a line
     assert view["next"].startswith('done; get_cluster(cluster="demo1", region="us-west-2")')
     text = json.dumps(view)
     for raw in ("rtb-", "subnet-", "arn:aws:iam", "components_applied"):
@@ -76,7 +80,7 @@ def test_step_messages_are_one_line_of_at_most_160_characters() -> None:
     op = event("operation_create_running")
     op["steps"][0]["message"] = "line one\nline two " + "x" * 400
 
-    message = views.operation(op)["steps"][0]["message"]
+    message = views.operation(op)["step"].removeprefix("eks_control_plane: ")
 
     assert "\n" not in message and len(message) <= views.LINE and message.endswith("...")
 
@@ -88,15 +92,14 @@ def test_cluster_summary_has_groups_counts_and_one_line_each_for_dependencies_an
 
     view = views.cluster(cluster)
 
-    assert (view["name"], view["region"], view["status"], view["eks"], view["hyperpod"]) == (
-        "demo1", "us-west-2", "ACTIVE", "ACTIVE", "InService")
+    assert (view["name"], view["status"]) == ("demo1", "ACTIVE")
+    assert "eks" not in view and "hyperpod" not in view  # ACTIVE and InService: implied by an ACTIVE cluster
     assert view["instance_groups"] == [{"name": "accel", "instance_type": "ml.g5.8xlarge",
                                         "availability_zone": "us-west-2a", "capacity_type": "on-demand",
                                         "target_count": 2, "current_count": 2, "status": "InService"}]
     assert view["dependencies"] == "12/12 ready"
     assert view["storage"] == "podstart-data (s3-mountpoint) SUCCEEDED"
-    assert view["latest_operation"] == {"id": "op-3db0e5c3c81348e5a25a", "kind": "cluster.create",
-                                        "status": "SUCCEEDED"}
+    assert view["latest_operation"] == "op-3db0e5c3c81348e5a25a cluster.create SUCCEEDED"
     assert result_bytes(view) < BUDGET / 2 < result_bytes(cluster)
 
 
@@ -198,17 +201,18 @@ def test_detail_full_returns_the_rest_document_as_is(specs: dict[str, Any]) -> N
 
 
 def test_compact_text_and_structured_content_agree(specs: dict[str, Any]) -> None:
-    spec = specs["get_quotas"]
+    spec = specs["list_instance_types"]
 
-    outcome = shape_response(spec, 200, "application/json", json.dumps(event("quotas_us_west_2")), Shape())
+    outcome = shape_response(spec, 200, "application/json", json.dumps(event("instance_types_us_west_2a")), Shape())
 
     assert json.loads(outcome.text) == outcome.structured
     assert views.result_bytes(outcome.structured, outcome.text) <= BUDGET
 
 
 def test_gateway_paging_arguments_never_reach_the_rest_api(specs: dict[str, Any]) -> None:
-    req, shape = build_request(specs["get_quotas"], {"region": "us-west-2", "limit": 5,
-                                                      "next_token": views.encode_token(25, None), "detail": "full"})
+    req, shape = build_request(specs["list_instance_types"], {"region": "us-west-2", "limit": 5,
+                                                              "next_token": views.encode_token(25, None),
+                                                              "detail": "full"})
 
     assert req.query == {"region": "us-west-2"}
     assert shape == Shape(full=True, page=Page(25, 5, None))
@@ -231,7 +235,7 @@ def test_the_clusters_list_says_which_clusters_can_be_imported_and_never_shows_n
                    "importable": False, "instance_groups": [{"name": "accel", "instance_type": "ml.p5.48xlarge",
                                                              "target_count": 2, "current_count": None}]})
     assert "origin" not in created and "importable" not in created
-    assert created["instance_groups"] == [{"name": "accel", "instance_type": "ml.p5.48xlarge", "target_count": 2}]
+    assert created["groups"] == ["accel ml.p5.48xlarge ?/2"]  # current of target: never a null count
 
 
 # --- inference -------------------------------------------------------------------------------------
@@ -252,7 +256,9 @@ def _endpoint(name: str, status: str = "READY", **over: Any) -> dict[str, Any]:
 def test_an_endpoint_says_what_serves_and_the_next_call() -> None:
     ready = compact("get_endpoint", _endpoint("chat"))
     assert (ready["status"], ready["ready_replicas"], ready["replicas"]) == ("READY", 2, 2)
-    assert ready["objects"] == ["Deployment/chat", "Service/chat", "PodDisruptionBudget/chat-workers"]
+    assert "objects" not in ready and "operation_id" not in ready  # serving: where and how to call it
+    deploying = compact("get_endpoint", _endpoint("chat", status="DEPLOYING"))
+    assert deploying["objects"] == ["Deployment/chat", "Service/chat", "PodDisruptionBudget/chat-workers"]
     assert ready["next"].startswith('test: invoke_endpoint(cluster="llm", endpoint="chat"')
     failed = compact("get_endpoint", _endpoint("bad", "FAILED", message="ErrImagePull: " + "x" * 600))
     assert failed["message"].startswith("ErrImagePull") and len(failed["message"]) <= 300 and "next" not in failed
@@ -328,24 +334,24 @@ def test_features_view_keeps_status_reasons_dependencies_and_only_the_broken_lin
 
     view = compact("get_features", doc)
 
-    # Then each feature is one short entry: what an agent decides on, within the budget
+    # Then each feature is one line: what an agent decides on, within the budget
     assert result_bytes(view) <= BUDGET < result_bytes(doc)
-    assert view["training_operator"] == {"enabled": True, "status": "ACTIVE", "version": "v1.2.0-eksbuild.1",
-                                         "depends_on": ["cert_manager", "pod_identity_agent"]}
-    assert view["cert_manager"]["required_by"] == ["training_operator"]
+    assert result_bytes(view) < 2400  # a dozen lines, read before and after every change
+    assert view["training_operator"] == "ACTIVE v1.2.0-eksbuild.1"
+    assert view["cert_manager"].endswith("(required by training_operator)")
     checkpointing = view["tiered_checkpointing"]
-    assert checkpointing["status"] == "DEGRADED" and "annotation" in checkpointing["reason"]
-    assert {"annotation", "policy", "trust"} <= set(checkpointing["broken_links"])
-    assert "service_account" not in checkpointing["broken_links"]
-    assert view["metrics_server"]["status"] == "DEGRADED" and len(view["metrics_server"]["reason"]) <= views.LINE
-    assert [p["instance_groups"] for p in view["autoscaling"]["node_pools"]] == [["workers"], ["accel"]]
-    assert view["observability"] == {"enabled": False, "status": "DISABLED",
-                                     "depends_on": ["cert_manager", "pod_identity_agent", "metrics_server"]}
+    assert checkpointing.startswith("DEGRADED: ") and "annotation" in checkpointing
+    broken = checkpointing.partition("broken links: ")[2]
+    assert {"annotation", "policy", "trust"} <= set(broken.rstrip(")").split(", "))
+    assert "service_account" not in broken
+    assert view["metrics_server"].startswith("DEGRADED v0.7.2-eksbuild.1: ") and len(view["metrics_server"]) <= 160
+    assert "pools=podstart-workers (workers); podstart-accel (accel)" in view["autoscaling"]
+    assert view["observability"] == "off (needs cert_manager, pod_identity_agent, metrics_server)"
 
 
 def test_a_features_patch_that_changed_nothing_shows_the_compact_live_state() -> None:
     view = compact("update_features", {"changed": False, "features": _features_doc()})
-    assert view["changed"] is False and view["features"]["autoscaling"]["status"] == "ACTIVE"
+    assert view["changed"] is False and view["features"]["autoscaling"].startswith("ACTIVE")
     assert result_bytes(view) <= BUDGET
 
 
@@ -369,3 +375,26 @@ def test_a_finished_operation_names_the_status_tool_of_what_it_acted_on(
     op = {"id": "op-1", "kind": kind, "status": "SUCCEEDED", "version": 3, "request": request_,
           "target": {"cluster": "c1", "region": "us-west-2", **({"resource": resource} if resource else {})}}
     assert views.next_action(op) == f"done; {call} shows the result"
+
+
+def test_a_nodes_view_says_its_fault_once() -> None:
+    # Given a node whose GPU fault shows in its fault line, a condition and its own events
+    xid = "GPU 0 (PCI 0000:53:00.0) reported Xid 48: double-bit ECC error; reboot required"
+    n = {"node_id": "i-0abc", "instance_type": "ml.g5.8xlarge", "health": "UnschedulablePendingReboot",
+         "last_fault": f"2026-12-05T18:39:36.953000Z {xid}",
+         "conditions": [{"type": "AcceleratedHardwareReady", "status": "False", "reason": "NvidiaXID48Error",
+                         "message": xid},
+                        {"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+                         "message": "PLEG not healthy"}],
+         "events": [{"time": "2026-12-05T18:39:36.952000Z", "level": "Error", "description": f"Instance i-0abc: {xid}"},
+                    {"time": "2026-12-05T18:39:30Z", "level": "Info", "description": "Instance i-0abcd is Running"}]}
+
+    view = views.node(n)
+
+    # Then the fault line has it (to the second); the condition names its reason only; other messages stay
+    assert view["fault"] == f"2026-12-05T18:39:36Z {xid}"
+    assert view["conditions"] == ["AcceleratedHardwareReady False NvidiaXID48Error",
+                                  "Ready False KubeletNotReady: PLEG not healthy"]
+    # its own events leave out "Instance <this node>"; another node's id stays
+    assert view["events"] == [f"2026-12-05T18:39:36Z Error: {xid}",
+                              "2026-12-05T18:39:30Z Info: Instance i-0abcd is Running"]

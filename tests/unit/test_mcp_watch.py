@@ -88,6 +88,20 @@ def call(gw: Gateway, name: str, args: dict[str, Any]) -> Outcome:
     return anyio.run(go)
 
 
+def test_a_burst_of_changes_is_one_answer_and_a_long_burst_is_cut_at_settle_max() -> None:
+    # Given an operation that changes at 10 s, then every second for a while (a step ends, the next starts, ...)
+    clock = Clock()
+    rest = FakeOperations(clock, changes=[clock.now + 10 + i for i in range(10)])
+
+    first = call(gateway(clock, rest.handle), "get_operation",
+                 {"operation_id": OP_ID, "version": 1, "wait_seconds": 60})
+
+    # Then one answer carries the changes that came within SETTLE of each other, for at most SETTLE_MAX
+    assert first.structured is not None and clock.now == 1010 + server.SETTLE_MAX
+    assert first.structured["version"] == 1 + 1 + server.SETTLE_MAX  # the first change and one a second after
+    assert all(w <= server.SETTLE for _, w, _ in rest.polls[1:])
+
+
 def test_waits_across_rest_long_polls_until_the_next_change() -> None:
     # Given an operation whose version changes 45 s from now
     clock = Clock()
@@ -212,7 +226,7 @@ def test_gateway_retries_reuse_the_calls_key_and_a_new_call_gets_a_new_key() -> 
             return httpx2.Response(503, json={"title": "busy", "status": 503})
         body = json.loads(request.content)
         return httpx2.Response(202, json={"id": f"op-{len(seen):012d}", "kind": "instance_group.scale",
-                                          "status": "PENDING", "steps": [], "version": 1, **body})
+                                          "status": "PENDING", "steps": [], "version": 0, **body})
 
     gw = gateway(clock, handle)
     args = {"cluster": "c", "group": "g", "instance_count": 2}

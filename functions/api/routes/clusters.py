@@ -58,9 +58,11 @@ def list_clusters(
     next_token: Annotated[str | None, Query(description="Token from the previous page",
                                             pattern=r"^\d{1,6}$")] = None,
     region: RegionOpt = None,
+    name: Annotated[str | None, Query(description="Only clusters of this name (is it taken?)",
+                                      pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")] = None,
 ) -> Response[str]:
     p = principal(router)
-    return model_response(cluster_views.list_clusters(services(), p.sub, limit, next_token, region))
+    return model_response(cluster_views.list_clusters(services(), p.sub, limit, next_token, region, name))
 
 
 @router.get("/v1/clusters/<cluster>", summary="A cluster: EKS, HyperPod, instance groups, dependencies, storage",

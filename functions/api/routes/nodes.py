@@ -38,18 +38,33 @@ Token = Annotated[str | None, Query(description="Token from the previous page", 
 
 
 @router.get("/v1/clusters/<cluster>/nodes",
-            summary="A page of a cluster's nodes: HyperPod status, Kubernetes health and readiness, GPUs, last action",
-            tags=["nodes"], responses=_ok(NodeList))
+            summary="A page of a cluster's nodes: HyperPod status, health (label, deep health check, Ready), the last "
+                    "fault event, GPUs requested and allocatable, the repairs HyperPod made by itself, the last "
+                    "action and the ladder's next rung", tags=["nodes"], responses=_ok(NodeList))
 def list_nodes(
     cluster: ClusterPath,
     region: RegionOpt = None,
     group: GroupOpt = None,
     health: Health = None,
+    unhealthy: Annotated[bool, Query(description="Only nodes that are not healthy (health label, Ready, deep "
+                                                 "health check, HyperPod status)")] = False,
+    faulted_since: Annotated[str | None, Query(description="Only nodes with a fault event after this ISO 8601 time",
+                                               pattern=SINCE)] = None,
     limit: Annotated[int, Query(ge=1, le=500, description="Page size (100 by default)")] = 100,
     next_token: Token = None,
 ) -> Response[str]:
     principal(router)
-    return model_response(node_views.list_nodes(services(), cluster, region, group, health, limit, next_token))
+    since = _since(faulted_since, "faulted_since")
+    return model_response(node_views.list_nodes(services(), cluster, region, group, health, limit, next_token,
+                                                unhealthy=unhealthy, faulted_since=since))
+
+
+def _since(value: str | None, name: str) -> datetime | None:
+    try:
+        after = datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        raise InvalidInput.field(["query", name], "not an ISO 8601 time, e.g. 2026-12-01T08:00:00Z") from None
+    return after.replace(tzinfo=UTC) if after is not None and after.tzinfo is None else after
 
 
 @router.get("/v1/clusters/<cluster>/nodes/<node_id>",
@@ -115,11 +130,6 @@ def list_events(
                                             pattern=r"^[A-Za-z0-9+/=_.\-]{1,4000}$")] = None,
 ) -> Response[str]:
     principal(router)
-    try:
-        after = datetime.fromisoformat(since.replace("Z", "+00:00")) if since else None
-    except ValueError:
-        raise InvalidInput.field(["query", "since"], "not an ISO 8601 time") from None
-    if after is not None and after.tzinfo is None:
-        after = after.replace(tzinfo=UTC)
+    after = _since(since, "since")
     return model_response(node_views.list_events(services(), cluster, region, node_id, group, after, limit,
                                                  next_token))

@@ -39,13 +39,15 @@ def set_preferences(body: PreferencesUpdate, dry_run: DryRun = False) -> Respons
     return json_response({**updated.model_dump(mode="json"), "changed": updated != current})
 
 
-@router.get("/v1/me", summary="Who you are and what your role allows (viewer reads; operator and admin change)",
-            tags=["preferences"])
+@router.get("/v1/me", summary="Who you are, what your role allows (viewer reads; operator and admin change) and your "
+                             "preferences (active cluster, default region)", tags=["preferences"])
 def get_me() -> Response[str]:
     from functions.settings import api_settings
 
     p = principal(router)
+    prefs = Preferences.model_validate(services().state.get(*prefs_key(p.sub)) or {})
     return json_response({"sub": p.sub, "name": p.name, "role": p.role.name,
+                          "preferences": prefs.model_dump(mode="json"),
                           "can_mutate": p.role >= Role.operator, "can_delete_clusters": p.role >= Role.admin,
                           "can_administer": p.role >= Role.admin,
                           "limits": api_settings().limits.model_dump()})

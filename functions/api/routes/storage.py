@@ -14,7 +14,8 @@ from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.kinds import required_role
 from functions.domain.storage import NAME_PATTERN, ObjectList, StorageAdd, StorageList
 from functions.domain.tenancy import BucketList
-from functions.logic import live_reads, storage
+from functions.logic import data, live_reads, storage
+from functions.logic.data import DataListing
 
 router = Router()
 
@@ -38,6 +39,23 @@ def reconcile_cluster(cluster: ClusterPath, region: RegionOpt = None,
 def list_buckets() -> Response[str]:
     principal(router)
     return model_response(BucketList(items=live_reads.registrations(services())))
+
+
+@router.get("/v1/data", summary="Your data and models: without uri, the buckets PodStart may read (its data bucket at "
+                               "/data in every pod, the registered ones and where each is mounted); with a /data path "
+                               "or s3:// URI, one level under it (folders and files)", tags=["storage"],
+            responses=_ok(DataListing))
+def list_data(
+    uri: Annotated[str | None, Query(description="A folder: /data/... or s3://bucket/prefix/ (omit: the buckets)",
+                                     max_length=1100)] = None,
+    cluster: Annotated[str | None, Query(description="Show where registered buckets are mounted on this cluster",
+                                         pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")] = None,
+    region: RegionOpt = None,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many entries")] = 200,
+    next_token: Annotated[str | None, Query(description="Token from the previous page", max_length=1024)] = None,
+) -> Response[str]:
+    principal(router)
+    return model_response(data.list_data(services(), uri, cluster, region, limit, next_token))
 
 
 @router.get("/v1/clusters/<cluster>/storage", summary="A cluster's volumes: S3 mounts and FSx file systems, with "

@@ -80,6 +80,24 @@ class Placement(BaseModel):
     waits_for: str | None = None
 
 
+def unscheduled(pods: list[dict[str, Any]]) -> str | None:
+    """Why a workload's pods wait: the first pod the scheduler could not place, with its message (e.g. `0/2 nodes
+    are available: 2 Insufficient nvidia.com/gpu`), and how many wait; None when every pod is placed."""
+    waiting = [(p, c) for p in pods for c in (p.get("status") or {}).get("conditions") or []
+               if c.get("type") == "PodScheduled" and c.get("status") == "False"]
+    if not waiting:
+        return None
+    pod, cond = waiting[0]
+    more = f" (and {len(waiting) - 1} more)" if len(waiting) > 1 else ""
+    why = cond.get("message") or cond.get("reason") or "Unschedulable"
+    return f"pod {(pod.get('metadata') or {}).get('name')}{more} Pending: {why}"
+
+
+def requested(pod: dict[str, Any]) -> int:
+    """The GPUs (or Neuron cores) a pod requests: its containers' requests, a limit alone counting as the request."""
+    return _requested(pod)
+
+
 def _requested(pod: dict[str, Any]) -> int:
     spec = pod.get("spec") or {}
     total = 0

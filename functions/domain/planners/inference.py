@@ -16,6 +16,7 @@ from typing import Any
 
 from functions.assets import keda as keda_assets
 from functions.domain import inference_manifests as im
+from functions.domain.data import DataMap
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.features import ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
@@ -36,7 +37,9 @@ def _ref(m: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
 
 def _objects(p: PlanInput, req: dict[str, Any]) -> list[dict[str, Any]]:
     bucket = str(p.facts.get("bucket") or "podstart-data")
-    return im.endpoint_objects(req, region=p.request["region"], bucket=bucket, tls_bucket=bucket)
+    raw = p.request.get("data") or p.facts.get("data")
+    return im.endpoint_objects(req, region=p.request["region"], bucket=bucket, tls_bucket=bucket,
+                               where=DataMap.model_validate(raw) if raw else None)
 
 
 def _fit(p: PlanInput, instance_type: str, pods: int, gpus: int, what: str) -> tuple[list[Capacity], list[str]]:
@@ -46,10 +49,14 @@ def _fit(p: PlanInput, instance_type: str, pods: int, gpus: int, what: str) -> t
     instances = math.ceil(pods * gpus / per) if per and gpus else pods
     capacity = [Capacity(item=f"HyperPod {instance_type} (existing nodes)", price=("hyperpod", instance_type),
                          count=instances, paid=True, source=EXISTING)] if pods else []
+    placed = p.facts.get("placement") or {}
+    if placed and not placed.get("fits_now"):  # where the scheduler would put them now (capacity.placement)
+        return capacity, [f"DOES NOT FIT NOW: {what}: {placed.get('waits_for') or placed.get('summary')}; the pods "
+                          f"stay Pending (the endpoint's status says why) until GPUs free up (or the group grows)"]
     need, free = pods * gpus, live.get("free_gpus")
     if need and free is not None and need > int(free):
-        return capacity, [f"{what} need {pods} x {gpus} = {need} GPUs on {instance_type}; {free} are free now: "
-                          f"the pods stay Pending until GPUs free up (or the group grows)"]
+        return capacity, [f"DOES NOT FIT NOW: {what} need {pods} x {gpus} = {need} GPUs on {instance_type}; {free} "
+                          f"are free now: the pods stay Pending until GPUs free up (or the group grows)"]
     return capacity, []
 
 

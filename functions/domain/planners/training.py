@@ -27,6 +27,7 @@ from typing import Any
 
 from functions.domain import kuberay, recipes, training
 from functions.domain import mlflow as mlf
+from functions.domain.data import DataMap
 from functions.domain.planners.base import PlanInput
 from functions.domain.planners.features import ASSOCIATION, ROLE, ensure_changes
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
@@ -62,13 +63,22 @@ def mlflow_changes(p: PlanInput, job: training.JobSubmit) -> list[Change]:
         out += ensure_changes(p, "pod_identity_agent", step)
     role = mlf.role_name(r["cluster"], r["region"], job.namespace, job.name)
     sa = f"{job.namespace}/{mlf.service_account(job.name)}"
+    mounts = DataMap.model_validate(r["data"]).mounts if r.get("data") else []
     out.append(create(ROLE, role, step, trust="pods.eks.amazonaws.com",
-                      policy={mlf.POLICY_NAME: {"Action": "sagemaker-mlflow:*", "Resource": arn}},
+                      policy={mlf.POLICY_NAME: {"Action": "sagemaker-mlflow:*", "Resource": arn},
+                              **({"PodStartData": [
+                                  f"s3://{m.bucket}/{m.prefix} ({'read' if m.read_only else 'read/write'})"
+                                  for m in mounts]} if mounts else {})},
                       note="put back as planned when an earlier attempt left it"))
     out.append(update(ASSOCIATION, sa, step, role=role, note="in place (an earlier job of that name): pointed at "
                                                                 "this job's role if it names another")
                if f.get("mlflow_association") else create(ASSOCIATION, sa, step, role=role))
     return out
+
+
+def data_paths_of(job: training.JobSubmit) -> list[str]:
+    paths = recipes.data_paths(job.name, job.output)
+    return [paths.outputs, paths.checkpoints]
 
 
 def plan_job_submit(p: PlanInput) -> Draft:
@@ -77,8 +87,9 @@ def plan_job_submit(p: PlanInput) -> Draft:
     params = recipes.parse_parameters(job.recipe, job.recipe_version, job.parameters)
     changes, warnings = operator_changes(p)
     changes += mlflow_changes(p, job)
+    where = DataMap.model_validate(r["data"]) if r.get("data") else DataMap(data_bucket=str(f.get("bucket") or ""))
     objs = training.submit_objects(job, params, data_volume_exists=bool(f.get("data_volume_exists", True)),
-                                   bucket=str(f.get("bucket") or ""), region=r["region"])
+                                   bucket=str(f.get("bucket") or ""), region=r["region"], where=where)
     for m in objs:
         details: dict[str, Any] = {}
         if m["metadata"].get("namespace"):
@@ -87,7 +98,11 @@ def plan_job_submit(p: PlanInput) -> Draft:
             details |= {"api_version": m["apiVersion"], "recipe": f"{job.recipe} v{job.recipe_version}",
                         "image": job.image, "instance_type": job.instance_type, "nodes": job.nodes,
                         "gpus_per_node": job.gpus_per_node, "max_retries": job.max_retries,
-                        "secrets": list(job.secrets)}
+                        "secrets": list(job.secrets),
+                        "reads": [f"{i['field']}: {i['uri']}" for i in f.get("inputs") or [] if not i.get("writes")],
+                        "writes": data_paths_of(job), **({"volumes": [
+                            f"{m.storage} (s3://{m.bucket}/{m.prefix} at {m.path}, as {m.service_account})"
+                            for m in where.mounts]} if where.mounts else {})}
             if job.mlflow is not None:
                 details["mlflow"] = {"MLFLOW_TRACKING_URI": job.mlflow.tracking_server_arn,
                                      "MLFLOW_EXPERIMENT_NAME": mlf.experiment_of(job.mlflow, job.name),
@@ -104,6 +119,10 @@ def plan_job_submit(p: PlanInput) -> Draft:
         if why:
             warnings.append(f"the requested GPUs do not fit now: {why}; the validate step refuses the job "
                             f"(NotEnoughGpus) unless capacity frees up first")
+    placed = f.get("placement") or {}
+    if placed and not placed.get("fits_now"):
+        warnings.append(f"DOES NOT FIT NOW: {placed.get('waits_for') or placed.get('summary')}; its pods stay Pending "
+                        f"(the job's status says why) until capacity frees up")
     if job.secrets:
         warnings.append(f"the job loads secret(s) {', '.join(job.secrets)} by name: they must exist in "
                         f"{job.namespace} (POST .../secrets)")

@@ -163,9 +163,15 @@ def _conditions(c: HyperPodCluster, node: dict[str, Any], old: list[dict[str, An
 
 def render(c: HyperPodCluster, node: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
     """The Node object for a HyperPod instance (old: the Node as stored, for transition times)."""
+    from sandbox.aws.runtime import RUNTIME
+    from sandbox.kube.server import DEFAULT_MINOR_VERSION, kubelet_version
+
     instance_id = node["InstanceId"]
     name = node_name(instance_id)
     health = health_of(c, node)
+    eks = eks_name(c)
+    kubelet = kubelet_version(RUNTIME.kube.version_of(eks) if RUNTIME.kube is not None and eks
+                              else DEFAULT_MINOR_VERSION)
     k8s = node.get("KubernetesConfig") or c.groups.get(node["InstanceGroupName"], {}).get("KubernetesConfig") or {}
     labels = {
         **(k8s.get("CurrentLabels") or k8s.get("Labels") or {}),
@@ -224,7 +230,7 @@ def render(c: HyperPodCluster, node: dict[str, Any], old: dict[str, Any] | None)
             ],
             "nodeInfo": {
                 "architecture": labels["kubernetes.io/arch"], "operatingSystem": "linux",
-                "kubeletVersion": "v1.32.3-eks-473151a", "kubeProxyVersion": "v1.32.3-eks-473151a",
+                "kubeletVersion": kubelet, "kubeProxyVersion": kubelet,
                 "containerRuntimeVersion": "containerd://1.7.27", "osImage": "Amazon Linux 2023",
                 "kernelVersion": "6.1.134-152.225.amzn2023.x86_64",
                 "machineID": instance_id, "systemUUID": instance_id,

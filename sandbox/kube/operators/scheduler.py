@@ -16,9 +16,10 @@ GPUs counted (it uses `admits` below for everything but resources). On each tick
 default-scheduler pod first:
   - binds a pod to the first Node (by name) that is Ready, not cordoned, whose NoSchedule/NoExecute
     taints the pod tolerates (unhealthy HyperPod nodes carry one), whose labels satisfy the pod's
-    selector and required affinity, and whose allocatable covers the pod's requests (plus what pods
-    already bound there request, unless OVERCOMMIT, the sandbox's default): it sets `spec.nodeName` and a
-    `PodScheduled=True` condition; `workloads.reconcile_pods` then runs the pod (Pending -> Running);
+    selector and required affinity, and whose allocatable covers the pod's requests plus what the pods already
+    bound there request (as kube-scheduler counts extended resources: nvidia.com/gpu and the Neuron devices and
+    cores are whole, never shared): it sets `spec.nodeName` and a `PodScheduled=True` condition;
+    `workloads.reconcile_pods` then runs the pod (Pending -> Running);
   - else leaves it Pending with `PodScheduled=False`, reason `Unschedulable`, and kube-scheduler's
     message, e.g. `0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match
     Pod's node affinity/selector.`
@@ -40,12 +41,10 @@ from sandbox.kube.store import Obj
 EXTENDED = ("nvidia.com/gpu", "aws.amazon.com/neuroncore", "aws.amazon.com/neuron", "vpc.amazonaws.com/efa")
 HEALTH_LABEL = "sagemaker.amazonaws.com/node-health-status"
 DEFAULT = "default-scheduler"  # pods that name another schedulerName are that scheduler's (as in Kubernetes)
-# The sandbox overcommits extended resources: a pod fits a node whose allocatable covers its own request,
-# whatever pods already bound there take. Rehearsal clusters are small (two 1-GPU instances) while the
-# inference tests deploy more GPU replicas than that; a pod that can never fit (8 GPUs on a CPU node)
-# still stays Pending with kube-scheduler's "Insufficient ..." message. Set False to count what bound
-# pods take, as kube-scheduler does.
-OVERCOMMIT = True
+# Extended resources are counted as kube-scheduler counts them: a pod fits a node whose allocatable covers its
+# request plus what the pods already bound there request. (True: count only the pod's own request, the sandbox's
+# old shortcut; never on by default: an overcommitted GPU is what issue 26 found.)
+OVERCOMMIT = False
 
 
 def requests(pod: Obj) -> dict[str, int]:
@@ -138,6 +137,25 @@ def admits(pod_spec: dict[str, Any], node: Obj) -> bool:
         and _taint_blocks(pod, node) is None
 
 
+def bound_requests(store: Any) -> dict[str, Counter[str]]:
+    """What the live pods bound to each node request (the extended resources the scheduler counts)."""
+    used: dict[str, Counter[str]] = {}
+    for pod in store.list("v1", "Pod"):
+        bound = (pod.get("spec") or {}).get("nodeName")
+        if bound and _active(pod):
+            used.setdefault(bound, Counter()).update(requests(pod))
+    return used
+
+
+def reason(pod: Obj, node: Obj, used: dict[str, Counter[str]]) -> str | None:
+    """Why the pod does not fit the node now (kube-scheduler's words), or None: it fits."""
+    return _reason(pod, node, used)
+
+
+def message(total: int, reasons: Counter[str]) -> str:
+    return _message(total, reasons)
+
+
 def _reason(pod: Obj, node: Obj, used: dict[str, Counter[str]]) -> str | None:
     """None when the pod fits the node, else kube-scheduler's reason text for the summary."""
     if not _ready(node):
@@ -182,11 +200,7 @@ def reconcile_scheduling(ctx: ReconcileContext) -> None:
     if not waiting:
         return
     nodes = sorted(store.list("v1", "Node"), key=lambda n: n["metadata"]["name"])
-    used: dict[str, Counter[str]] = {}
-    for pod in store.list("v1", "Pod"):
-        bound = (pod.get("spec") or {}).get("nodeName")
-        if bound and _active(pod):
-            used.setdefault(bound, Counter()).update(requests(pod))
+    used = bound_requests(store)
     waiting.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
     for pod in waiting:
         reasons: Counter[str] = Counter()

@@ -19,33 +19,22 @@ from __future__ import annotations
 
 import copy
 import time
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 from sandbox.kube.errors import ApiError
+from sandbox.kube.operators import scheduler
 from sandbox.kube.operators.base import ReconcileContext, Reconciler, condition, update_status
-from sandbox.kube.operators.scheduler import admits
 from sandbox.kube.store import Obj, now_rfc3339
 
 GROUP, VERSION, KIND, PLURAL = "sagemaker.amazonaws.com", "v1", "HyperPodPyTorchJob", "hyperpodpytorchjobs"
 API_VERSION = f"{GROUP}/{VERSION}"
 JOB_LABEL = "sagemaker.amazonaws.com/job-name"
 HANG = "sandbox.podstart.dev/hang"
-GPU = "nvidia.com/gpu"
 LOG_EVERY_S = 10.0  # realistic seconds between a running pod's log lines
 TERMINAL = ("Failed", "Succeeded", "Completed")
 SCHEDULER = "sandbox-hyperpod-training"  # the default scheduler (scheduler.py) leaves these pods to this operator
-
-def _gpus(resources: dict[str, Any] | None) -> int:
-    r = resources or {}
-    try:
-        return int(str((r.get("limits") or {}).get(GPU) or (r.get("requests") or {}).get(GPU) or 0))
-    except ValueError:
-        return 0
-
-
-def _pod_gpus(spec: dict[str, Any]) -> int:
-    return sum(_gpus(c.get("resources")) for c in spec.get("containers") or [])
 
 
 def _live(pod: Obj) -> bool:
@@ -54,22 +43,24 @@ def _live(pod: Obj) -> bool:
 
 
 def _place(ctx: ReconcileContext, spec: dict[str, Any], nodes: list[Obj]) -> tuple[str | None, str]:
-    """The node a pod fits on (nodeSelector, free GPUs; a CPU training pod takes a node of its own), or why not."""
-    want = _pod_gpus(spec)
+    """The node a pod fits on, counted as the default scheduler counts (scheduler.reason: Ready, selector,
+    taints, the extended resources the node's pods already request), a CPU training pod taking a node of its own;
+    or kube-scheduler's message saying why none does."""
+    pod = {"spec": spec}
+    want = scheduler.requests(pod)
     pods = [p for p in ctx.store.list("v1", "Pod") if _live(p) and (p.get("spec") or {}).get("nodeName")]
-    fitting = [n for n in nodes if admits(spec, n)]
-    for n in fitting:
+    used = scheduler.bound_requests(ctx.store)
+    reasons: Counter[str] = Counter()
+    for n in nodes:
         name = n["metadata"]["name"]
-        here = [p for p in pods if p["spec"]["nodeName"] == name]
-        have = int(str(((n.get("status") or {}).get("allocatable") or {}).get(GPU) or 0))
-        used = sum(_pod_gpus(p.get("spec") or {}) for p in here)
-        if want and have - used >= want:
+        why = scheduler.reason(pod, n, used)
+        if why is None and not want and any(JOB_LABEL in (p["metadata"].get("labels") or {})
+                                            for p in pods if p["spec"]["nodeName"] == name):
+            why = "node(s) already run a training pod"
+        if why is None:
             return name, ""
-        if not want and not any(JOB_LABEL in (p["metadata"].get("labels") or {}) for p in here):
-            return name, ""
-    why = (f"0/{len(nodes)} nodes are available: {len(nodes) - len(fitting)} didn't match Pod's node "
-           f"affinity/selector, {len(fitting)} " + (f"Insufficient {GPU}" if want else "already run a training pod"))
-    return None, why
+        reasons[why] += 1
+    return None, scheduler.message(len(nodes), reasons)
 
 
 def _pod(job: Obj, index: int, node: str | None, why: str) -> Obj:

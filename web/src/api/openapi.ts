@@ -513,7 +513,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A page of a cluster's nodes: HyperPod status, Kubernetes health and readiness, GPUs, last action */
+        /** A page of a cluster's nodes: HyperPod status, health (label, deep health check, Ready), the last fault event, GPUs requested and allocatable, the repairs HyperPod made by itself, the last action and the ladder's next rung */
         get: operations["list_nodes_v1_clusters__cluster__nodes_get"];
         put?: never;
         post?: never;
@@ -781,6 +781,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your data and models: without uri, the buckets PodStart may read (its data bucket at /data in every pod, the registered ones and where each is mounted); with a /data path or s3:// URI, one level under it (folders and files) */
+        get: operations["list_data_v1_data_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/endpoints": {
         parameters: {
             query?: never;
@@ -822,7 +839,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Who you are and what your role allows (viewer reads; operator and admin change) */
+        /** Who you are, what your role allows (viewer reads; operator and admin change) and your preferences (active cluster, default region) */
         get: operations["get_me_v1_me_get"];
         put?: never;
         post?: never;
@@ -1734,9 +1751,75 @@ export interface components {
              */
             unit_hourly: number | null;
         };
+        /** DataEntry */
+        DataEntry: {
+            /** Last Modified */
+            last_modified?: string | null;
+            /**
+             * Size
+             * @description Bytes (a file); None for a folder
+             */
+            size?: number | null;
+            /** Uri */
+            uri: string;
+        };
+        /**
+         * DataListing
+         * @description GET /v1/data: without uri, the buckets PodStart may read; with one, one level under it.
+         */
+        DataListing: {
+            /** Files */
+            files?: components["schemas"]["DataEntry"][];
+            /** Folders */
+            folders?: string[];
+            /**
+             * How
+             * @description How to name these in a job or endpoint
+             */
+            how: string;
+            /** Next Token */
+            next_token?: string | null;
+            /**
+             * Path
+             * @description Where pods see this folder (/data/... or /s3/<bucket>/...)
+             */
+            path?: string | null;
+            /** Roots */
+            roots?: components["schemas"]["DataRoot"][];
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated: boolean;
+            /**
+             * Uri
+             * @description The folder listed
+             */
+            uri?: string | null;
+        };
+        /** DataMountView */
+        DataMountView: {
+            /** Cluster */
+            cluster: string;
+            /** Namespace */
+            namespace: string;
+            /**
+             * Path
+             * @description Where the pods see it
+             */
+            path: string;
+            /** Read Only */
+            read_only: boolean;
+            /**
+             * Storage
+             * @description The volume (claim) name
+             */
+            storage: string;
+        };
         /**
          * DataPaths
-         * @description Where a job's data lives, in pods and in the bucket (the same keys).
+         * @description Where a job's data lives: the shared bucket's mount, the default datasets folder, and where the job writes
+         *     (a /data path, the same key in the bucket, or the S3 URI the job named as its output).
          */
         DataPaths: {
             /** Checkpoints */
@@ -1753,6 +1836,29 @@ export interface components {
             mount: string;
             /** Outputs */
             outputs: string;
+        };
+        /** DataRoot */
+        DataRoot: {
+            /**
+             * Mounted
+             * @description Where a registered bucket is mounted (jobs there may read it)
+             */
+            mounted?: components["schemas"]["DataMountView"][];
+            /**
+             * Owned
+             * @description PodStart's own data bucket
+             */
+            owned: boolean;
+            /**
+             * Path
+             * @description /data for PodStart's data bucket (in every pod)
+             */
+            path?: string | null;
+            /**
+             * Uri
+             * @description s3://bucket/prefix: the keys PodStart may read
+             */
+            uri: string;
         };
         /** DependencyView */
         DependencyView: {
@@ -2488,7 +2594,7 @@ export interface components {
             name: string;
             /**
              * Training Plan Arn
-             * @description Required when capacity_type is training-plan (see list_training_plans)
+             * @description Required when capacity_type is training-plan (find_capacity lists the plans with room)
              */
             training_plan_arn?: string | null;
             /**
@@ -2571,7 +2677,7 @@ export interface components {
             name: string;
             /**
              * Training Plan Arn
-             * @description Required when capacity_type is training-plan (see list_training_plans)
+             * @description Required when capacity_type is training-plan (find_capacity lists the plans with room)
              */
             training_plan_arn?: string | null;
             /**
@@ -2736,6 +2842,11 @@ export interface components {
              * @enum {string}
              */
             status: "Pending" | "Running" | "Restarting" | "Hanging" | "Succeeded" | "Failed" | "Unknown";
+            /**
+             * Waiting
+             * @description Why its pods wait, as the scheduler says (e.g. 0/2 nodes are available: 2 Insufficient nvidia.com/gpu)
+             */
+            waiting?: string | null;
         };
         /** JobList */
         JobList: {
@@ -2862,6 +2973,11 @@ export interface components {
              */
             nodes: number;
             /**
+             * Output
+             * @description Where the job writes (checkpoints under <output>checkpoints/): a folder under /data or s3://bucket/prefix/ on a registered bucket mounted read-write in the namespace; default /data/jobs/<name>/ and /data/checkpoints/<name>/
+             */
+            output?: string | null;
+            /**
              * Parameters
              * @description The recipe's parameters
              */
@@ -2961,8 +3077,18 @@ export interface components {
             action: string;
             /** At */
             at: string;
-            /** Operation Id */
-            operation_id: string;
+            /**
+             * By
+             * @description hyperpod: its automatic node recovery, from its events
+             * @default podstart
+             * @enum {string}
+             */
+            by: "podstart" | "hyperpod";
+            /**
+             * Operation Id
+             * @description PodStart's operation (None: HyperPod's own repair)
+             */
+            operation_id?: string | null;
             /** Reason */
             reason?: string | null;
         };
@@ -3123,7 +3249,7 @@ export interface components {
             token_secret?: string | null;
             /**
              * Uri
-             * @description e.g. /data/models/org/name/main/
+             * @description s3: a model folder under /data (e.g. /data/models/org/name/main/) or an S3 URI on a bucket PodStart may read (e.g. s3://team-models/qwen3-sft/); fsx: a path on the file system
              */
             uri?: string | null;
         };
@@ -3232,10 +3358,21 @@ export interface components {
         };
         /** NodeDetail */
         NodeDetail: {
+            /**
+             * Auto Repairs
+             * @description Reboots and replacements HyperPod made by itself in the window
+             * @default 0
+             */
+            auto_repairs: number;
             /** Capacity Type */
             capacity_type?: string | null;
             /** Conditions */
             conditions?: components["schemas"]["NodeCondition"][];
+            /**
+             * Deep Health Check
+             * @description The last deep health check: InProgress, Passed or Failed (with the fault type and reason)
+             */
+            deep_health_check?: string | null;
             /** Efa Allocatable */
             efa_allocatable?: number | null;
             /** Events */
@@ -3247,6 +3384,11 @@ export interface components {
             gpus_allocatable?: number | null;
             /** Gpus Allocated */
             gpus_allocated?: number | null;
+            /**
+             * Gpus Requested
+             * @description What the pods bound to it request (never above allocatable: the scheduler counts them)
+             */
+            gpus_requested?: number | null;
             /** Group */
             group: string;
             /**
@@ -3254,6 +3396,11 @@ export interface components {
              * @description sagemaker.amazonaws.com/node-health-status label
              */
             health?: string | null;
+            /**
+             * Healthy
+             * @description Schedulable, Ready, and no failed deep health check
+             */
+            healthy?: boolean | null;
             /** Instance Type */
             instance_type: string;
             /**
@@ -3266,8 +3413,13 @@ export interface components {
                 [key: string]: string;
             };
             ladder: components["schemas"]["Ladder"];
-            /** @description The last node action PodStart took */
+            /** @description The latest of PodStart's last node action and HyperPod's last automatic repair (by) */
             last_action?: components["schemas"]["LastAction"] | null;
+            /**
+             * Last Fault
+             * @description The node's last fault event in the last 24 hours (or since faulted_since), one line
+             */
+            last_fault?: string | null;
             /** Launch Time */
             launch_time?: string | null;
             /**
@@ -3289,6 +3441,11 @@ export interface components {
              */
             ready?: boolean | null;
             /**
+             * Rung
+             * @description The ladder's next rung for it (investigate, reboot, replace)
+             */
+            rung?: ("investigate" | "reboot" | "replace") | null;
+            /**
              * Status
              * @description HyperPod instance status: Running, Pending, ShuttingDown, Failure, ...
              */
@@ -3304,10 +3461,14 @@ export interface components {
         };
         /** NodeList */
         NodeList: {
+            /** Cluster */
+            cluster?: string | null;
             /** Items */
             items: components["schemas"]["NodeRow"][];
             /** Next Token */
             next_token?: string | null;
+            /** Region */
+            region?: string | null;
         };
         /** NodePod */
         NodePod: {
@@ -3344,6 +3505,17 @@ export interface components {
         NodeRecovery: "automatic" | "none";
         /** NodeRow */
         NodeRow: {
+            /**
+             * Auto Repairs
+             * @description Reboots and replacements HyperPod made by itself in the window
+             * @default 0
+             */
+            auto_repairs: number;
+            /**
+             * Deep Health Check
+             * @description The last deep health check: InProgress, Passed or Failed (with the fault type and reason)
+             */
+            deep_health_check?: string | null;
             /** Efa Allocatable */
             efa_allocatable?: number | null;
             /**
@@ -3351,6 +3523,11 @@ export interface components {
              * @description nvidia.com/gpu or aws.amazon.com/neuroncore
              */
             gpus_allocatable?: number | null;
+            /**
+             * Gpus Requested
+             * @description What the pods bound to it request (never above allocatable: the scheduler counts them)
+             */
+            gpus_requested?: number | null;
             /** Group */
             group: string;
             /**
@@ -3358,6 +3535,11 @@ export interface components {
              * @description sagemaker.amazonaws.com/node-health-status label
              */
             health?: string | null;
+            /**
+             * Healthy
+             * @description Schedulable, Ready, and no failed deep health check
+             */
+            healthy?: boolean | null;
             /** Instance Type */
             instance_type: string;
             /**
@@ -3365,8 +3547,13 @@ export interface components {
              * @description The Kubernetes node name (None: not joined)
              */
             kubernetes_node?: string | null;
-            /** @description The last node action PodStart took */
+            /** @description The latest of PodStart's last node action and HyperPod's last automatic repair (by) */
             last_action?: components["schemas"]["LastAction"] | null;
+            /**
+             * Last Fault
+             * @description The node's last fault event in the last 24 hours (or since faulted_since), one line
+             */
+            last_fault?: string | null;
             /** Launch Time */
             launch_time?: string | null;
             /**
@@ -3381,6 +3568,11 @@ export interface components {
              * @description The Kubernetes Ready condition
              */
             ready?: boolean | null;
+            /**
+             * Rung
+             * @description The ladder's next rung for it (investigate, reboot, replace)
+             */
+            rung?: ("investigate" | "reboot" | "replace") | null;
             /**
              * Status
              * @description HyperPod instance status: Running, Pending, ShuttingDown, Failure, ...
@@ -5585,6 +5777,8 @@ export interface operations {
             query?: {
                 /** @description Page size */
                 limit?: number;
+                /** @description Only clusters of this name (is it taken?) */
+                name?: string | null;
                 /** @description Token from the previous page */
                 next_token?: string | null;
                 /** @description Region, if the name is ambiguous */
@@ -8658,6 +8852,8 @@ export interface operations {
     list_nodes_v1_clusters__cluster__nodes_get: {
         parameters: {
             query?: {
+                /** @description Only nodes with a fault event after this ISO 8601 time */
+                faulted_since?: string | null;
                 /** @description Only this instance group */
                 group?: string | null;
                 /** @description Only nodes with this health label */
@@ -8668,6 +8864,8 @@ export interface operations {
                 next_token?: string | null;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
+                /** @description Only nodes that are not healthy (health label, Ready, deep health check, HyperPod status) */
+                unhealthy?: boolean;
             };
             header?: never;
             path: {
@@ -10648,6 +10846,91 @@ export interface operations {
             };
             /** @description Unsupported media type: the body must be JSON (Content-Type: application/json) */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid request: `errors` names each field and what is wrong with it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    list_data_v1_data_get: {
+        parameters: {
+            query?: {
+                /** @description Show where registered buckets are mounted on this cluster */
+                cluster?: string | null;
+                /** @description At most this many entries */
+                limit?: number;
+                /** @description Token from the previous page */
+                next_token?: string | null;
+                /** @description Region, if the name is ambiguous */
+                region?: string | null;
+                /** @description A folder: /data/... or s3://bucket/prefix/ (omit: the buckets) */
+                uri?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataListing"];
+                };
+            };
+            /** @description Bad request: the request cannot be read (a page token this API did not issue, a body that is not JSON) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized: no token, or one that is not valid */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden: your role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload too large: the body is over 256 KiB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

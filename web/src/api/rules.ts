@@ -812,6 +812,11 @@ export const RULES: Record<string, SchemaRules> = {
         "items": {
           "type": "string"
         }
+      },
+      "output": {
+        "type": "string",
+        "maxLength": 1024,
+        "nullable": true
       }
     }
   },
@@ -931,8 +936,7 @@ export const RULES: Record<string, SchemaRules> = {
       },
       "uri": {
         "type": "string",
-        "pattern": "^/[A-Za-z0-9_.=/-]*$",
-        "maxLength": 512,
+        "maxLength": 1024,
         "nullable": true
       },
       "model_id": {
