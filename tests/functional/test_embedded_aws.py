@@ -22,9 +22,15 @@ class FakeKube:
     def __init__(self) -> None:
         self.clusters: dict[str, str] = {}
 
-    def add_cluster(self, name: str) -> str:
+        self.versions: dict[str, str] = {}
+
+    def add_cluster(self, name: str, version: str | None = None) -> str:
         self.clusters[name] = f"http://127.0.0.1:65000/{name}"
+        self.versions[name] = version or "1.32"
         return self.clusters[name]
+
+    def version_of(self, cluster: str) -> str:
+        return self.versions.get(cluster, "1.32")
 
     def remove_cluster(self, name: str) -> None:
         self.clusters.pop(name, None)
@@ -175,6 +181,7 @@ def test_eks_cluster_goes_creating_active_with_the_kube_endpoint_then_deletes(sa
     )
 
     assert cluster["endpoint"] == KUBE.clusters["eks-life"]
+    assert KUBE.version_of("eks-life") == cluster["version"]  # its API server says the version it was made with
     assert cluster["certificateAuthority"]["data"]
     with pytest.raises(ClientError) as duplicate:
         eks.create_cluster(name="eks-life", roleArn=ROLE, resourcesVpcConfig={"subnetIds": ["subnet-1"]})
