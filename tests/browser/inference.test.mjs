@@ -19,7 +19,7 @@ before(async () => {
   sb = await startSandbox({ timeScale: Number(process.env.PODSTART_TIME_SCALE ?? 1000) });
   browser = await launch();
   await createCluster(sb, "browser-inference-setup", { name: CLUSTER, region: REGION,
-            instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 1, availability_zone: "us-west-2a" }] });
+            instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 2, availability_zone: "us-west-2a" }] });
 });
 
 after(async () => {
