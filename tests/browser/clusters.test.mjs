@@ -319,6 +319,11 @@ describe("clusters through the UI", () => {
     const { context, page } = await signedIn();
     const row = page.getByRole("row").filter({ hasText: external.name });
     await row.getByText("Not managed").waitFor();
+    // Other regions' untracked clusters come from the scheduled scan: the page says when it last ran (the sandbox
+    // runs it at start).
+    const { json: listed } = await sb.api("/v1/clusters");
+    assert.ok(listed.discovered_at, JSON.stringify(listed).slice(0, 300));
+    assert.match(await page.getByTestId("discovery-note").innerText(), /in regions without its clusters: as of the scan .* \(every 10 minutes\)/);
     await assertCleanText(page, "clusters with an external cluster");
     await shot(page, "clusters-external");
     await row.getByRole("button", { name: `Import ${external.name}` }).click();

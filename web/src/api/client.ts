@@ -32,7 +32,7 @@ import type {
   ClusterEndpointList,
   ClusterJobList,
   JobMetrics,
-  ClusterSummary,
+  ClusterPage,
   FeaturesDocument,
   FeaturesUnchanged,
   InstanceGroupSpec,
@@ -178,7 +178,7 @@ export const api = {
     request<Preferences>("/v1/preferences", { method: "PUT", body: changed, idempotencyKey: key }),
 
   clusters: (p: { limit?: number; next_token?: string | null } = {}) =>
-    get<Page<ClusterSummary>>(`/v1/clusters${qs(p)}`),
+    get<ClusterPage>(`/v1/clusters${qs(p)}`),
   cluster: (name: string, region: string) =>
     get<ClusterDetail>(`/v1/clusters/${encodeURIComponent(name)}${qs({ region })}`),
   createCluster: (body: ClusterCreate, key: string) =>

@@ -90,6 +90,12 @@ export interface Page<T> {
   next_token?: string | null;
 }
 
+/** The clusters list: untracked clusters of regions without PodStart's come from a scan every 10 minutes. */
+export interface ClusterPage extends Page<ClusterSummary> {
+  discovered_at?: string | null;
+  undiscovered_regions?: string[];
+}
+
 export interface Region {
   name: string;
 }

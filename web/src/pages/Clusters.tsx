@@ -8,7 +8,7 @@ import Link from "@cloudscape-design/components/link";
 import Select from "@cloudscape-design/components/select";
 import SpaceBetween from "@cloudscape-design/components/space-between";
 import { ApiError, api } from "../api/client";
-import type { ClusterSummary, Page, Preferences } from "../api/types";
+import type { ClusterPage, ClusterSummary, Preferences } from "../api/types";
 import { ResourceTable, type Column } from "../components/ResourceTable";
 import { Status } from "../components/Status";
 import { changedFields, isEmpty } from "../lib/diff";
@@ -47,20 +47,45 @@ export function GroupsCell({ cluster }: { cluster: Pick<ClusterSummary, "instanc
   );
 }
 
-async function allClusters(): Promise<ClusterSummary[]> {
+interface Discovery {
+  at: string | null;
+  unread: string[];
+}
+
+async function allClusters(): Promise<{ items: ClusterSummary[]; discovery: Discovery }> {
   const out: ClusterSummary[] = [];
   let token: string | null | undefined = null;
+  let discovery: Discovery = { at: null, unread: [] };
   for (let i = 0; i < 20; i++) {
-    const page: Page<ClusterSummary> = await api.clusters({ limit: 100, next_token: token });
+    const page: ClusterPage = await api.clusters({ limit: 100, next_token: token });
+    if (i === 0) discovery = { at: page.discovered_at ?? null, unread: page.undiscovered_regions ?? [] };
     out.push(...page.items);
     token = page.next_token;
     if (!token) break;
   }
-  return out;
+  return { items: out, discovery };
+}
+
+/** Where the untracked clusters of other regions come from: the last scan, or none yet. */
+function DiscoveryNote({ discovery }: { discovery: Discovery }) {
+  return (
+    <Box variant="small" color="text-body-secondary" data-testid="discovery-note">
+      {discovery.at ? (
+        <>
+          Clusters PodStart does not manage, in regions without its clusters: <Time value={discovery.at} prefix="as of the scan" />
+          {" "}(every 10 minutes).
+          {discovery.unread.length > 0 && ` Not read in the last scan: ${discovery.unread.join(", ")}.`}
+        </>
+      ) : (
+        "Regions without PodStart's clusters are scanned every 10 minutes for clusters it could import; not scanned yet."
+      )}
+    </Box>
+  );
 }
 
 export default function Clusters() {
   const [clusters, setClusters] = useState<ClusterSummary[] | null>(null);
+  const [discovery, setDiscovery] = useState<Discovery | null>(null);
   const [error, setError] = useState<ApiError | Error | null>(null);
   const [loading, setLoading] = useState(true);
   const [prefs, setPrefs] = useState<Preferences | null>(null);
@@ -70,9 +95,10 @@ export default function Clusters() {
   const load = async () => {
     const n = ++seq.current;
     try {
-      const items = await allClusters();
+      const { items, discovery: scanned } = await allClusters();
       if (n !== seq.current) return;
       setClusters(items);
+      setDiscovery(scanned);
       setError(null);
     } catch (e) {
       if (n === seq.current) setError(e as Error);
@@ -246,6 +272,7 @@ export default function Clusters() {
         }
         columns={columns}
       />
+      {discovery && <DiscoveryNote discovery={discovery} />}
     </SpaceBetween>
   );
 }
