@@ -31,7 +31,7 @@ before(async () => {
   browser = await launch();
   assert.ok(sb.tokens.operator, "the sandbox writes an operator token");
   await createCluster(sb, "browser-tenancy-setup", { name: CLUSTER, region: REGION,
-    instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 1, availability_zone: "us-west-2a" }] });
+    instance_groups: [{ name: "gpu", instance_type: "ml.g5.8xlarge", instance_count: 2, availability_zone: "us-west-2a" }] });
   await addonsActive(sb, REGION, CLUSTER, ["amazon-sagemaker-hyperpod-training-operator"]);
   // Setup, not the path under test: the API key Secret an operator wrote in default (values are write-only).
   const r = await sb.api(`/v1/clusters/${CLUSTER}/secrets?region=${REGION}`, { method: "POST", as: sb.tokens.operator,
