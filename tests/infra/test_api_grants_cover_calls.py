@@ -42,6 +42,7 @@ _PAGINATOR = re.compile(r"""get_paginator\(\s*["']([a-z][a-z0-9_]*)["']""")
 # Names the scan sees that are not the API's AWS calls, each with its reason.
 IGNORED = {
     "get", "list",
+    "search",  # re.Pattern.search (the job metrics parsed from a log), not SageMaker's Search
     "create_cluster", "delete_cluster",  # PodStart's own use-case functions (functions/logic) of those names
     "describe_execution",  # StepFunctionsRunner.find: only the events function's sweep calls it
     "transact_write_items",  # authorized per item as dynamodb:PutItem (granted), not as an action of its own
