@@ -144,7 +144,8 @@ def test_kuberay_feature_disable_and_enable_through_patch_planned_first(api: Any
                                                            "kuberay_operator": {"enabled": True}})]
 
     got, updated = over_http(sandbox, mcp)
-    assert not got.is_error and got.structured_content["kuberay_operator"]["status"] == "ACTIVE", text(got)
+    # the compact view: a line per feature, its status first ("ACTIVE v1.7.0")
+    assert not got.is_error and str(got.structured_content["kuberay_operator"]).startswith("ACTIVE"), text(got)
     assert not updated.is_error and updated.structured_content["changed"] is False, text(updated)
 
     # Disable, planned: the Deployment and RBAC go, the CRDs stay; the dry run writes nothing.
