@@ -39,15 +39,21 @@ def submit_job(cluster: ClusterPath, body: training.JobSubmit, region: RegionOpt
     return respond(jobs.submit_job(services(), cluster, region, body, actor(p), idempotency_key, dry_run))
 
 
+# The query of both job lists (one cluster's, across clusters)
+JobStatusQuery = Annotated[Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed"] | None,
+                           Query(description="Only jobs in this status")]
+LimitQuery = Annotated[int, Query(ge=1, le=100, description="Page size")]
+NextTokenQuery = Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")]
+
+
 @router.get("/v1/clusters/<cluster>/jobs", summary="Training jobs PodStart submitted, newest first",
             tags=["jobs"], responses=_ok(training.JobList))
 def list_jobs(
     cluster: ClusterPath,
     region: RegionOpt = None,
-    status: Annotated[Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed"] | None,
-                      Query(description="Only jobs in this status")] = None,
-    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
-    next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
+    status: JobStatusQuery = None,
+    limit: LimitQuery = 50,
+    next_token: NextTokenQuery = None,
 ) -> Response[str]:
     principal(router)
     return model_response(jobs.jobs_page(services(), cluster, region, status, limit, next_token))
@@ -60,10 +66,9 @@ def list_all_jobs(
     cluster: Annotated[str | None, Query(description="Only this cluster", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
     = None,
     region: RegionOpt = None,
-    status: Annotated[Literal["Pending", "Running", "Restarting", "Hanging", "Succeeded", "Failed"] | None,
-                      Query(description="Only jobs in this status")] = None,
-    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
-    next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
+    status: JobStatusQuery = None,
+    limit: LimitQuery = 50,
+    next_token: NextTokenQuery = None,
 ) -> Response[str]:
     principal(router)
     return model_response(everywhere.all_jobs(services(), cluster, region, status, limit, next_token))
