@@ -79,6 +79,8 @@ _SKIPPED_DIRS = {"__pycache__", "tests", "test", ".mypy_cache", ".pytest_cache",
 # list of every file it installed, most of which a bundle leaves out).
 _SKIPPED_SUFFIXES = (".pyc", ".pyo", ".pyi", ".c", ".h", ".cpp", ".pyx", ".pxd", ".dist-info/RECORD")
 _HASH_FILE = ".podstart-bundle-hash"
+# The Lambda runtime's interpreter (infra.functions.RUNTIME): the libraries' bytecode-only modules load only there.
+RUNTIME_CACHE_TAG = "cpython-311"
 _BUNDLER_SOURCES = (Path(__file__), Path(import_graph.__file__))
 
 
@@ -291,6 +293,8 @@ def build_bundle(spec: BundleSpec, *, force: bool = False) -> Path:
     hash_file = target / _HASH_FILE
     if not force and hash_file.is_file() and hash_file.read_text() == wanted:
         return target
+    if sys.implementation.cache_tag != RUNTIME_CACHE_TAG:  # its bytecode (and wheels) would not load on Lambda
+        raise RuntimeError(f"Lambda bundles are built by CPython 3.11 (the functions' runtime), not {sys.version}")
 
     # Per-process staging: two synths at once (parallel test workers, a watcher) never share a folder.
     staging = target.with_name(f".{spec.name}.{os.getpid()}.tmp")
