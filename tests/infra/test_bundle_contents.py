@@ -1,8 +1,8 @@
 """Each Lambda bundle holds what its entry imports, and nothing it cannot run without.
 
 Contents: a bundle carries no distribution its entry never imports (the API no Kubernetes client, the steps function
-no MCP SDK, no bundle a test or type-stub package), botocore's models only for the services its code names, and
-stays within half of the size it had when each bundle shipped whole distributions.
+no MCP SDK, no bundle a test or type-stub package), botocore's models only for the services its code makes clients
+for, and stays within half of the size it had when each bundle shipped whole distributions.
 
 Smoke: each built bundle's entry is imported in a fresh interpreter that sees only that bundle and the standard
 library (`python -S`, PYTHONPATH=<bundle>), as Lambda would run it, and serves a request: a handler call that signs
@@ -33,7 +33,14 @@ NEVER_SHIPPED = ("moto", "pytest", "_pytest", "boto3-stubs", "botocore-stubs", "
 
 
 def _top_levels(bundle: Path) -> set[str]:
-    return {p.name.split(".")[0] if p.is_file() else p.name for p in bundle.iterdir()}
+    """The bundle's top-level packages and modules, and the distributions whose metadata it carries."""
+    names = set()
+    for p in bundle.iterdir():
+        if p.name.endswith(".dist-info"):
+            names.add(p.name.split("-")[0])
+        else:
+            names.add(p.name.split(".")[0] if p.is_file() else p.name)
+    return names
 
 
 @pytest.fixture(scope="module")
