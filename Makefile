@@ -69,12 +69,15 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 # nearly halve the wall time on CI's 2 cores. `make test PYTEST_PAR=` runs everything in one process. Each run
 # ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
+# The e2e suite (three workers, a sandbox each: they mostly wait on its clock) and the browser suite run side by
+# side (tests/suites.py prefixes each one's lines and fails if either fails): together they fill both cores.
+E2E_PAR ?= -n 3 --dist loadgroup
 
 test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
 	$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra
-	$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/e2e
 	cd web && npm run typecheck && npm test
-	cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e
+	$(PY) -m tests.suites "e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
+		"browser=cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e"
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
 	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py tests/functional/test_node_actions.py

@@ -23,3 +23,25 @@ def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
             return "tests/infra" if path.startswith("tests/infra/") else path
 
     return ByFile(config, log)
+
+
+# The e2e files that take longest (the 20 slowest tests `make test` prints): dealt out first, so no worker is left
+# alone with one of them at the end of the run while the others idle.
+LONGEST_FIRST = (
+    "tests/e2e/test_fuzz_api.py",
+    "tests/e2e/test_mcp_agent_script.py",
+    "tests/e2e/test_mcp_sandbox.py",
+    "tests/e2e/test_specs.py",
+    "tests/e2e/test_cli.py",
+    "tests/e2e/test_agent_journeys_parts.py",
+    "tests/e2e/test_hardening.py",
+    "tests/e2e/test_cli_fidelity.py",
+    "tests/e2e/test_health_checks.py",
+    "tests/e2e/test_plan_vs_run.py",
+)
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    # sorted() is stable: within a file, and among files not listed, the collection order stays.
+    items[:] = sorted(items, key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

@@ -14,6 +14,17 @@ __all__ = ["FIELD_MANAGER", "KubeCluster", "_ca_file", "eks_token"]
 FIELD_MANAGER = "podstart"
 
 
+def _discovery_cache_file(host: str) -> str:
+    """The dynamic client's discovery cache, private to this process (the client's default file in /tmp is shared by
+    every process talking to the same host: another process's stale answer would be taken as this server's)."""
+    import hashlib
+    import os
+    import tempfile
+
+    digest = hashlib.sha256(host.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"podstart-kube-discovery-{os.getpid()}-{digest}.json")
+
+
 @dataclass
 class KubeCluster:
     """A connection to one EKS cluster's Kubernetes API."""
@@ -43,7 +54,7 @@ class KubeCluster:
     def _resource(self, api_version: str, kind: str) -> Any:
         from kubernetes import dynamic
 
-        dyn = dynamic.DynamicClient(self.api)
+        dyn = dynamic.DynamicClient(self.api, cache_file=_discovery_cache_file(self.api.configuration.host))
         return dyn.resources.get(api_version=api_version, kind=kind)
 
     def apply(self, manifest: dict[str, Any], dry_run: bool = False) -> dict[str, Any]:
@@ -130,11 +141,18 @@ class KubeCluster:
         return None
 
     def has_kind(self, api_version: str, kind: str) -> bool:
-        """True when the API server serves the kind (its CRD is installed)."""
-        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+        """True when the API server serves the kind now (its CRD is installed): asked of the server's discovery for
+        that group/version, never answered from the discovery cache (which only learns of a kind that appeared, not
+        of one that went: a CRD removed since, or a cluster made again behind the same endpoint)."""
+        from kubernetes import client as k8s
+        from kubernetes.client.exceptions import ApiException
 
+        group, _, version = api_version.rpartition("/")
         try:
-            self._resource(api_version, kind)
-        except ResourceNotFoundError:
-            return False
-        return True
+            found = (k8s.CustomObjectsApi(self.api).get_api_resources(group, version) if group
+                     else k8s.CoreV1Api(self.api).get_api_resources())
+        except ApiException as e:
+            if e.status == 404:
+                return False
+            raise
+        return any(r.kind == kind and "/" not in r.name for r in found.resources or [])

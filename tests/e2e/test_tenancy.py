@@ -348,8 +348,10 @@ def test_one_user_holds_at_most_two_long_polls_the_third_answers_at_once(api: An
     assert all(resp.status_code == 200 and resp.json()["id"] == op_id for _, resp in answers)
     quick = [(took, resp) for took, resp in answers if "Retry-After" in resp.headers]
     waited = [took for took, resp in answers if "Retry-After" not in resp.headers]
-    assert len(quick) == 1 and quick[0][0] < 2 and int(quick[0][1].headers["Retry-After"]) > 0, answers
+    assert len(quick) == 1 and int(quick[0][1].headers["Retry-After"]) > 0, answers
     assert len(waited) == 3 and min(waited) >= 2.5, waited
+    # answered at once: before any long poll ended (a bound in seconds would measure the machine's load instead)
+    assert quick[0][0] < min(waited), answers
     # the shares come back once the polls end
     assert "Retry-After" not in viewer.get(f"/v1/operations/{op_id}", params={"wait": 1}).headers
 

@@ -529,3 +529,31 @@ def test_delete_collection_and_namespace_cascade(api: client.ApiClient, namespac
     with pytest.raises(ApiException) as gone:
         v1.read_namespace(namespace)
     assert gone.value.status == 404
+
+
+def test_the_adapter_sees_a_crd_go_and_come_back_whatever_a_discovery_cache_says(server: KubeApiServer) -> None:
+    """A job's operator step asks `has_kind` before it submits: a stale discovery answer (the kubernetes client's
+    default cache file in /tmp is shared by every process talking to the same endpoint) once let a submit skip the
+    operator and fail its dry run with a 404."""
+    from functions.adapters.kube import KubeCluster
+
+    server.add_cluster("crd-cache")
+    api = _api(server.clusters()["crd-cache"])
+    adapter = KubeCluster(api=api)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crd = yaml.load(RAYCLUSTER_CRD.read_text(), Loader=loader)
+    ext = client.ApiextensionsV1Api(api)
+    assert not adapter.has_kind("ray.io/v1", "RayCluster")
+    ext.create_custom_resource_definition(crd)
+    # Given another process's discovery cache, written while the CRD was served
+    DynamicClient(_api(server.clusters()["crd-cache"])).resources.get(api_version="ray.io/v1", kind="RayCluster")
+    assert adapter.has_kind("ray.io/v1", "RayCluster")
+    assert adapter.list("ray.io/v1", "RayCluster", "default") == []
+    # When the CRD goes, the adapter says so at once; when it comes back, it serves it again
+    ext.delete_custom_resource_definition("rayclusters.ray.io")
+    assert not adapter.has_kind("ray.io/v1", "RayCluster")
+    assert not KubeCluster(api=_api(server.clusters()["crd-cache"])).has_kind("ray.io/v1", "RayCluster")
+    assert not adapter.has_kind("ray.io/v1", "NoSuchKind")
+    ext.create_custom_resource_definition(crd)
+    assert adapter.has_kind("ray.io/v1", "RayCluster")
+    server.remove_cluster("crd-cache")
