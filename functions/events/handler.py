@@ -22,7 +22,8 @@ def projector() -> Projector:
     return Projector(repo=DynamoOperationRepository(s.operations_table),
                      publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table),
                      workflows=WORKFLOWS, runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
-                     describe_hyperpod=_describe_hyperpod, discover=_discover)
+                     describe_hyperpod=_describe_hyperpod, discover=_discover,
+                     resume=StepFunctionsRunner().resume)
 
 
 # The AWS reads load with the first event that needs them (the catalog behind them is most of a cold start).

@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
+from functions.adapters.workflows import StepFunctionsRunner
 from functions.observability import logger, tracer
 from functions.settings import steps_settings
 from functions.steps.engine import Engine
@@ -19,7 +20,8 @@ from functions.workflows.registry import WORKFLOWS
 def engine() -> Engine:
     s = steps_settings()
     return Engine(repo=DynamoOperationRepository(s.operations_table), publisher=EventBridgePublisher(s.event_bus_name),
-                  settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS)
+                  settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS,
+                  resume=StepFunctionsRunner().resume)
 
 
 @logger.inject_lambda_context(clear_state=True)
