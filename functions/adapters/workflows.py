@@ -12,9 +12,6 @@ from functions.adapters import aws
 from functions.domain.operations import Operation
 
 
-STALE_TOKEN = ("InvalidToken", "TaskTimedOut", "TaskDoesNotExist")
-
-
 def execution_name(op: Operation) -> str:
     return f"{op.id}-{op.attempt}"
 
@@ -60,15 +57,3 @@ class StepFunctionsRunner:
     def stop(self, execution_arn: str, cause: str) -> None:
         sfn: Any = aws.client("stepfunctions", self.region)
         sfn.stop_execution(executionArn=execution_arn, error="OperationCancelled", cause=cause)
-
-    def resume(self, token: str) -> bool:
-        """End a task-token wait (SendTaskSuccess). False when the token is no longer waited on (the wait timed out
-        into its poll, the execution ended, it was already resumed): resuming twice is harmless."""
-        sfn: Any = aws.client("stepfunctions", self.region)
-        try:
-            sfn.send_task_success(taskToken=token, output=json.dumps({"woken": True}))
-        except ClientError as err:
-            if err.response.get("Error", {}).get("Code") in STALE_TOKEN:
-                return False
-            raise
-        return True

@@ -1,10 +1,10 @@
 """The Amazon States Language definition every operation kind follows.
 
-Each step is a Task (record phase -> ensure/watch), a Choice (done, wait or await?), a Wait (backoff
-chosen by the step) and an await Task: a wait an AWS event ends (a HyperPod cluster's state change, a child
-operation's execution ending) resumes by a task token the events function sends, its TimeoutSeconds (chosen by
-the step) the slow poll that looks anyway when no event comes. Transient errors are retried with backoff; anything else is caught, recorded
-as the operation's failure at its current step, and ends the execution. The files in
+Each step is a Task (record phase -> ensure/watch), a Choice (done, wait or await?), a Wait (backoff chosen by
+the step) and an await Task: a wait an AWS event ends (a HyperPod cluster's state change, a child operation's
+execution ending) resumes by a task token the events function sends, its TimeoutSeconds (chosen by the step)
+the slow poll that looks anyway when no event comes. Transient errors are retried with backoff; anything else is
+caught, recorded as the operation's failure at its current step, and ends the execution. The files in
 statemachines/ are generated from this and checked against it by a test.
 """
 

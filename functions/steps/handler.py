@@ -7,9 +7,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.adapters import task_tokens
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
-from functions.adapters.workflows import StepFunctionsRunner
 from functions.observability import logger, tracer
 from functions.settings import steps_settings
 from functions.steps.engine import Engine
@@ -21,7 +21,7 @@ def engine() -> Engine:
     s = steps_settings()
     return Engine(repo=DynamoOperationRepository(s.operations_table), publisher=EventBridgePublisher(s.event_bus_name),
                   settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS,
-                  resume=StepFunctionsRunner().resume)
+                  resume=task_tokens.resume)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -9,8 +9,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.domain import iam as iamdoc
-from functions.domain.errors import PermanentStepError
 from functions.domain import wakes
+from functions.domain.errors import PermanentStepError
 from functions.domain.workflow import Outcome, Wait, WakeOn
 from functions.workflows import aws_ensure as ens
 from functions.workflows.context import StepContext
