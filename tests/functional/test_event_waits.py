@@ -104,7 +104,7 @@ def test_an_event_that_came_before_the_token_was_recorded_resumes_the_wait_at_on
 
 
 def test_a_stale_token_is_forgotten_and_the_poll_carries_on() -> None:
-    w, e, sm, tokens, op_id = setup()
+    w, e, _sm, tokens, op_id = setup()
     answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
     e.handle({"action": "await", "operation_id": op_id, "awaiting": "hyperpod_cluster", "wake": answer["wake"],
               "token": "t-timed-out"})  # its wait timed out into the poll before the event came
