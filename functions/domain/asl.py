@@ -39,7 +39,7 @@ def _await(step: str) -> dict[str, Any]:
     is the slow poll (the step looks again)."""
     return {
         "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",  # partition: rewritten by infra, as above
         "Parameters": {"FunctionName": STEPS_ARN, "Payload": {
             "action": "await", "awaiting": step, "operation_id.$": "$.operation_id", "wake.$": "$.result.wake",
             "token.$": "$$.Task.Token"}},
