@@ -64,7 +64,9 @@ def definition(kind: str, steps: tuple[str, ...], timeout_seconds: int | None = 
     }
     for i, step in enumerate(steps):
         nxt = steps[i + 1] if i + 1 < len(steps) else "Finish"
-        states[step] = _caught({**_invoke({"action": "run", "step": step, **op}), "Next": f"{step}?"})
+        # "wakes": this definition has the step's await state (an execution started before it had none: the
+        # steps function then polls instead of answering AWAIT)
+        states[step] = _caught({**_invoke({"action": "run", "step": step, **op, "wakes": True}), "Next": f"{step}?"})
         states[f"{step}?"] = {
             "Type": "Choice",
             "Choices": [{"Variable": "$.result.status", "StringEquals": "WAIT", "Next": f"{step}~wait"},

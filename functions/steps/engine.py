@@ -113,7 +113,7 @@ class Engine:
             self._service().record(op, begun)
             return reply("DONE")
         if action == "run":
-            return self._run(op, event["step"])
+            return self._run(op, event["step"], can_await=bool(event.get("wakes")))
         if action == "await":
             return self._await(op, str(event["awaiting"]), WakeOn.model_validate(event["wake"]), str(event["token"]))
         if action == "finish":
@@ -134,7 +134,7 @@ class Engine:
             except Exception:
                 logger.exception("status hook failed", kind=op.kind)
 
-    def _run(self, op: Operation, name: str) -> dict[str, Any]:
+    def _run(self, op: Operation, name: str, can_await: bool = False) -> dict[str, Any]:
         svc = self._service()
         if name not in {s.name for s in op.steps}:
             return reply("DONE")  # a step this operation does not need (features.update)
@@ -172,7 +172,7 @@ class Engine:
         if isinstance(outcome, Wait):
             scale = self.settings.time_scale
             svc.record(op, ops.step_progress(op, name, outcome.message, {**ctx.made, **outcome.outputs}))
-            if outcome.wake_on is not None:
+            if outcome.wake_on is not None and can_await:
                 return reply("AWAIT", event_wait(step.polls, outcome.expected_seconds, scale), outcome.wake_on)
             if outcome.from_start:
                 return reply("WAIT", known_end_wait(step.polls, outcome.expected_seconds, scale))

@@ -75,7 +75,7 @@ def state_change(status: str) -> dict[str, Any]:
 
 def test_a_hyperpod_wait_is_ended_by_the_clusters_state_change_not_by_polling() -> None:
     w, e, sm, tokens, op_id = setup()
-    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
+    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
     assert answer["status"] == "AWAIT" and answer["wake"] == {"kind": "hyperpod", "resource": "us-west-2/demo",
                                                               "status": "Creating"}
     assert answer["wait_seconds"] == 1200 + SAFETY_POLL_SECONDS  # the slow poll: after the expected 20 min
@@ -89,12 +89,13 @@ def test_a_hyperpod_wait_is_ended_by_the_clusters_state_change_not_by_polling() 
     assert p.project(state_change("InService")).endswith("resumed 1") and tokens.resumed == ["t1"]
     assert w.state.query(wakes.key("hyperpod", "us-west-2/demo")) == []  # resumed once, then forgotten
     assert p.project(state_change("InService")) == "ignored"  # a repeated event resumes nothing
-    assert e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})["status"] == "DONE"
+    done = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
+    assert done["status"] == "DONE"
 
 
 def test_an_event_that_came_before_the_token_was_recorded_resumes_the_wait_at_once() -> None:
     w, e, sm, tokens, op_id = setup()
-    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
+    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
     sm.status = "InService"  # ... and its event already went by, with nobody waiting
     assert projector(w, tokens).project(state_change("InService")) == "ignored"
     tokens.waiting.add("t1")
@@ -105,13 +106,19 @@ def test_an_event_that_came_before_the_token_was_recorded_resumes_the_wait_at_on
 
 def test_a_stale_token_is_forgotten_and_the_poll_carries_on() -> None:
     w, e, _sm, tokens, op_id = setup()
-    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
+    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
     e.handle({"action": "await", "operation_id": op_id, "awaiting": "hyperpod_cluster", "wake": answer["wake"],
               "token": "t-timed-out"})  # its wait timed out into the poll before the event came
     assert projector(w, tokens).project(state_change("InService")) == "ignored"
     assert tokens.resumed == [] and w.state.query(wakes.key("hyperpod", "us-west-2/demo")) == []
-    again = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
+    again = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
     assert again["status"] == "AWAIT" and again["wait_seconds"] == SAFETY_POLL_SECONDS  # later polls: every 5 min
+
+
+def test_an_execution_of_a_definition_without_await_states_polls_as_before() -> None:
+    _w, e, _sm, _tokens, op_id = setup()  # started before the upgrade: its run Tasks do not say "wakes"
+    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster"})
+    assert answer["status"] == "WAIT" and answer["wake"] is None
 
 
 def test_a_child_operations_end_resumes_its_parent_only_when_its_execution_ends() -> None:
