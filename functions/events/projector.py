@@ -85,10 +85,12 @@ class Projector:
         return f"; resumed {resumed}" if resumed else ""
 
     def _wake_watchers(self, region: str, detail: dict[str, Any]) -> str:
-        name, status = detail.get("ClusterName"), detail.get("ClusterStatus")
-        if not name or not status or not region:
+        name = detail.get("ClusterName")
+        if not name or not region:
             return ""
-        return self._wake(wakes.HYPERPOD, wakes.hyperpod_resource(region, str(name)), str(status))
+        # a state change that does not say the status wakes every watcher (each looks, and waits again if it must)
+        return self._wake(wakes.HYPERPOD, wakes.hyperpod_resource(region, str(name)), str(detail.get("ClusterStatus")
+                                                                                         or ""))
 
     def _wake_parents(self, detail: dict[str, Any]) -> str:
         status = str(detail.get("status") or "")
