@@ -26,7 +26,7 @@ def _invoke(payload: dict[str, Any]) -> dict[str, Any]:
         "Resource": "arn:aws:states:::lambda:invoke",  # partition: infra deploys it in the stack's
         "Parameters": {"FunctionName": STEPS_ARN, "Payload": payload},
         "ResultSelector": {"status.$": "$.Payload.status", "wait_seconds.$": "$.Payload.wait_seconds",
-                           "wake.$": "$.Payload.wake"},
+                           "wake.$": "$.Payload.wake", "next.$": "$.Payload.next"},
         "ResultPath": "$.result",
         "Retry": [{"ErrorEquals": TRANSIENT_ERRORS, "IntervalSeconds": 1, "BackoffRate": 2.0,
                    "MaxAttempts": 5}],
@@ -70,7 +70,11 @@ def definition(kind: str, steps: tuple[str, ...], timeout_seconds: int | None = 
         states[f"{step}?"] = {
             "Type": "Choice",
             "Choices": [{"Variable": "$.result.status", "StringEquals": "WAIT", "Next": f"{step}~wait"},
-                        {"Variable": "$.result.status", "StringEquals": "AWAIT", "Next": f"{step}~event"}],
+                        {"Variable": "$.result.status", "StringEquals": "AWAIT", "Next": f"{step}~event"},
+                        # done: straight to the next step this operation needs (`next`), past the ones it does not
+                        # (a features.update lists only the features its PATCH changes)
+                        *({"Variable": "$.result.next", "StringEquals": later, "Next": later}
+                          for later in [*steps[i + 2:], "Finish"][: max(0, len(steps) - i - 1)])],
             "Default": nxt,
         }
         states[f"{step}~wait"] = {"Type": "Wait", "SecondsPath": "$.result.wait_seconds", "Next": step}

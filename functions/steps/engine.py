@@ -18,7 +18,7 @@ from functions.adapters import aws
 from functions.domain import operations as ops
 from functions.domain import wakes
 from functions.domain.errors import OperationCancelled, PermanentStepError, StepError, TransientStepError
-from functions.domain.kinds import step_budget
+from functions.domain.kinds import KINDS, step_budget
 from functions.domain.operations import ErrorInfo, Operation, OperationStatus
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore
 from functions.domain.service import OperationService
@@ -62,11 +62,19 @@ def classify(exc: Exception) -> StepError:
 MIN_BUDGET_S = 120.0  # a compressed sandbox budget never drops below two real minutes
 
 
-def reply(status: str, wait_seconds: int = 0, wake: WakeOn | None = None) -> dict[str, Any]:
+def reply(status: str, wait_seconds: int = 0, wake: WakeOn | None = None, next_step: str = "") -> dict[str, Any]:
     """What a Task gets back: DONE, WAIT (a Wait state of wait_seconds) or AWAIT (a task-token wait for `wake`,
-    looking again after wait_seconds at the latest)."""
+    looking again after wait_seconds at the latest); `next`: after a DONE, the next step the operation needs."""
     return {"status": status, "wait_seconds": wait_seconds,
-            "wake": wake.model_dump(mode="json") if wake is not None else None}
+            "wake": wake.model_dump(mode="json") if wake is not None else None, "next": next_step}
+
+
+def next_needed(op: Operation, name: str) -> str:
+    """The first step after `name`, in its kind's order, that the operation lists ("Finish" when none is)."""
+    order = KINDS.get(op.kind) or tuple(s.name for s in op.steps)
+    listed = {s.name for s in op.steps}
+    later = order[order.index(name) + 1:] if name in order else ()
+    return next((s for s in later if s in listed), "Finish")
 
 
 def seconds_since(ts: str | None) -> float:
@@ -113,7 +121,8 @@ class Engine:
             self._service().record(op, begun)
             return reply("DONE")
         if action == "run":
-            return self._run(op, event["step"], can_await=bool(event.get("wakes")))
+            answer = self._run(op, event["step"], can_await=bool(event.get("wakes")))
+            return {**answer, "next": next_needed(op, event["step"])} if answer["status"] == "DONE" else answer
         if action == "await":
             return self._await(op, str(event["awaiting"]), WakeOn.model_validate(event["wake"]), str(event["token"]))
         if action == "finish":
