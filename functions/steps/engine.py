@@ -196,8 +196,15 @@ class Engine:
     def _await(self, op: Operation, name: str, wake: WakeOn, token: str) -> dict[str, Any]:
         """Record the task token where the events function finds it, then look once: a resource that already
         moved (its event came before the token was recorded) resumes the wait at once."""
-        waiter = wakes.register(self.state, wake, op.id, name, token)
-        now = self._status_of(wake)
+        try:
+            waiter = wakes.register(self.state, wake, op.id, name, token)
+        except Exception as exc:
+            raise classify(exc) from exc  # a throttle is retried by the state's Retry
+        try:
+            now = self._status_of(wake)
+        except Exception:  # the look is an optimisation: the event, or the slow poll, still ends the wait
+            logger.warning("could not look at the waited-on resource", step=name, resource=wake.resource)
+            now = None
         if now is not None and now != wake.status and self.resume is not None:
             logger.info("resumed at once", step=name, resource=wake.resource, status=now)
             if self.resume(token):

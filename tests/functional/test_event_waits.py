@@ -153,3 +153,19 @@ def test_waits_for_a_known_end_look_near_it_and_event_waits_poll_slowly() -> Non
     assert [known_end_wait(n, -5, 1) for n in (1, 2, 3, 4)] == [10, 20, 30, 30]  # late: back off as before
     assert event_wait(0, 1200, 1) == 1500 and event_wait(1, 1200, 1) == 300 and event_wait(3, None, 600) == 1
     assert Wait(message="m").wake_on is None  # polling stays the default
+
+
+def test_a_failing_look_at_the_resource_leaves_the_wait_to_the_event_or_the_poll() -> None:
+    w, e, sm, tokens, op_id = setup()
+    answer = e.handle({"action": "run", "operation_id": op_id, "step": "hyperpod_cluster", "wakes": True})
+
+    def throttled(ClusterName: str) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "DescribeCluster")
+
+    sm.describe_cluster = throttled  # type: ignore[method-assign]
+    tokens.waiting.add("t1")
+    assert e.handle({"action": "await", "operation_id": op_id, "awaiting": "hyperpod_cluster",
+                     "wake": answer["wake"], "token": "t1"})["status"] == "AWAITING"
+    assert tokens.resumed == [] and len(w.state.query(wakes.key("hyperpod", "us-west-2/demo"))) == 1
