@@ -427,8 +427,9 @@ class FunctionsConstruct(Construct):
         )
 
     def allow_workflows(self, workflows: Mapping[str, sfn.StateMachine]) -> None:
-        """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights) and the events
-        function the right to look an execution up by its derived name (the sweep of orphan operations)."""
+        """Give the api function its workflows (env WORKFLOW_ARNS, start and stop rights), the events function the
+        right to look an execution up by its derived name (the sweep of orphan operations), and the events and
+        steps functions the right to end a task-token wait (functions.domain.wakes)."""
         arns = {kind: sm.state_machine_arn for kind, sm in workflows.items()}
         self.api.add_environment("WORKFLOW_ARNS", cdk.Stack.of(self).to_json_string(arns))
         self.events.add_environment("WORKFLOW_ARNS", cdk.Stack.of(self).to_json_string(arns))
@@ -442,6 +443,16 @@ class FunctionsConstruct(Construct):
             reason="The sweep looks up the execution an orphan operation may have started (name derived from "
             "the operation id, not known at deploy time); read-only.",
         )
+        for name in ("events", "steps"):
+            grant(
+                self.roles[name],
+                sid="ResumeWorkflowWaits",
+                actions=["states:SendTaskSuccess"],
+                resources=["*"],
+                reason="Ends a workflow's task-token wait when the AWS event it waits for comes (events function) or "
+                "had already come when the wait began (steps function). SendTaskSuccess supports no resource-level "
+                "permissions (the task token names the execution); this one action only, never SendTaskFailure.",
+            )
         role = self.roles["api"]
         grant(
             role,

@@ -1,8 +1,10 @@
 """The Amazon States Language definition every operation kind follows.
 
-Each step is a Task (record phase -> ensure/watch), a Choice (done or wait?) and a Wait (backoff
-chosen by the step). Transient errors are retried with backoff; anything else is caught, recorded
-as the operation's failure at its current step, and ends the execution. The files in
+Each step is a Task (record phase -> ensure/watch), a Choice (done, wait or await?), a Wait (backoff chosen by
+the step) and an await Task: a wait an AWS event ends (a HyperPod cluster's state change, a child operation's
+execution ending) resumes by a task token the events function sends, its TimeoutSeconds (chosen by the step)
+the slow poll that looks anyway when no event comes. Transient errors are retried with backoff; anything else is
+caught, recorded as the operation's failure at its current step, and ends the execution. The files in
 statemachines/ are generated from this and checked against it by a test.
 """
 
@@ -23,10 +25,30 @@ def _invoke(payload: dict[str, Any]) -> dict[str, Any]:
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke",  # partition: infra deploys it in the stack's
         "Parameters": {"FunctionName": STEPS_ARN, "Payload": payload},
-        "ResultSelector": {"status.$": "$.Payload.status", "wait_seconds.$": "$.Payload.wait_seconds"},
+        "ResultSelector": {"status.$": "$.Payload.status", "wait_seconds.$": "$.Payload.wait_seconds",
+                           "wake.$": "$.Payload.wake", "next.$": "$.Payload.next"},
         "ResultPath": "$.result",
         "Retry": [{"ErrorEquals": TRANSIENT_ERRORS, "IntervalSeconds": 1, "BackoffRate": 2.0,
                    "MaxAttempts": 5}],
+    }
+
+
+def _await(step: str) -> dict[str, Any]:
+    """Wait for the event the step named (its `wake`): the steps function records this task's token where the
+    events function finds it by resource, and sends it itself when the resource already moved; States.Timeout
+    is the slow poll (the step looks again)."""
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",  # partition: rewritten by infra, as above
+        "Parameters": {"FunctionName": STEPS_ARN, "Payload": {
+            "action": "await", "awaiting": step, "operation_id.$": "$.operation_id", "wake.$": "$.result.wake",
+            "token.$": "$$.Task.Token"}},
+        "TimeoutSecondsPath": "$.result.wait_seconds",
+        "ResultPath": None,
+        "Retry": [{"ErrorEquals": TRANSIENT_ERRORS, "IntervalSeconds": 1, "BackoffRate": 2.0, "MaxAttempts": 5}],
+        "Catch": [{"ErrorEquals": ["States.Timeout"], "ResultPath": "$.result", "Next": step},
+                  {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "RecordFailure"}],
+        "Next": step,
     }
 
 
@@ -42,13 +64,21 @@ def definition(kind: str, steps: tuple[str, ...], timeout_seconds: int | None = 
     }
     for i, step in enumerate(steps):
         nxt = steps[i + 1] if i + 1 < len(steps) else "Finish"
-        states[step] = _caught({**_invoke({"action": "run", "step": step, **op}), "Next": f"{step}?"})
+        # "wakes": this definition has the step's await state (an execution started before it had none: the
+        # steps function then polls instead of answering AWAIT)
+        states[step] = _caught({**_invoke({"action": "run", "step": step, **op, "wakes": True}), "Next": f"{step}?"})
         states[f"{step}?"] = {
             "Type": "Choice",
-            "Choices": [{"Variable": "$.result.status", "StringEquals": "WAIT", "Next": f"{step}~wait"}],
+            "Choices": [{"Variable": "$.result.status", "StringEquals": "WAIT", "Next": f"{step}~wait"},
+                        {"Variable": "$.result.status", "StringEquals": "AWAIT", "Next": f"{step}~event"},
+                        # done: straight to the next step this operation needs (`next`), past the ones it does not
+                        # (a features.update lists only the features its PATCH changes)
+                        *({"Variable": "$.result.next", "StringEquals": later, "Next": later}
+                          for later in [*steps[i + 2:], "Finish"][: max(0, len(steps) - i - 1)])],
             "Default": nxt,
         }
         states[f"{step}~wait"] = {"Type": "Wait", "SecondsPath": "$.result.wait_seconds", "Next": step}
+        states[f"{step}~event"] = _await(step)
     states["Finish"] = _caught({**_invoke({"action": "finish", **op}), "End": True})
     states["RecordFailure"] = {
         **_invoke({"action": "fail", **op, "error.$": "$.error"}),

@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.adapters import task_tokens
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.adapters.workflows import StepFunctionsRunner
@@ -22,7 +23,8 @@ def projector() -> Projector:
     return Projector(repo=DynamoOperationRepository(s.operations_table),
                      publisher=EventBridgePublisher(s.event_bus_name), state=DynamoStateStore(s.state_table),
                      workflows=WORKFLOWS, runner=StepFunctionsRunner(arns=dict(s.workflow_arns)),
-                     describe_hyperpod=_describe_hyperpod, discover=_discover)
+                     describe_hyperpod=_describe_hyperpod, discover=_discover,
+                     resume=task_tokens.resume)
 
 
 # The AWS reads load with the first event that needs them (the catalog behind them is most of a cold start).

@@ -4,6 +4,8 @@
   still shows as FAILED on its operation.
 - HyperPod state changes and cluster events keep each cluster record's last-known status and group
   counts current (one DescribeCluster per event, never one per cluster per list).
+- A workflow waiting for one of these events (functions.domain.wakes) resumes: a HyperPod cluster's state change
+  ends its watchers' waits, an execution's end its parent spec.apply's.
 - The scheduled sweep fails operations the API stored but never started (and frees their targets).
 - The scheduled discovery (its own rule; `detail.podstart == "discover"`) scans every HyperPod region for
   clusters PodStart does not track (functions.logic.discovery), so the clusters list need not.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.domain import operations as ops
+from functions.domain import wakes
 from functions.domain.cluster_record import ClusterRecord, ClusterRecords
 from functions.domain.operations import ErrorInfo, now_iso
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore, WorkflowRunner
@@ -41,6 +44,7 @@ class Projector:
     runner: WorkflowRunner
     describe_hyperpod: Callable[[str, str], dict[str, Any] | None]  # (region, name) -> DescribeCluster or None
     discover: Callable[[], str] | None = None  # the scan of every region for untracked clusters; its outcome
+    resume: Callable[[str], bool] | None = None  # SendTaskSuccess(token) -> False when the token is stale
 
     def _service(self) -> OperationService:
         return OperationService(repo=self.repo, publisher=self.publisher, runner=self.runner,
@@ -50,9 +54,11 @@ class Projector:
         detail_type = event.get("detail-type")
         detail = event.get("detail") or {}
         if detail_type == EXECUTION_CHANGE:
-            return self._execution(detail)
+            woke = self._wake_parents(detail)
+            return self._execution(detail) + woke
         if detail_type in (HYPERPOD_STATE, HYPERPOD_EVENT, *HYPERPOD_NODE_HEALTH):
-            return self._hyperpod(str(event.get("region") or ""), detail)
+            woke = self._wake_watchers(str(event.get("region") or ""), detail) if detail_type == HYPERPOD_STATE else ""
+            return self._hyperpod(str(event.get("region") or ""), detail) + woke
         if detail_type == SCHEDULED and event.get("source") == "aws.events":
             if isinstance(detail, dict) and detail.get("podstart") == DISCOVER and self.discover is not None:
                 return self.discover()
@@ -66,6 +72,35 @@ class Projector:
         workflow = self.workflows.get(op.kind)
         if workflow is not None and workflow.on_status is not None:
             workflow.on_status(op, self.state)
+
+    def _wake(self, kind: str, resource: str, status: str) -> str:
+        """Resume every workflow waiting on the resource for another status; '' when none waited."""
+        if self.resume is None:
+            return ""
+        resumed = 0
+        for waiter in wakes.due(self.state, kind, resource, status):
+            if self.resume(waiter.token):
+                resumed += 1
+            wakes.forget(self.state, waiter)  # resumed, or a stale token (its wait already polled)
+        return f"; resumed {resumed}" if resumed else ""
+
+    def _wake_watchers(self, region: str, detail: dict[str, Any]) -> str:
+        name = detail.get("ClusterName")
+        if not name or not region:
+            return ""
+        # a state change that does not say the status wakes every watcher (each looks, and waits again if it must)
+        return self._wake(wakes.HYPERPOD, wakes.hyperpod_resource(region, str(name)), str(detail.get("ClusterStatus")
+                                                                                         or ""))
+
+    def _wake_parents(self, detail: dict[str, Any]) -> str:
+        status = str(detail.get("status") or "")
+        if status not in wakes.TERMINAL_EXECUTION:
+            return ""
+        try:
+            op_id = json.loads(detail.get("input") or "{}").get("operation_id")
+        except ValueError:
+            return ""
+        return self._wake(wakes.OPERATION, str(op_id), status) if op_id else ""
 
     def _execution(self, detail: dict[str, Any]) -> str:
         status = detail.get("status")

@@ -31,7 +31,8 @@ from functions.domain.principal import Principal, Role
 from functions.domain.specs import PHASES, ChildAction, SpecPlan, SpecRequest, SpecUnchanged
 from functions.domain.storage import StorageAdd
 from functions.domain.views import NoChange
-from functions.domain.workflow import Done, Outcome, Wait
+from functions.domain.wakes import OPERATION
+from functions.domain.workflow import Done, Outcome, Wait, WakeOn
 from functions.logic import (
     cluster_create,
     endpoints,
@@ -304,7 +305,8 @@ def run_phase(deps: Deps, op: Operation, phase: str, record: Callable[..., None]
             if child is None:
                 done += 1
                 continue  # the live state already is what the document says
-            return Wait(message=f"{label}: started {child.id}", outputs={out_key: children})
+            return Wait(message=f"{label}: started {child.id}", outputs={out_key: children},
+                        wake_on=WakeOn(kind=OPERATION, resource=child.id, status=child.status.value))
         if entry.get("operation_id") is None:
             done += 1
             continue
@@ -312,7 +314,8 @@ def run_phase(deps: Deps, op: Operation, phase: str, record: Callable[..., None]
         if not child.status.terminal:
             return Wait(message=f"{label}: {child.id} {child.status.value}" + (f" at {child.phase}" if child.phase
                                                                                   else ""),
-                        outputs={out_key: children})
+                        outputs={out_key: children},
+                        wake_on=WakeOn(kind=OPERATION, resource=child.id, status=child.status.value))
         if child.status is OperationStatus.SUCCEEDED:
             done += 1
             continue

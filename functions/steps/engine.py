@@ -1,6 +1,7 @@
 """The step contract, executed: record RUNNING before acting, SUCCEEDED/FAILED after, typed errors.
 
-Called by the state machine for every Task: begin, run (ensure + watch), finish, fail.
+Called by the state machine for every Task: begin, run (ensure + watch), await (an event ends the wait), finish,
+fail.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 
 from functions.adapters import aws
 from functions.domain import operations as ops
+from functions.domain import wakes
 from functions.domain.errors import OperationCancelled, PermanentStepError, StepError, TransientStepError
-from functions.domain.kinds import step_budget
+from functions.domain.kinds import KINDS, step_budget
 from functions.domain.operations import ErrorInfo, Operation, OperationStatus
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore
 from functions.domain.service import OperationService
-from functions.domain.workflow import Done, Skip, Wait, next_wait
+from functions.domain.workflow import Done, Skip, Wait, WakeOn, event_wait, known_end_wait, next_wait
 from functions.observability import logger
 from functions.settings import StepsSettings
 from functions.workflows.context import StepContext, Workflow
@@ -60,6 +62,21 @@ def classify(exc: Exception) -> StepError:
 MIN_BUDGET_S = 120.0  # a compressed sandbox budget never drops below two real minutes
 
 
+def reply(status: str, wait_seconds: int = 0, wake: WakeOn | None = None, next_step: str = "") -> dict[str, Any]:
+    """What a Task gets back: DONE, WAIT (a Wait state of wait_seconds) or AWAIT (a task-token wait for `wake`,
+    looking again after wait_seconds at the latest); `next`: after a DONE, the next step the operation needs."""
+    return {"status": status, "wait_seconds": wait_seconds,
+            "wake": wake.model_dump(mode="json") if wake is not None else None, "next": next_step}
+
+
+def next_needed(op: Operation, name: str) -> str:
+    """The first step after `name`, in its kind's order, that the operation lists ("Finish" when none is)."""
+    order = KINDS.get(op.kind) or tuple(s.name for s in op.steps)
+    listed = {s.name for s in op.steps}
+    later = order[order.index(name) + 1:] if name in order else ()
+    return next((s for s in later if s in listed), "Finish")
+
+
 def seconds_since(ts: str | None) -> float:
     if not ts:
         return 0.0
@@ -78,6 +95,7 @@ class Engine:
     state: StateStore
     workflows: Mapping[str, Workflow]
     clients: Callable[[str, str | None], Any] = aws.client
+    resume: Callable[[str], bool] | None = None  # SendTaskSuccess(token); False when the token is stale
 
     def _service(self) -> OperationService:
         # Only record/publish are used here; the API owns start/retry/cancel.
@@ -101,15 +119,18 @@ class Engine:
             begun = ops.begin(op, event.get("execution"))
             self._hook(begun)
             self._service().record(op, begun)
-            return {"status": "DONE", "wait_seconds": 0}
+            return reply("DONE")
         if action == "run":
-            return self._run(op, event["step"])
+            answer = self._run(op, event["step"], can_await=bool(event.get("wakes")))
+            return {**answer, "next": next_needed(op, event["step"])} if answer["status"] == "DONE" else answer
+        if action == "await":
+            return self._await(op, str(event["awaiting"]), WakeOn.model_validate(event["wake"]), str(event["token"]))
         if action == "finish":
             done = ops.succeed(op, op.outputs())
             self._hook(done)  # records follow before the operation shows as ended
             saved = self._service().record(op, done)
             self.repo.release(saved)
-            return {"status": "DONE", "wait_seconds": 0}
+            return reply("DONE")
         raise PermanentStepError("UnknownAction", f"unknown action {action!r}")
 
     def _hook(self, op: Operation) -> None:
@@ -122,13 +143,13 @@ class Engine:
             except Exception:
                 logger.exception("status hook failed", kind=op.kind)
 
-    def _run(self, op: Operation, name: str) -> dict[str, Any]:
+    def _run(self, op: Operation, name: str, can_await: bool = False) -> dict[str, Any]:
         svc = self._service()
         if name not in {s.name for s in op.steps}:
-            return {"status": "DONE", "wait_seconds": 0}  # a step this operation does not need (features.update)
+            return reply("DONE")  # a step this operation does not need (features.update)
         step = op.step(name)
         if step.status.done:
-            return {"status": "DONE", "wait_seconds": 0}  # a retry skips what already succeeded
+            return reply("DONE")  # a retry skips what already succeeded
         workflow = self.workflows.get(op.kind)
         impl = workflow.steps.get(name) if workflow else None
         if workflow is None or impl is None:
@@ -158,20 +179,57 @@ class Engine:
                                                                      retryable=True)))
             raise err from exc
         if isinstance(outcome, Wait):
-            wait = next_wait(step.polls, outcome.expected_seconds, self.settings.time_scale)
+            scale = self.settings.time_scale
             svc.record(op, ops.step_progress(op, name, outcome.message, {**ctx.made, **outcome.outputs}))
-            return {"status": "WAIT", "wait_seconds": wait}
+            if outcome.wake_on is not None and can_await:
+                return reply("AWAIT", event_wait(step.polls, outcome.expected_seconds, scale), outcome.wake_on)
+            if outcome.from_start:
+                return reply("WAIT", known_end_wait(step.polls, outcome.expected_seconds, scale))
+            return reply("WAIT", next_wait(step.polls, outcome.expected_seconds, scale))
         if isinstance(outcome, Skip):
             svc.record(op, ops.step_skipped(op, name, outcome.message))
-            return {"status": "DONE", "wait_seconds": 0}
+            return reply("DONE")
         assert isinstance(outcome, Done)
         svc.record(op, ops.step_succeeded(op, name, outcome.message, {**ctx.made, **outcome.outputs}))
-        return {"status": "DONE", "wait_seconds": 0}
+        return reply("DONE")
+
+    def _await(self, op: Operation, name: str, wake: WakeOn, token: str) -> dict[str, Any]:
+        """Record the task token where the events function finds it, then look once: a resource that already
+        moved (its event came before the token was recorded) resumes the wait at once."""
+        try:
+            waiter = wakes.register(self.state, wake, op.id, name, token)
+        except Exception as exc:
+            raise classify(exc) from exc  # a throttle is retried by the state's Retry
+        try:
+            now = self._status_of(wake)
+        except Exception:  # the look is an optimisation: the event, or the slow poll, still ends the wait
+            logger.warning("could not look at the waited-on resource", step=name, resource=wake.resource)
+            now = None
+        if now is not None and now != wake.status and self.resume is not None:
+            logger.info("resumed at once", step=name, resource=wake.resource, status=now)
+            if self.resume(token):
+                wakes.forget(self.state, waiter)
+        return reply("AWAITING")
+
+    def _status_of(self, wake: WakeOn) -> str | None:
+        """The waited-on resource's status now ("Gone" when it no longer exists; None: unknown kind)."""
+        if wake.kind == wakes.HYPERPOD:
+            from functions.workflows import hyperpod
+
+            region, _, name = wake.resource.partition("/")
+            cluster = hyperpod.describe(self.clients("sagemaker", region), name)
+            return str(cluster.get("ClusterStatus")) if cluster is not None else "Gone"
+        if wake.kind == wakes.OPERATION:
+            child = self.repo.get(wake.resource)  # only its end ends the wait (not PENDING -> RUNNING)
+            if child is None:
+                return "Gone"
+            return child.status.value if child.status.terminal else wake.status
+        return None
 
     def _fail(self, op: Operation, error: dict[str, Any]) -> dict[str, Any]:
         if op.status.terminal:
             self.repo.release(op)
-            return {"status": "DONE", "wait_seconds": 0}
+            return reply("DONE")
         code = str(error.get("Error") or "StepFailed")
         message = str(error.get("Cause") or code)
         try:
@@ -184,4 +242,4 @@ class Engine:
         self._hook(failed)
         saved = self._service().record(op, failed)
         self.repo.release(saved)
-        return {"status": "DONE", "wait_seconds": 0}
+        return reply("DONE")

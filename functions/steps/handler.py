@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.adapters import task_tokens
 from functions.adapters.publisher import EventBridgePublisher
 from functions.adapters.store import DynamoOperationRepository, DynamoStateStore
 from functions.observability import logger, tracer
@@ -19,7 +20,8 @@ from functions.workflows.registry import WORKFLOWS
 def engine() -> Engine:
     s = steps_settings()
     return Engine(repo=DynamoOperationRepository(s.operations_table), publisher=EventBridgePublisher(s.event_bus_name),
-                  settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS)
+                  settings=s, state=DynamoStateStore(s.state_table), workflows=WORKFLOWS,
+                  resume=task_tokens.resume)
 
 
 @logger.inject_lambda_context(clear_state=True)

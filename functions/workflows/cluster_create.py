@@ -101,8 +101,10 @@ def eks_control_plane(ctx: StepContext) -> Outcome:
     ctx.record(eks_cluster_arn=cluster["arn"])
     status = cluster.get("status")
     if status == "CREATING":
-        remaining = EKS_CREATE_SECONDS - hyperpod.elapsed(cluster.get("createdAt"))
-        return Wait(message="EKS control plane is CREATING (about 10 minutes in AWS)", expected_seconds=remaining)
+        # EKS announces no end: the first look waits until ~10 min after createdAt (AWS time), then backs off
+        remaining = EKS_CREATE_SECONDS - hyperpod.elapsed(cluster.get("createdAt")) * ctx.settings.time_scale
+        return Wait(message="EKS control plane is CREATING (about 10 minutes in AWS)", expected_seconds=remaining,
+                    from_start=True)
     if status != "ACTIVE":
         raise PermanentStepError("EksClusterNotActive", f"EKS cluster {name} is {status}"
                                  + _eks_health(cluster))

@@ -9,8 +9,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.domain import iam as iamdoc
+from functions.domain import wakes
 from functions.domain.errors import PermanentStepError
-from functions.domain.workflow import Outcome, Wait
+from functions.domain.workflow import Outcome, Wait, WakeOn
 from functions.workflows import aws_ensure as ens
 from functions.workflows.context import StepContext
 
@@ -53,12 +54,24 @@ def raise_if_failed(cluster: dict[str, Any]) -> None:
 
 
 def watch(cluster: dict[str, Any], doing: str, since: Any, expected: float = CREATE_SECONDS) -> Outcome | None:
-    """None when InService; a Wait while it moves; an error when it failed."""
+    """None when InService; a Wait while it moves (ended by the cluster's next state change event); an error when
+    it failed."""
     raise_if_failed(cluster)
     status = cluster.get("ClusterStatus")
     if status == "InService":
         return None
-    return Wait(message=f"HyperPod cluster is {status} ({doing})", expected_seconds=expected - elapsed(since))
+    return Wait(message=f"HyperPod cluster is {status} ({doing})", expected_seconds=expected - elapsed(since),
+                wake_on=wake_on(cluster))
+
+
+def wake_on(cluster: dict[str, Any]) -> WakeOn | None:
+    """The cluster's state change events end a wait on it (region from its ARN: events name their region)."""
+    arn, name = str(cluster.get("ClusterArn") or ""), cluster.get("ClusterName")
+    parts = arn.split(":")
+    if len(parts) < 6 or not parts[3] or not name:
+        return None
+    return WakeOn(kind=wakes.HYPERPOD, resource=wakes.hyperpod_resource(parts[3], str(name)),
+                  status=str(cluster.get("ClusterStatus")))
 
 
 def wait_until_updatable(cluster: dict[str, Any]) -> Outcome | None:

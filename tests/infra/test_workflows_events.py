@@ -63,3 +63,27 @@ def test_podstart_bus_exists_and_both_rules_feed_the_events_function(template, s
     for rule in (states, hyperpod):
         assert "EventBusName" not in rule  # AWS service events arrive on the default bus
         assert rule["Targets"][0]["Arn"]["Fn::GetAtt"][0].startswith("FunctionsEvents")
+
+
+def test_only_the_events_and_steps_functions_may_end_a_workflows_task_token_wait(synth):
+    """A wait an AWS event ends (a HyperPod state change, a child execution's end) resumes by SendTaskSuccess: the
+    events function sends it when the event comes, the steps function when the event came before the wait. The
+    action allows no resource-level scope (the token names the execution), so it is granted alone, to those two."""
+    def resume_statements(name: str) -> list[dict]:
+        return [s for s in synth.role_statements(name) if s["Effect"] == "Allow"
+                and any(a.startswith("states:SendTask") for a in _actions(s))]
+
+    for name in ("events", "steps"):
+        [statement] = resume_statements(name)
+        assert _actions(statement) == ["states:SendTaskSuccess"] and statement.get("Condition") is None
+    for name in ("api", "mcp", "live", "follow"):
+        assert resume_statements(name) == [], name
+    machines = synth.of_type("AWS::StepFunctions::StateMachine").values()
+    create = next(json.dumps(m["Properties"]["DefinitionString"]) for m in machines
+                  if "hyperpod_cluster~event" in json.dumps(m["Properties"]["DefinitionString"])
+                  and "eks_control_plane" in json.dumps(m["Properties"]["DefinitionString"]))
+    assert "lambda:invoke.waitForTaskToken" in create and "TimeoutSecondsPath" in create
+
+
+def _actions(statement: dict) -> list[str]:
+    return statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
