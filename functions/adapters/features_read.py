@@ -1,11 +1,13 @@
 """Reads the live state behind the features document: one call per kind of thing, side by side.
 
+A full read (`read`), for a PATCH, a refresh, or a GET whose stored projection is stale:
 AWS: HyperPod DescribeCluster, EKS DescribeCluster (endpoint, OIDC issuer), ListAddons and a
 DescribeAddon per installed add-on, ListPodIdentityAssociations, and the checkpoint role (GetRole,
 GetRolePolicy). Kubernetes (plain HTTPS with an EKS token: the API does not ship the kubernetes
 package): the checkpoint service account, and one list each of NodePools, HyperpodNodeClasses and
 Nodes launched by Karpenter; the KubeRay operator's Deployment, what `ray.io/v1` serves (discovery) and the
-RayJobs (names only).
+RayJobs (names only). The live part of a GET over the stored projection (`read_live`): ListAddons, HyperPod
+DescribeCluster, and Karpenter's nodes and the KubeRay operator's Deployment when those features are there.
 """
 
 from __future__ import annotations
@@ -106,7 +108,35 @@ class AwsFeatureReader:
             inputs = kube_f.result()
             addons, assocs, hp, role = addons_f.result(), assocs_f.result(), hp_f.result(), role_f.result()
         return fdom.FeatureInputs(addons=addons, associations=assocs, hyperpod=hp, checkpoint_role=role,
-                                  issuer=((desc.get("identity") or {}).get("oidc") or {}).get("issuer"), **inputs)
+                                  issuer=((desc.get("identity") or {}).get("oidc") or {}).get("issuer"),
+                                  kube_endpoint=desc.get("endpoint"),
+                                  kube_ca=(desc.get("certificateAuthority") or {}).get("data"), **inputs)
+
+    def read_live(self, region: str, eks_name: str, hyperpod_name: str | None, endpoint: str | None,
+                  ca: str | None, *, nodes: bool, operator: bool) -> fdom.FeatureVolatile:
+        """The volatile few, side by side: ListAddons, HyperPod's DescribeCluster and, when asked, Karpenter's nodes
+        and the KubeRay operator's Deployment (at the endpoint a full read stored: no EKS DescribeCluster)."""
+        eks = self.client("eks", region)
+        kube_reads = (nodes or operator) and endpoint
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            names_f = _submit(pool, lambda: frozenset(eks.list_addons(clusterName=eks_name).get("addons", [])))
+            hp_f = _submit(pool, self._hyperpod, region, hyperpod_name)
+            try:
+                kube = KubeReader.for_eks({"endpoint": endpoint, "certificateAuthority": {"data": ca}},
+                                          eks_name, region) if kube_reads else None
+                nodes_f = _submit(pool, lambda: tuple(kube.items(  # type: ignore[union-attr]
+                    "/api/v1/nodes?labelSelector=karpenter.sh%2Fnodepool"))) if kube and nodes else None
+                dep_f = _submit(pool, lambda: kube.get(  # type: ignore[union-attr]
+                    f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}")) \
+                    if kube and operator else None
+                found = nodes_f.result() if nodes_f else None
+                dep = dep_f.result() if dep_f else None
+                error = None if kube_reads or not (nodes or operator) else "no Kubernetes endpoint stored"
+            except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
+                found, dep, error = None, None, str(exc)[:200]
+            return fdom.FeatureVolatile(addon_names=names_f.result(), hyperpod=hp_f.result(), nodes=found,
+                                        kuberay_deployment=dep, kuberay_read=dep_f is not None and error is None,
+                                        kube_error=error)
 
     @staticmethod
     def _addons(eks: Any, eks_name: str) -> dict[str, dict[str, Any]]:
