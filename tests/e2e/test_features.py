@@ -396,14 +396,15 @@ def test_a_read_takes_at_most_four_backend_calls_and_still_sees_an_add_on_made_o
     assert views(doc) == views(full)
     assert {f["read_at"] for f in doc.values()} == {full["training_operator"]["read_at"]}
     # And an add-on made outside PodStart shows at the next read (ListAddons is read live), as its removal does
-    eks = aws("eks")
-    eks.create_addon(clusterName=cluster, addonName="metrics-server")
+    eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-observability"
+    assert doc["observability"]["enabled"] is False
+    eks.create_addon(clusterName=cluster, addonName=addon)
     made, _ = read()
-    assert made["metrics_server"]["enabled"] is True and made["metrics_server"]["read_at"] > doc["metrics_server"][
-        "read_at"], made["metrics_server"]
-    eks.delete_addon(clusterName=cluster, addonName="metrics-server")
+    assert made["observability"]["enabled"] is True and made["observability"]["read_at"] > doc["observability"][
+        "read_at"], made["observability"]
+    eks.delete_addon(clusterName=cluster, addonName=addon)
     deadline = time.monotonic() + 30
-    while "metrics-server" in eks.list_addons(clusterName=cluster)["addons"]:
+    while addon in eks.list_addons(clusterName=cluster)["addons"]:
         assert time.monotonic() < deadline
         time.sleep(0.2)
-    assert read()[0]["metrics_server"]["status"] == "DISABLED"
+    assert read()[0]["observability"]["status"] == "DISABLED"
