@@ -206,7 +206,8 @@ class FeatureReader(Protocol):
     def read_live(self, region: str, eks_name: str, hyperpod_name: str | None, endpoint: str | None,
                   ca: str | None, *, nodes: bool, operator: bool) -> Any:
         """A features.FeatureVolatile, at most four calls side by side: ListAddons, HyperPod DescribeCluster, and
-        (when asked: `nodes`, `operator`) Karpenter's nodes and the KubeRay operator's Deployment at the stored Kubernetes endpoint."""
+        (when asked: `nodes`, `operator`) Karpenter's nodes and the KubeRay operator's Deployment, at the
+        Kubernetes endpoint a full read stored."""
 
 
 class ClusterKube(Protocol):
