@@ -181,7 +181,10 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
         description={
           <>
             Managed features, from EKS add-ons, HyperPod and Kubernetes
-            {live?.training_operator?.read_at ? <> (read in full <Time value={live.training_operator.read_at} />)</> : null}. Apply
+            {live?.training_operator?.read_at ? (
+              <span data-testid="features-read-at"> (read in full <Time value={live.training_operator.read_at} />)</span>
+            ) : null}
+            . Apply
             sends only what you changed.
           </>
         }
