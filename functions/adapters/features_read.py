@@ -117,26 +117,25 @@ class AwsFeatureReader:
         """The volatile few, side by side: ListAddons, HyperPod's DescribeCluster and, when asked, Karpenter's nodes
         and the KubeRay operator's Deployment (at the endpoint a full read stored: no EKS DescribeCluster)."""
         eks = self.client("eks", region)
-        kube_reads = (nodes or operator) and endpoint
+        kube = None
+        error = "no Kubernetes endpoint stored" if (nodes or operator) and not endpoint else None
         with ThreadPoolExecutor(max_workers=4) as pool:
             names_f = _submit(pool, lambda: frozenset(eks.list_addons(clusterName=eks_name).get("addons", [])))
             hp_f = _submit(pool, self._hyperpod, region, hyperpod_name)
             try:
-                kube = KubeReader.for_eks({"endpoint": endpoint, "certificateAuthority": {"data": ca}},
-                                          eks_name, region) if kube_reads else None
-                nodes_f = _submit(pool, lambda: tuple(kube.items(  # type: ignore[union-attr]
-                    "/api/v1/nodes?labelSelector=karpenter.sh%2Fnodepool"))) if kube and nodes else None
-                dep_f = _submit(pool, lambda: kube.get(  # type: ignore[union-attr]
-                    f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/{kuberay.NAME}")) \
-                    if kube and operator else None
-                found = nodes_f.result() if nodes_f else None
+                if endpoint and (nodes or operator):
+                    kube = KubeReader.for_eks({"endpoint": endpoint, "certificateAuthority": {"data": ca}},
+                                              eks_name, region)
+                nodes_f = _submit(pool, kube.items, "/api/v1/nodes?labelSelector=karpenter.sh%2Fnodepool") \
+                    if kube and nodes else None
+                dep_f = _submit(pool, kube.get, f"/apis/apps/v1/namespaces/{kuberay.NAMESPACE}/deployments/"
+                                                f"{kuberay.NAME}") if kube and operator else None
+                found = tuple(nodes_f.result()) if nodes_f else None
                 dep = dep_f.result() if dep_f else None
-                error = None if kube_reads or not (nodes or operator) else "no Kubernetes endpoint stored"
             except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
-                found, dep, error = None, None, str(exc)[:200]
+                found, dep, dep_f, error = None, None, None, str(exc)[:200]
             return fdom.FeatureVolatile(addon_names=names_f.result(), hyperpod=hp_f.result(), nodes=found,
-                                        kuberay_deployment=dep, kuberay_read=dep_f is not None and error is None,
-                                        kube_error=error)
+                                        kuberay_deployment=dep, kuberay_read=dep_f is not None, kube_error=error)
 
     @staticmethod
     def _addons(eks: Any, eks_name: str) -> dict[str, dict[str, Any]]:

@@ -106,7 +106,7 @@ def _usable(deps: Deps, rec: ClusterRecord, body: dict[str, Any] | None,
         return None  # written by another version: read in full
     if not 0 <= age <= MAX_AGE_S:
         return None
-    ops, _ = deps.operations.list(cluster=rec.name, status=None, limit=20, token=None)
+    ops, _ = deps.operations.list(cluster=rec.name, status=None, limit=20, token=None)  # the newest 20
     if any(op.target.region in (None, rec.region) and (not op.status.terminal or op.updated_at >= read_at)
            for op in ops):
         return None  # PodStart changed (or is changing) something on the cluster since
@@ -137,7 +137,7 @@ def _slim_nodes(nodes: Any) -> tuple[dict[str, Any], ...]:
 
 
 def _remember(deps: Deps, rec: ClusterRecord, read_at: str, inputs: fdom.FeatureInputs, now: float) -> None:
-    body = {"read_at": read_at, "inputs": {**asdict(replace(inputs, rayjobs=(), nodes=_slim_nodes(inputs.nodes)))}}
+    body = {"read_at": read_at, "inputs": asdict(replace(inputs, rayjobs=(), nodes=_slim_nodes(inputs.nodes)))}
     if len(json.dumps(body, default=str)) > _MAX_BYTES:
         return  # too big to keep: every GET reads in full
     try:
