@@ -5,14 +5,32 @@ from __future__ import annotations
 import base64
 import tempfile
 import threading
+import time
 from typing import Any
 
 _ca_files: dict[str, str] = {}
 _lock = threading.Lock()
+# EKS accepts a token for 15 minutes after it was signed (`aws eks get-token` tells kubectl to reuse it for 14):
+# one is reused for 10, as signing one costs a boto3 session and client (~60-170 ms, the bulk of a short read).
+TOKEN_REUSE_S = 600.0
+_tokens: dict[tuple[str, str], tuple[float, str]] = {}
 
 
 def eks_token(cluster_name: str, region: str) -> str:
-    """The token `aws eks get-token` makes: a presigned sts:GetCallerIdentity URL naming the cluster."""
+    """The token `aws eks get-token` makes: a presigned sts:GetCallerIdentity URL naming the cluster (one signed
+    less than TOKEN_REUSE_S ago is reused)."""
+    now = time.monotonic()
+    with _lock:
+        signed = _tokens.get((cluster_name, region))
+    if signed is not None and now - signed[0] < TOKEN_REUSE_S:
+        return signed[1]
+    token = _sign(cluster_name, region)
+    with _lock:
+        _tokens[(cluster_name, region)] = (now, token)
+    return token
+
+
+def _sign(cluster_name: str, region: str) -> str:
     import boto3
     from botocore.config import Config
 

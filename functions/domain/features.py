@@ -245,6 +245,10 @@ class FeatureView(BaseModel):
     cpu_limit: int | None = None
     consolidate_after: str | None = None
     disruption_budget: str | None = None
+    read_at: str | None = Field(
+        default=None, description="When the state behind it was last read in full (HyperPod, the add-ons present, "
+                                  "Karpenter's nodes and the KubeRay operator are read at every request); "
+                                  "?refresh=true reads it all now")
 
 
 class FeaturesDocument(BaseModel):
@@ -287,6 +291,20 @@ class FeatureInputs:
     kuberay_deployment: Mapping[str, Any] | None = None  # the KubeRay operator's Deployment
     kuberay_served: tuple[str, ...] = ()  # the resources the API serves under ray.io/v1 (discovery)
     rayjobs: tuple[str, ...] = ()  # "<namespace>/<name>" of every RayJob (a disable refuses while any exists)
+    kube_endpoint: str | None = None  # where a later read reaches Kubernetes (EKS endpoint and CA, kept with it)
+    kube_ca: str | None = None
+
+
+@dataclass(frozen=True)
+class FeatureVolatile:
+    """What a read takes live over a stored projection of FeatureInputs: the few things that move on their own."""
+
+    addon_names: frozenset[str]  # ListAddons: an add-on made or removed outside PodStart shows here
+    hyperpod: Mapping[str, Any] | None  # HyperPod DescribeCluster: status, tiered storage, autoscaling
+    nodes: tuple[Mapping[str, Any], ...] | None = None  # Karpenter's nodes (None: not read)
+    kuberay_deployment: Mapping[str, Any] | None = None
+    kuberay_read: bool = False
+    kube_error: str | None = None
 
 
 _ADDON_STATUS = {"CREATING": FeatureStatus.CREATING, "ACTIVE": FeatureStatus.ACTIVE,

@@ -203,6 +203,12 @@ class FeatureReader(Protocol):
         """A features.FeatureInputs: add-ons, Pod Identity associations, HyperPod, the checkpoint role,
         and the Kubernetes objects (service account, node pools, node classes, Karpenter nodes)."""
 
+    def read_live(self, region: str, eks_name: str, hyperpod_name: str | None, endpoint: str | None,
+                  ca: str | None, *, nodes: bool, operator: bool) -> Any:
+        """A features.FeatureVolatile, at most four calls side by side: ListAddons, HyperPod DescribeCluster, and
+        (when asked: `nodes`, `operator`) Karpenter's nodes and the KubeRay operator's Deployment, at the
+        Kubernetes endpoint a full read stored."""
+
 
 class ClusterKube(Protocol):
     """Read access to one cluster's Kubernetes API, and POST through the service proxy (the API's only door

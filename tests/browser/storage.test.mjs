@@ -148,6 +148,17 @@ print(" ".join(sorted(boto3.client("eks", region_name="${REGION}").list_addons(c
   const live = (await sb.api(`/v1/clusters/${CLUSTER}/features?region=${REGION}`)).json;
   assert.equal(live.cert_manager.status, "ACTIVE");
 
+  // A change made outside PodStart (EKS reports an add-on's health): Refresh reads every feature live now, and the
+  // panel says when it read them in full.
+  const degraded = await sb.api("/v1/sandbox/states", { method: "POST", body: { service: "eks", region: REGION,
+    cluster: CLUSTER, addon: "metrics-server", status: "DEGRADED", reason: "InsufficientNumberOfReplicas" } });
+  assert.equal(degraded.status, 200, JSON.stringify(degraded.json));
+  await page.getByRole("button", { name: "Refresh: read every feature live now" }).click();
+  await panel.locator('[data-testid="feature-metrics_server"][data-status="DEGRADED"]').waitFor();
+  await panel.getByText(/InsufficientNumberOfReplicas/).waitFor();
+  const readAt = await page.getByTestId("features-read-at").locator("time").getAttribute("datetime");
+  assert.ok(Date.now() - Date.parse(readAt) < 60_000, `read in full at ${readAt}, not by the Refresh`);
+
   const mine = mutations.slice(since).filter((m) => !m.dry_run); // plans change nothing and need no key
   assert.equal(mine.length, 1, JSON.stringify(mine)); // the refused change was never sent
   for (const m of mine) assert.ok(m.key && m.key.length >= 16, `${m.method} ${m.path} without an Idempotency-Key`);

@@ -373,3 +373,38 @@ def test_features_need_an_operator_and_a_viewer_may_read(viewer: Any, cluster: s
     assert viewer.get(f"/v1/clusters/{cluster}/features").status_code == 200
     r = viewer.http.patch(f"/v1/clusters/{cluster}/features", json={"observability": {"enabled": True}})
     assert r.status_code == 403
+
+
+def test_a_read_takes_at_most_four_backend_calls_and_still_sees_an_add_on_made_outside_podstart(
+        api: Any, cluster: str, aws: Any) -> None:
+    def read(**params: str) -> tuple[dict[str, Any], list[str]]:
+        r = api.get(f"/v1/clusters/{cluster}/features", params=params)
+        assert r.status_code == 200, r.text
+        calls = api.calls(request_id=r.headers["x-amzn-RequestId"])  # this request's calls only
+        return r.json(), [f"{c['service']}.{c['operation']}" for c in calls if c["service"] != "dynamodb"]
+
+    def views(doc: dict[str, Any]) -> dict[str, Any]:
+        return {n: {k: v for k, v in f.items() if k != "read_at"} for n, f in doc.items()}
+
+    # Given a full read (?refresh=true reads every part now, and PodStart keeps what it read with the cluster)
+    full, full_calls = read(refresh="true")
+    assert len(full_calls) > 4 and "eks.DescribeAddon" in full_calls, full_calls
+    # When the document is read again, nothing having changed
+    doc, calls = read()
+    # Then it takes at most four AWS and Kubernetes calls (PodStart's own tables aside), says the same, and when
+    assert len(calls) <= 4 and "eks.ListAddons" in calls and "sagemaker.DescribeCluster" in calls, calls
+    assert views(doc) == views(full)
+    assert {f["read_at"] for f in doc.values()} == {full["training_operator"]["read_at"]}
+    # And an add-on made outside PodStart shows at the next read (ListAddons is read live), as its removal does
+    eks, addon = aws("eks"), "amazon-sagemaker-hyperpod-observability"
+    assert doc["observability"]["enabled"] is False
+    eks.create_addon(clusterName=cluster, addonName=addon)
+    made, _ = read()
+    assert made["observability"]["enabled"] is True and made["observability"]["read_at"] > doc["observability"][
+        "read_at"], made["observability"]
+    eks.delete_addon(clusterName=cluster, addonName=addon)
+    deadline = time.monotonic() + 30
+    while addon in eks.list_addons(clusterName=cluster)["addons"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert read()[0]["observability"]["status"] == "DISABLED"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
@@ -16,6 +17,7 @@ from functions.domain.plans import Plan
 from functions.logic import features
 
 router = Router()
+Refresh = Annotated[bool, Query(description="true: read every part live now (after a change made outside PodStart)")]
 
 
 def _ok(model: Any) -> dict[int, Any]:
@@ -25,9 +27,9 @@ def _ok(model: Any) -> dict[int, Any]:
 @router.get("/v1/clusters/<cluster>/features",
             summary="Managed features: on/off, status (from AWS and Kubernetes), version, dependencies, settings",
             tags=["features"], responses=_ok(FeaturesDocument))
-def get_features(cluster: ClusterPath, region: RegionOpt = None) -> Response[str]:
+def get_features(cluster: ClusterPath, region: RegionOpt = None, refresh: Refresh = False) -> Response[str]:
     principal(router)
-    return model_response(features.get_features(services(), cluster, region))
+    return model_response(features.read_features(services(), cluster, region, refresh))
 
 
 @router.patch("/v1/clusters/<cluster>/features",

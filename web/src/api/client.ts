@@ -320,8 +320,9 @@ export const api = {
       `/v1/clusters/${encodeURIComponent(cluster)}/storage/${encodeURIComponent(name)}${qs({ region, confirm })}`,
       { method: "DELETE", idempotencyKey: key },
     ),
-  features: (cluster: string, region: string) =>
-    get<FeaturesDocument>(`/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region })}`),
+  /** The features document; `refresh` reads every part live now (after a change made outside PodStart). */
+  features: (cluster: string, region: string, refresh = false) =>
+    get<FeaturesDocument>(`/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region, refresh: refresh || undefined })}`),
   patchFeatures: (cluster: string, region: string, changed: Record<string, Record<string, unknown>>, key: string) =>
     request<Operation | FeaturesUnchanged>(`/v1/clusters/${encodeURIComponent(cluster)}/features${qs({ region })}`, {
       method: "PATCH",

@@ -2304,6 +2304,11 @@ export interface components {
             /** Node Pools */
             node_pools?: components["schemas"]["NodePoolView"][] | null;
             /**
+             * Read At
+             * @description When the state behind it was last read in full (HyperPod, the add-ons present, Karpenter's nodes and the KubeRay operator are read at every request); ?refresh=true reads it all now
+             */
+            read_at?: string | null;
+            /**
              * Reason
              * @description Why DEGRADED (the missing part, AWS's message)
              */
@@ -6880,6 +6885,8 @@ export interface operations {
     get_features_v1_clusters__cluster__features_get: {
         parameters: {
             query?: {
+                /** @description true: read every part live now (after a change made outside PodStart) */
+                refresh?: boolean;
                 /** @description Region, if the name is ambiguous */
                 region?: string | null;
             };

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import Alert from "@cloudscape-design/components/alert";
 import Box from "@cloudscape-design/components/box";
 import Button from "@cloudscape-design/components/button";
@@ -12,6 +12,7 @@ import type { FeatureView, FeaturesDocument } from "../api/types";
 import { changedFields, isEmpty } from "../lib/diff";
 import { text } from "../lib/format";
 import { useMutation } from "../lib/mutation";
+import { Time } from "../lib/time";
 import { useAsync } from "../lib/useAsync";
 import { PlanPanel, usePlanGate } from "./PlanPanel";
 import { ResourceTable } from "./ResourceTable";
@@ -151,7 +152,12 @@ function chain(row: Row): string | undefined {
  * and a flash follows the operation (one step per feature) while the page stays.
  */
 export function FeaturesPanel({ cluster, region, groups }: { cluster: string; region: string; groups: string[] }) {
-  const doc = useAsync(() => api.features(cluster, region), [cluster, region]);
+  const fresh = useRef(false); // the next load reads every part live (the Refresh button)
+  const doc = useAsync(() => {
+    const refresh = fresh.current;
+    fresh.current = false;
+    return api.features(cluster, region, refresh);
+  }, [cluster, region]);
   const [drafts, setDrafts] = useState<Drafts>({});
   const gate = usePlanGate();
   const update = useMutation(
@@ -172,9 +178,22 @@ export function FeaturesPanel({ cluster, region, groups }: { cluster: string; re
         id="cluster-features"
         title="Advanced features"
         wrapLines
-        description="Managed features, read live from EKS add-ons, HyperPod and Kubernetes. Apply sends only what you changed."
+        description={
+          <>
+            Managed features, from EKS add-ons, HyperPod and Kubernetes
+            {live?.training_operator?.read_at ? (
+              <span data-testid="features-read-at"> (read in full <Time value={live.training_operator.read_at} />)</span>
+            ) : null}
+            . Apply
+            sends only what you changed.
+          </>
+        }
         actions={
           <SpaceBetween direction="horizontal" size="xs">
+            <Button iconName="refresh" ariaLabel="Refresh: read every feature live now" loading={doc.loading && !!live}
+              onClick={() => { fresh.current = true; doc.reload(); }}>
+              Refresh
+            </Button>
             <Button onClick={() => { setDrafts({}); update.reset(); doc.reload(); }} disabled={isEmpty(drafts)}>Reset</Button>
             <Button variant="primary" onClick={() => void update.run(patch)} loading={update.busy} disabled={isEmpty(patch) || !!gate.reason}
               disabledReason={isEmpty(patch) ? "Change a feature first." : gate.reason}>
