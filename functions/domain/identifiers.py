@@ -67,7 +67,7 @@ def key_problem(key: str) -> str | None:
 
 def s3_uri(v: str) -> tuple[str, str]:
     """`s3://bucket/key` -> (bucket, key); ValueError saying the accepted form."""
-    from functions.domain.storage import bucket_problem
+    from functions.domain.storage.api import bucket_problem
 
     if not v.startswith("s3://"):
         raise ValueError("an S3 URI is s3://bucket/key, e.g. s3://my-bucket/datasets/train.jsonl")

@@ -6,7 +6,7 @@
   counts current (one DescribeCluster per event, never one per cluster per list).
 - The scheduled sweep fails operations the API stored but never started (and frees their targets).
 - The scheduled discovery (its own rule; `detail.podstart == "discover"`) scans every HyperPod region for
-  clusters PodStart does not track (functions.logic.discovery), so the clusters list need not.
+  clusters PodStart does not track (functions.logic.clusters.discovery), so the clusters list need not.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.domain import operations as ops
-from functions.domain.cluster_record import ClusterRecord, ClusterRecords
+from functions.domain.clusters.record import ClusterRecord, ClusterRecords
 from functions.domain.operations import ErrorInfo, now_iso
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore, WorkflowRunner
 from functions.domain.service import OperationService

@@ -20,12 +20,12 @@ from functions.domain.capacity import accelerators, placement, purchase
 from functions.domain.capacity import advice as rules
 from functions.domain.capacity.facts import CapacityFacts, Fact, RegionFacts
 from functions.domain.capacity.models import Advice, AdviceRequest
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
-from functions.domain.clusters import CapacityType
+from functions.domain.clusters.models import CapacityType
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Plan
-from functions.logic.cluster_views import find_record
+from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
 from functions.logic.plans import Started, start_or_plan
 

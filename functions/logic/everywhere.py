@@ -7,13 +7,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from functions.domain import training
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Problem
-from functions.domain.training import Unreachable
+from functions.domain.training import jobs as training
+from functions.domain.training.jobs import Unreachable
 from functions.domain.views import ClusterEndpointList, EndpointView
-from functions.logic import endpoints, jobs
 from functions.logic.deps import Deps
+from functions.logic.inference import endpoints
+from functions.logic.training import jobs
 from functions.observability import logger
 
 T = TypeVar("T")

@@ -9,12 +9,15 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import kuberay, manifests, recipes, training
-from functions.domain import mlflow as mlf
-from functions.domain import storage as st
-from functions.domain.data import DataMap
+from functions.domain import manifests
 from functions.domain.errors import PermanentStepError
+from functions.domain.features import kuberay
+from functions.domain.storage import volumes as st
+from functions.domain.storage.data import DataMap
 from functions.domain.tenancy import unmanaged_reason
+from functions.domain.training import jobs as training
+from functions.domain.training import mlflow as mlf
+from functions.domain.training import recipes
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES, NoChange
-from functions.domain.inference import (
+from functions.domain.inference.endpoints import (
     EndpointCreate,
     EndpointPatch,
     InvokeRequest,
@@ -23,7 +23,8 @@ from functions.domain.inference import (
 from functions.domain.kinds import required_role
 from functions.domain.principal import Role
 from functions.domain.views import ClusterEndpointList, EndpointList, EndpointView, InvokeResult, ModelList, PoolList
-from functions.logic import endpoints, everywhere, models, pools
+from functions.logic import everywhere
+from functions.logic.inference import endpoints, models, pools
 
 router = Router()
 

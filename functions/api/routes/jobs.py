@@ -11,12 +11,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
-from functions.domain import training
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.domain.principal import Role
 from functions.domain.tenancy import Namespace
-from functions.logic import everywhere, jobs
+from functions.domain.training import jobs as training
+from functions.logic import everywhere
+from functions.logic.training import jobs
 
 router = Router()
 

@@ -61,7 +61,7 @@ from functions.domain.capacity.models import (
     Requirement,
 )
 from functions.domain.catalog import TrainingPlan
-from functions.domain.clusters import CapacityType, ClusterCreate, InstanceGroupAdd, InstanceGroupSpec
+from functions.domain.clusters.api import CapacityType, ClusterCreate, InstanceGroupAdd, InstanceGroupSpec
 
 # --- inputs besides the facts ---------------------------------------------------------------------------------------
 
