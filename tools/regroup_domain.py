@@ -93,7 +93,7 @@ MOVES: dict[str, str] = {
 PLAIN_MOVES: dict[str, str] = {"functions/domain/plans.py": "functions/domain/plans/__init__.py"}
 # modules made after the moves: an already-rewritten path names one of them after its package (kept idempotent)
 LATER: dict[str, list[str]] = {
-    "domain.training": ["manifests", "status", "api"],
+    "domain.training": ["rules", "manifests", "status", "api"],
     "domain.inference": ["manifests_pools", "views", "api"],
     "domain.features": ["changes", "api"],
     "domain.capacity": ["ranking", "api"],
@@ -108,7 +108,8 @@ def _children(pkg: str) -> set[str]:
     """The modules that a package holds after the moves (so a path already rewritten is left alone)."""
     short = pkg.removeprefix("functions.")
     kids = {v.rsplit(".", 1)[1] for v in MOVES.values() if v.rsplit(".", 1)[0] == short}
-    return kids | set(LATER.get(short, []))
+    on_disk = {f.stem for f in (ROOT / "functions" / short.replace(".", "/")).glob("*.py")}
+    return kids | set(LATER.get(short, [])) | (on_disk - {"__init__"})
 
 
 def _file(dotted: str) -> Path:

@@ -9,7 +9,7 @@ from typing import Any
 from functions.domain import tenancy
 from functions.domain.capacity import placement
 from functions.domain.ports import ClusterKube
-from functions.domain.training import jobs as training
+from functions.domain.training import rules as training
 from functions.logic.deps import Deps
 
 

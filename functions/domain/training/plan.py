@@ -4,7 +4,7 @@ job.submit: the operator step of the job's kind (while the API server does not s
 operator feature and its missing prerequisites, or the KubeRay operator feature, as the step enables them; `none`
 once it is served), then every
 object the submit step applies
-(`training.submit_objects`, the same function the step calls: the namespace and data volume when missing, then the
+(`job_manifests.submit_objects`, the same function the step calls: the namespace and data volume when missing, then the
 rendered HyperPodPyTorchJob or RayJob). The job runs on nodes that are already there: its cost line is that
 capacity, already paid. When the live GPU count (`training.live_capacity`, as the validate step counts) cannot
 hold the job, a warning says the validate step will refuse it.
@@ -29,9 +29,10 @@ from functions.domain.features.api import ASSOCIATION, ROLE, ensure_changes, kub
 from functions.domain.plans import Capacity, Change, Draft, create, delete, none, update
 from functions.domain.plans.base import PlanInput
 from functions.domain.storage.api import DataMap
-from functions.domain.training import jobs as training
+from functions.domain.training import manifests as job_manifests
 from functions.domain.training import mlflow as mlf
 from functions.domain.training import recipes
+from functions.domain.training import rules as training
 
 EXISTING = "existing nodes: already running, the job adds no cost"
 
@@ -89,7 +90,7 @@ def plan_job_submit(p: PlanInput) -> Draft:
     changes, warnings = operator_changes(p)
     changes += mlflow_changes(p, job)
     where = DataMap.model_validate(r["data"]) if r.get("data") else DataMap(data_bucket=str(f.get("bucket") or ""))
-    objs = training.submit_objects(job, params, data_volume_exists=bool(f.get("data_volume_exists", True)),
+    objs = job_manifests.submit_objects(job, params, data_volume_exists=bool(f.get("data_volume_exists", True)),
                                    bucket=str(f.get("bucket") or ""), region=r["region"], where=where)
     for m in objs:
         details: dict[str, Any] = {}

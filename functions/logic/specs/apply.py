@@ -29,7 +29,7 @@ from functions.domain.plans import HOURS_PER_MONTH, Cost, Plan
 from functions.domain.principal import Principal, Role
 from functions.domain.specs.document import PHASES, ChildAction, SpecPlan, SpecRequest, SpecUnchanged
 from functions.domain.storage.volumes import StorageAdd
-from functions.domain.training import jobs as training
+from functions.domain.training import rules as training
 from functions.domain.views import NoChange
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.logic import features as features_logic

@@ -32,7 +32,8 @@ from functions.domain.specs.document import (
 )
 from functions.domain.storage import volumes as st
 from functions.domain.storage.volumes import StorageItem
-from functions.domain.training import jobs as training
+from functions.domain.training import manifests as job_manifests
+from functions.domain.training import rules as training
 from functions.logic.deps import Deps
 from functions.logic.specs.live import Live, group_view, job_spec, volume_body, volume_size
 
@@ -370,7 +371,7 @@ def diff_job(p: PlanBuilder, i: int, doc: TrainingJobDocument, live: Live | None
               ["spec"])
         return
     have = job_spec(obj)
-    exact = training.SUBMITTED_ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {})
+    exact = job_manifests.SUBMITTED_ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {})
     want = body.model_dump(mode="json", exclude={"name", "namespace"}, exclude_none=True)
     fields = sorted(set(want) | set(have)) if exact else sorted(have)
     defaults = training.JobSubmit.model_fields

@@ -15,7 +15,8 @@ from functions.domain.inference.record import EndpointRecord, EndpointRecords
 from functions.domain.manifests import DATA_VOLUME, FSX_VOLUME
 from functions.domain.specs.document import API_VERSION, SpecExport
 from functions.domain.storage.volumes import StorageItem
-from functions.domain.training import jobs as training
+from functions.domain.training import manifests as job_manifests
+from functions.domain.training import rules as training
 from functions.domain.views import ClusterDetail, EndpointView, GroupView
 from functions.logic import features as features_logic
 from functions.logic.clusters import views as cluster_views
@@ -140,7 +141,7 @@ def job_spec(obj: dict[str, Any]) -> dict[str, Any]:
     its manifest shows."""
     meta = obj.get("metadata") or {}
     ann = meta.get("annotations") or {}
-    raw = ann.get(training.SUBMITTED_ANNOTATION)
+    raw = ann.get(job_manifests.SUBMITTED_ANNOTATION)
     if raw:
         try:
             return dict(json.loads(raw))

@@ -13,9 +13,11 @@ from functions.domain.manifests import DATA_VOLUME
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Change, Plan
 from functions.domain.ports import ClusterKube
-from functions.domain.training import jobs as training
+from functions.domain.training import manifests as job_manifests
 from functions.domain.training import mlflow as mlf
 from functions.domain.training import recipes
+from functions.domain.training import rules as training
+from functions.domain.training import status as job_status
 from functions.logic import live_reads
 from functions.logic.clusters.group_add import require_active
 from functions.logic.clusters.views import find_record
@@ -130,7 +132,7 @@ def submit_job(deps: Deps, cluster: str, region: str | None, body: training.JobS
     target = job_target(rec, body.namespace, body.name)
     request = {"cluster": rec.name, "region": rec.region, "eks_cluster": rec.eks_cluster_name, "kind": kind,
                "job": body.model_dump(mode="json", exclude_none=True), "data": where.model_dump(mode="json")}
-    training.render(body, params, where)  # renders, or raises: nothing starts for a job that cannot be rendered
+    job_manifests.render(body, params, where)  # renders, or raises: nothing starts for a job that cannot be rendered
 
     class _Admission:
         def normalize(self) -> dict[str, Any]:
@@ -175,18 +177,18 @@ def _managed(obj: dict[str, Any]) -> bool:
 
 
 def jobs_page(deps: Deps, cluster: str, region: str | None, status: str | None, limit: int,
-              token: str | None) -> training.JobList:
+              token: str | None) -> job_status.JobList:
     rec = find_record(deps, cluster, region)
     kube = _kube(deps, rec)
-    rows: list[training.JobSummary] = []
+    rows: list[job_status.JobSummary] = []
     for kind, (api_version, k8s_kind) in KINDS.items():
         for obj in kube.list(_path(api_version, k8s_kind), label_selector=training.LABEL_JOB):
-            s = training.summary(kind, obj)
+            s = job_status.summary(kind, obj)
             if status is None or s.status == status:
                 rows.append(s)
     rows.sort(key=lambda s: (s.created_at or "", s.namespace, s.name), reverse=True)
     start = int(token or 0)
-    return training.JobList(items=rows[start:start + limit],
+    return job_status.JobList(items=rows[start:start + limit],
                             next_token=str(start + limit) if start + limit < len(rows) else None)
 
 
@@ -196,7 +198,7 @@ def pods_of(deps: Deps, rec: ClusterRecord, name: str, namespace: str) -> list[d
 
 
 def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: str,
-            may_open_mlflow: bool = False, mlflow_link: bool = False) -> training.JobDetail:
+            may_open_mlflow: bool = False, mlflow_link: bool = False) -> job_status.JobDetail:
     """The job as its operator reports it. A job that reports to MLflow shows its server and experiment, and when
     asked (`mlflow_link`) an operator gets a presigned link to the MLflow UI (made on this read, expiring in minutes,
     never stored): the link opens a session on the tracking server, so a viewer gets the server and experiment
@@ -204,7 +206,7 @@ def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: 
     opens it."""
     rec = find_record(deps, cluster, region)
     kind, obj = _find(deps, rec, name, namespace)
-    out = training.detail(kind, obj, pods_of(deps, rec, name, namespace))
+    out = job_status.detail(kind, obj, pods_of(deps, rec, name, namespace))
     if out.mlflow is None:
         return out
     if not may_open_mlflow:
@@ -231,13 +233,13 @@ def get_job(deps: Deps, cluster: str, region: str | None, name: str, namespace: 
     return out.model_copy(update={"mlflow": out.mlflow.model_copy(update={"url": url, "url_note": note})})
 
 
-def job_metrics(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> training.JobMetrics:
+def job_metrics(deps: Deps, cluster: str, region: str | None, name: str, namespace: str) -> job_status.JobMetrics:
     """A job's metrics step by step: its MLflow run when it reports to MLflow (what it logged there), else the
     steps, loss and throughput its first pod's log prints (the newest lines within the log bound)."""
     rec = find_record(deps, cluster, region)
     kind, obj = _find(deps, rec, name, namespace)
     pods = pods_of(deps, rec, name, namespace)
-    job = training.detail(kind, obj, pods)
+    job = job_status.detail(kind, obj, pods)
     note: str | None = None
     if job.mlflow is not None:
         server_region, _, server = mlf.parts(job.mlflow.tracking_server_arn)
@@ -250,21 +252,21 @@ def job_metrics(deps: Deps, cluster: str, region: str | None, name: str, namespa
                 got, note = None, f"MLflow could not be read ({err}): the chart shows what the log prints"
             if got and any(got[1].values()):
                 run, series = got
-                return training.JobMetrics(source="mlflow", run=run, series=[
-                    training.MetricSeries(name=k, points=[training.MetricPoint(step=st, value=v)
-                                                          for st, v in pts[-training.MAX_METRIC_POINTS:]])
+                return job_status.JobMetrics(source="mlflow", run=run, series=[
+                    job_status.MetricSeries(name=k, points=[job_status.MetricPoint(step=st, value=v)
+                                                          for st, v in pts[-job_status.MAX_METRIC_POINTS:]])
                     for k, pts in sorted(series.items()) if pts])
             note = note or f"experiment {job.mlflow.experiment} has no metrics yet: the chart shows what the log prints"
     if not pods:
-        return training.JobMetrics(source="none", note=note or "the job has no pods yet")
+        return job_status.JobMetrics(source="none", note=note or "the job has no pods yet")
     pod = str(pods[0]["metadata"]["name"])
-    text, _ = _kube(deps, rec).logs(namespace, pod, None, training.MAX_TAIL, None, training.MAX_LOG_BYTES)
-    parsed = training.metrics_from_logs(text.splitlines())
+    text, _ = _kube(deps, rec).logs(namespace, pod, None, job_status.MAX_TAIL, None, job_status.MAX_LOG_BYTES)
+    parsed = job_status.metrics_from_logs(text.splitlines())
     if not parsed:
-        return training.JobMetrics(source="none", pod=pod,
+        return job_status.JobMetrics(source="none", pod=pod,
                                    note=note or f"{pod}'s log prints no step with a loss or throughput yet")
-    return training.JobMetrics(source="logs", pod=pod, note=note, series=[
-        training.MetricSeries(name=k, points=[training.MetricPoint(step=st, value=v) for st, v in pts])
+    return job_status.JobMetrics(source="logs", pod=pod, note=note, series=[
+        job_status.MetricSeries(name=k, points=[job_status.MetricPoint(step=st, value=v) for st, v in pts])
         for k, pts in parsed.items()])
 
 
@@ -298,11 +300,11 @@ def job_pod(deps: Deps, rec: ClusterRecord, name: str, namespace: str, pod: str 
 
 
 def job_logs(deps: Deps, cluster: str, region: str | None, name: str, namespace: str, pod: str | None,
-             container: str | None, tail: int, since_seconds: int | None, limit_bytes: int) -> training.JobLogs:
+             container: str | None, tail: int, since_seconds: int | None, limit_bytes: int) -> job_status.JobLogs:
     rec = find_record(deps, cluster, region)
     pod = job_pod(deps, rec, name, namespace, pod)
     text, cut = _kube(deps, rec).logs(namespace, pod, container, tail, since_seconds, limit_bytes)
-    out = training.bound_lines(text, tail, limit_bytes, cut)
+    out = job_status.bound_lines(text, tail, limit_bytes, cut)
     return out.model_copy(update={"pod": pod, "container": container})
 
 
