@@ -1,577 +1,149 @@
-"""Kubernetes objects for inference, rendered as dicts from a normalized endpoint request.
-
-Managed: an InferenceEndpointConfig (or a JumpStartModel for catalog models) the HyperPod inference
-operator turns into a Deployment, a Service and a SageMaker endpoint. Self-managed: a vLLM/SGLang
-Deployment PodStart owns, its Service in one of three shapes, a PodDisruptionBudget, and for SGLang
-the router (its own ServiceAccount, namespaced Role, RoleBinding) with a KEDA ScaledObject.
-"""
-
-from __future__ import annotations
-
-from typing import Any
-
-from functions.domain.inference.endpoints import ENGINE_PORT, NAMESPACE, model_label
-from functions.domain.manifests import DATA_VOLUME, HYPERPOD_NODE_AFFINITY, MANAGED_LABELS
-from functions.domain.storage.api import DataMap, data
-
-INFERENCE_API = "inference.sagemaker.aws.amazon.com/v1"
-KEDA_API = "keda.sh/v1alpha1"
-ENDPOINT_LABEL = "podstart.dev/endpoint"
-POOL_LABEL = "podstart.dev/pool"
-MODEL_LABEL = "podstart.dev/model"
-ROLE_LABEL = "podstart.dev/role"
-UNASSIGNED = "unassigned"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-SGLANG_ROUTER_IMAGE = "lmsysorg/sglang-router:v0.1.9"
-MANAGED_WORKER_IMAGE = "763104351884.dkr.ecr.{region}.amazonaws.com/djl-inference:0.33.0-lmi15.0.0-cu128"
-MANAGED_PORT = 8080
-SERVICE_PORT = 80
-TOKEN_KEY = "token"
-ROUTER_METRICS_PORT = 29000
-PROMETHEUS = "http://prometheus-server.monitoring.svc.cluster.local:80"
-KEDA_QUERIES = {
-    "queue_depth": 'sum(sgl_router_queue_depth{{endpoint="{name}"}})',
-    "qps": 'sum(rate(sgl_router_requests_total{{endpoint="{name}"}}[1m]))',
-}
-
-
-def _meta(name: str, namespace: str | None = NAMESPACE, **labels: str) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": {**MANAGED_LABELS, **labels}}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
-
-
-def worker_name(endpoint: str) -> str:
-    return endpoint
-
-
-def router_name(endpoint: str) -> str:
-    return f"{endpoint}-router"
-
-
-def service_name(endpoint: str) -> str:
-    return endpoint
-
-
-def pool_deployment(pool: str) -> str:
-    return f"pool-{pool}"
-
-
-# ------------------------------------------------------------------------------------------ managed
-
-def _autoscaling_spec(req: dict[str, Any]) -> dict[str, Any] | None:
-    a = req.get("autoscaling") or {}
-    if a.get("max") is None:
-        return None
-    name, target = req["name"], float(a.get("target") or 10)
-    spec: dict[str, Any] = {"minReplicaCount": int(a.get("min", 1) if a.get("min") is not None else 1),
-                            "maxReplicaCount": int(a["max"]), "pollingInterval": 30, "cooldownPeriod": 300}
-    if (a.get("trigger") or "prometheus") == "cloudwatch":
-        spec["cloudWatchTrigger"] = {
-            "name": f"{name}-invocations", "namespace": "AWS/SageMaker", "metricName": "Invocations",
-            "metricStat": "Sum", "metricType": "Average", "targetValue": target, "minValue": 0.0,
-            "metricCollectionPeriod": 60, "useCachedMetrics": False,
-            "dimensions": [{"name": "EndpointName", "value": name}, {"name": "VariantName", "value": "AllTraffic"}]}
-    else:
-        # serverAddress "": the operator's own Prometheus (the CRD takes an AMP workspace URL or nothing)
-        spec["prometheusTrigger"] = {
-            "name": f"{name}-queue", "serverAddress": "", "metricType": "Average", "targetValue": target,
-            "query": f'sum(num_requests_waiting{{endpoint="{name}"}})', "useCachedMetrics": False}
-    return spec
-
-
-def _managed_common(req: dict[str, Any], tls_bucket: str) -> dict[str, Any]:
-    spec: dict[str, Any] = {"replicas": int(req.get("replicas", 1)),
-                            "tlsConfig": {"tlsCertificateOutputS3Uri": f"s3://{tls_bucket}/certificates/{req['name']}/"}}
-    kv = req.get("tiered_kv_cache")
-    if kv is not None:
-        spec["kvCacheSpec"] = {"enableL1Cache": bool(kv.get("l1", True)),
-                               "enableL2Cache": kv.get("l2_backend") is not None}
-        if kv.get("l2_backend"):
-            spec["kvCacheSpec"]["l2CacheSpec"] = {"l2CacheBackend": kv["l2_backend"]}
-    if req.get("routing_strategy"):
-        spec["intelligentRoutingSpec"] = {"enabled": True, "routingStrategy": req["routing_strategy"]}
-    auto = _autoscaling_spec(req)
-    if auto:
-        spec["autoScalingSpec"] = auto
-    return spec
-
-
-def inference_endpoint_config(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str,
-                              fsx_id: str | None = None) -> dict[str, Any]:
-    """InferenceEndpointConfig for a model in S3, on FSx, or on Hugging Face."""
-    name, model, gpus = req["name"], req["model"], int(req.get("gpus") or 1)
-    source: dict[str, Any]
-    if model["source"] == "s3":  # PodStart's data bucket (admission refuses another for a managed endpoint)
-        ref = data.parse(model["uri"])
-        source = {"modelSourceType": "s3", "s3Storage": {"bucketName": bucket, "region": region},
-                  "modelLocation": ref.key}
-    elif model["source"] == "fsx":
-        source = {"modelSourceType": "fsx", "fsxStorage": {"fileSystemId": fsx_id or "fs-unknown"},
-                  "modelLocation": model["uri"]}
-    else:
-        hf: dict[str, Any] = {"modelId": model["model_id"]}
-        rev = model.get("revision") or ""
-        if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev):
-            hf["commitSHA"] = rev
-        if model.get("token_secret"):
-            hf["tokenSecretRef"] = {"name": model["token_secret"], "key": TOKEN_KEY}
-        source = {"modelSourceType": "huggingface", "huggingFaceModel": hf}
-    gpu = {"nvidia.com/gpu": str(gpus)}
-    spec = {
-        "modelName": name, "endpointName": name, "instanceType": req["instance_type"],
-        "modelSourceConfig": source,
-        "worker": {
-            "image": req.get("image") or MANAGED_WORKER_IMAGE.format(region=region),
-            "modelInvocationPort": {"containerPort": MANAGED_PORT, "name": "http"},
-            "modelVolumeMount": {"name": "model-weights", "mountPath": "/opt/ml/model"},
-            "resources": {"requests": gpu, "limits": gpu},
-            "environmentVariables": [{"name": "OPTION_TENSOR_PARALLEL_DEGREE", "value": str(gpus)}],
-        },
-        **_managed_common(req, tls_bucket),
-    }
-    return {"apiVersion": INFERENCE_API, "kind": "InferenceEndpointConfig",
-            "metadata": _meta(name, **{ENDPOINT_LABEL: name}), "spec": spec}
-
-
-def jumpstart_model(req: dict[str, Any], *, tls_bucket: str) -> dict[str, Any]:
-    name, model = req["name"], req["model"]
-    m: dict[str, Any] = {"modelId": model["model_id"], "acceptEula": bool(model.get("accept_eula"))}
-    if model.get("revision"):
-        m["modelVersion"] = model["revision"]
-    spec = {"model": m, "server": {"instanceType": req["instance_type"]}, "sageMakerEndpoint": {"name": name},
-            **_managed_common(req, tls_bucket)}
-    return {"apiVersion": INFERENCE_API, "kind": "JumpStartModel",
-            "metadata": _meta(name, **{ENDPOINT_LABEL: name}), "spec": spec}
-
-
-def managed_object(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str) -> dict[str, Any]:
-    if req["model"]["source"] == "jumpstart":
-        return jumpstart_model(req, tls_bucket=tls_bucket)
-    return inference_endpoint_config(req, region=region, bucket=bucket, tls_bucket=tls_bucket)
-
-
-# ------------------------------------------------------------------------------------- self-managed
-
-def engine_command(engine: str, model_arg: str, served_name: str, args: list[str], *, host: str = "0.0.0.0",
-                   port: int = ENGINE_PORT) -> list[str]:
-    """argv of the serving container (no shell): the engine's OpenAI-compatible server."""
-    if engine == "vllm":
-        return ["vllm", "serve", model_arg, "--host", host, "--port", str(port),
-                "--served-model-name", served_name, *args]
-    return ["python3", "-m", "sglang.launch_server", "--model-path", model_arg, "--host", host,
-            "--port", str(port), "--served-model-name", served_name, "--enable-metrics", *args]
-
-
-# -- the API key gate (functions/assets/podstart_gate.py) in front of a self-managed endpoint -------------------
-GATE = "podstart-gate"
-GATE_SCRIPT_KEY = "podstart_gate.py"
-GATE_MOUNT = "/opt/podstart-gate"
-API_KEY_KEY = "api_key"  # the key of the endpoint's Secret
-GATE_IMAGE = "python:3.12.12-slim-bookworm"  # the official Python image at an exact tag (the gate is stdlib only)
-GATE_PORT, UPSTREAM_PORT = ENGINE_PORT, ENGINE_PORT + 1
-
-
-def gate_configmap(script: str) -> dict[str, Any]:
-    """The constant gate script, mounted read-only into the pods of endpoints that require an API key."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(GATE), "data": {GATE_SCRIPT_KEY: script}}
-
-
-def _gate_container(secret: str) -> dict[str, Any]:
-    """The gate: the Service's `http` port; the pod's probes read the engine's /health through it."""
-    return {
-        "name": GATE, "image": GATE_IMAGE, "command": ["python3", f"{GATE_MOUNT}/{GATE_SCRIPT_KEY}"],
-        "ports": [{"name": "http", "containerPort": GATE_PORT}],
-        "env": [{"name": "PODSTART_API_KEY", "valueFrom": {"secretKeyRef": {"name": secret, "key": API_KEY_KEY}}}],
-        "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}},
-        "volumeMounts": [{"name": GATE, "mountPath": GATE_MOUNT, "readOnly": True}],
-        "securityContext": {"runAsNonRoot": True, "runAsUser": 65534, "allowPrivilegeEscalation": False,
-                            "readOnlyRootFilesystem": True},
-    }
-
-
-def gated(spec: dict[str, Any], secret: str | None) -> dict[str, Any]:
-    """A pod spec with the gate in front of its first container when `secret` names the endpoint's API key: the
-    served container then listens on 127.0.0.1 only (its command says so), keeps no `http` port, and the probes
-    move to the gate (which passes /health through)."""
-    if not secret:
-        return spec
-    main = dict(spec["containers"][0])
-    probes = {k: main.pop(k) for k in ("startupProbe", "readinessProbe", "livenessProbe") if k in main}
-    main["ports"] = [p for p in main.get("ports") or [] if p.get("name") != "http"]
-    gate = {**_gate_container(secret), **probes}
-    return {**spec, "containers": [main, gate, *spec["containers"][1:]],
-            "volumes": [*(spec.get("volumes") or []), {"name": GATE, "configMap": {"name": GATE}}]}
-
-
-def _model_arg(model: dict[str, Any], where: DataMap | None = None) -> str:
-    """What the engine loads: a Hub id, or the model folder as the pod sees it (/data/... or /s3/<bucket>/...)."""
-    if model["source"] == "s3":
-        ref = data.parse(model["uri"])
-        if ref.bucket is None:
-            return f"{data.DATA_MOUNT}/{ref.key}"
-        return (where or DataMap(data_bucket="")).pod_path(ref)
-    return str(model["model_id"])
-
-
-def _probes() -> dict[str, Any]:
-    http = {"path": "/health", "port": "http"}
-    return {
-        "startupProbe": {"httpGet": http, "periodSeconds": 10, "failureThreshold": 180},
-        "readinessProbe": {"httpGet": http, "periodSeconds": 5, "failureThreshold": 3},
-        "livenessProbe": {"httpGet": http, "periodSeconds": 15, "failureThreshold": 4},
-    }
-
-
-def worker_pod_spec(*, engine: str, image: str, gpus: int, instance_type: str, model: dict[str, Any] | None,
-                    served_name: str, args: list[str], spread_labels: dict[str, str],
-                    api_key_secret: str | None = None, where: DataMap | None = None) -> dict[str, Any]:
-    """A serving pod: GPU requests equal to limits, probes, spread across nodes, the shared bucket at /data, and
-    the registered volume its model is on (at /s3/<bucket>/<prefix>, the pod running as the volume's
-    ServiceAccount: Mountpoint mounts with the pod's credentials)."""
-    mounts = where.mounts if where else []
-    volumes, mounted = data.pod_volumes(mounts)
-    gpu = {"nvidia.com/gpu": str(gpus)}
-    env: list[dict[str, Any]] = [{"name": "HF_HOME", "value": "/data/hf-cache"}]
-    if model and model.get("token_secret"):
-        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": model["token_secret"],
-                                                                       "key": TOKEN_KEY}}})
-    model_arg = _model_arg(model, where) if model else "/data/models/unassigned"
-    host, port = ("127.0.0.1", UPSTREAM_PORT) if api_key_secret else ("0.0.0.0", ENGINE_PORT)
-    return gated({
-        "affinity": HYPERPOD_NODE_AFFINITY,
-        "nodeSelector": {INSTANCE_TYPE_LABEL: instance_type},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
-                                       "whenUnsatisfiable": "ScheduleAnyway",
-                                       "labelSelector": {"matchLabels": spread_labels}}],
-        "terminationGracePeriodSeconds": 60,
-        "containers": [{
-            "name": engine, "image": image,
-            "command": engine_command(engine, model_arg, served_name, args, host=host, port=port),
-            "ports": [{"name": "http", "containerPort": ENGINE_PORT}],
-            "env": env,
-            "resources": {"requests": {**gpu, "cpu": "4", "memory": "32Gi"},
-                          "limits": {**gpu, "cpu": "4", "memory": "32Gi"}},
-            "volumeMounts": [{"name": "data", "mountPath": "/data"}, {"name": "shm", "mountPath": "/dev/shm"},
-                             *mounted],
-            **_probes(),
-        }],
-        "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": DATA_VOLUME}},
-                    {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}}, *volumes],
-        **({"serviceAccountName": sa} if (sa := data.service_account(mounts)) else {}),
-    }, api_key_secret)
-
-
-def worker_deployment(req: dict[str, Any], where: DataMap | None = None) -> dict[str, Any]:
-    name = req["name"]
-    labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
-    pod = worker_pod_spec(engine=req["engine"], image=req["image"], gpus=int(req["gpus"]),
-                          instance_type=req["instance_type"], model=req["model"], served_name=_served(req["model"]),
-                          args=list(req.get("engine_args") or []), spread_labels=labels,
-                          api_key_secret=None if _routed(req) else req.get("api_key_secret"), where=where)
-    return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(worker_name(name), **labels),
-        "spec": {"replicas": int(req.get("replicas", 1)), "selector": {"matchLabels": labels},
-                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
-                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **labels},
-                                           "annotations": {"podstart.dev/model-name": _served(req["model"])}},
-                              "spec": pod}},
-    }
-
-
-def _routed(req: dict[str, Any]) -> bool:
-    return bool((req.get("router") or {}).get("enabled"))
-
-
-def _served(model: dict[str, Any]) -> str:
-    return model_label(model)
-
-
-def service(req: dict[str, Any]) -> dict[str, Any]:
-    """The endpoint's Service in its shape: external NLB, internal ClusterIP, or a pool binding by label."""
-    name, shape = req["name"], req.get("service", "internal")
-    if shape == "model_pool":
-        selector = {POOL_LABEL: req["pool"], MODEL_LABEL: name}
-    elif (req.get("router") or {}).get("enabled"):
-        selector = {ENDPOINT_LABEL: name, ROLE_LABEL: "router"}
-    else:
-        selector = {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}
-    meta = _meta(service_name(name), **{ENDPOINT_LABEL: name})
-    spec: dict[str, Any] = {"selector": selector,
-                            "ports": [{"name": "http", "port": SERVICE_PORT, "targetPort": "http", "protocol": "TCP"}]}
-    if shape == "external":
-        meta["annotations"] = {
-            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
-            "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
-            "service.beta.kubernetes.io/aws-load-balancer-scheme":
-                "internet-facing" if req.get("internet_facing") else "internal",
-            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": "/health",
-        }
-        spec["type"] = "LoadBalancer"
-        if req.get("source_ranges"):
-            spec["loadBalancerSourceRanges"] = list(req["source_ranges"])
-    else:
-        spec["type"] = "ClusterIP"
-    return {"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
-
-
-def disruption_budget(req: dict[str, Any]) -> dict[str, Any]:
-    name = req["name"]
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": _meta(f"{name}-workers", **{ENDPOINT_LABEL: name}),
-            "spec": {"maxUnavailable": 1,
-                     "selector": {"matchLabels": {ENDPOINT_LABEL: name, ROLE_LABEL: "worker"}}}}
-
-
-def router_objects(req: dict[str, Any]) -> list[dict[str, Any]]:
-    """The SGLang router: discovers workers by label (its Role lists pods in this namespace only)."""
-    name, policy = req["name"], (req.get("router") or {}).get("policy", "cache_aware")
-    rname = router_name(name)
-    labels = {ENDPOINT_LABEL: name, ROLE_LABEL: "router"}
-    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(rname, **labels)}
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(rname, **labels),
-            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]}
-    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(rname, **labels),
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": rname},
-               "subjects": [{"kind": "ServiceAccount", "name": rname, "namespace": NAMESPACE}]}
-    selector = f"{ENDPOINT_LABEL}={name},{ROLE_LABEL}=worker"
-    key = req.get("api_key_secret")
-    host, port = ("127.0.0.1", UPSTREAM_PORT) if key else ("0.0.0.0", ENGINE_PORT)
-    args = ["python3", "-m", "sglang_router.launch_router", "--service-discovery",
-            "--selector", f"{ENDPOINT_LABEL}={name}", f"{ROLE_LABEL}=worker",
-            "--service-discovery-port", str(ENGINE_PORT), "--service-discovery-namespace", NAMESPACE,
-            "--policy", policy, "--host", host, "--port", str(port),
-            "--prometheus-host", "0.0.0.0", "--prometheus-port", str(ROUTER_METRICS_PORT)]
-    deploy = {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(rname, **labels),
-        "spec": {"replicas": 1, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **labels},
-                                           "annotations": {"podstart.dev/worker-selector": selector,
-                                                           "prometheus.io/scrape": "true",
-                                                           "prometheus.io/port": str(ROUTER_METRICS_PORT)}},
-                              "spec": gated({"serviceAccountName": rname, "containers": [{
-                                  "name": "router", "image": SGLANG_ROUTER_IMAGE, "command": args,
-                                  "ports": [{"name": "http", "containerPort": ENGINE_PORT},
-                                            {"name": "metrics", "containerPort": ROUTER_METRICS_PORT}],
-                                  "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
-                                                "limits": {"cpu": "2", "memory": "2Gi"}},
-                                  "readinessProbe": {"httpGet": {"path": "/health", "port": "http"},
-                                                     "periodSeconds": 5},
-                                  "livenessProbe": {"httpGet": {"path": "/health", "port": "http"},
-                                                    "periodSeconds": 15}}]}, key)}},
-    }
-    return [sa, role, binding, deploy]
-
-
-def scaled_object(req: dict[str, Any]) -> dict[str, Any]:
-    """KEDA ScaledObject: the worker Deployment scaled on the router's Prometheus metric."""
-    name, k = req["name"], req["autoscaling"]["keda"]
-    return {
-        "apiVersion": KEDA_API, "kind": "ScaledObject", "metadata": _meta(f"{name}-workers", **{ENDPOINT_LABEL: name}),
-        "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": worker_name(name)},
-            "minReplicaCount": int(k.get("min", 1)), "maxReplicaCount": int(k["max"]),
-            "pollingInterval": 15, "cooldownPeriod": 300,
-            "triggers": [{"type": "prometheus", "name": f"router-{k.get('metric', 'queue_depth').replace('_', '-')}",
-                          "metadata": {"serverAddress": PROMETHEUS,
-                                       "query": KEDA_QUERIES[k.get("metric", "queue_depth")].format(name=name),
-                                       "threshold": str(k.get("target", 8))}}],
-        },
-    }
-
-
-def self_managed_objects(req: dict[str, Any], gate_script: str = "",
-                         where: DataMap | None = None) -> list[dict[str, Any]]:
-    """Every object of a self-managed endpoint, in apply order (the gate's ConfigMap first when it needs a key)."""
-    if req.get("service") == "model_pool":
-        return [service(req)]
-    out: list[dict[str, Any]] = [gate_configmap(gate_script)] if req.get("api_key_secret") else []
-    out += [worker_deployment(req, where), disruption_budget(req)]
-    if (req.get("router") or {}).get("enabled"):
-        out += router_objects(req)
-    out.append(service(req))
-    if (req.get("autoscaling") or {}).get("keda"):
-        out.append(scaled_object(req))
-    return out
-
-
-def endpoint_objects(req: dict[str, Any], *, region: str, bucket: str, tls_bucket: str,
-                     gate_script: str = "", where: DataMap | None = None) -> list[dict[str, Any]]:
-    if req["mode"] == "managed":
-        return [managed_object(req, region=region, bucket=bucket, tls_bucket=tls_bucket)]
-    return self_managed_objects(req, gate_script, where)
-
-
-def object_refs(objs: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """(apiVersion, kind, name, namespace) of each object: what the operation reports it created."""
-    return [{"api_version": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"],
-             "namespace": o["metadata"].get("namespace", "")} for o in objs]
-
-
-# ------------------------------------------------------------------------------------------- pools
-
-POOL_WORKER = "podstart-pool-worker"  # the supervisor script's ConfigMap
-POOL_SCRIPT_KEY = "podstart_pool_worker.py"  # the file name the worker runs (the sandbox looks for it)
-POOL_HEALTH_PORT = 8081
-# what pool.assign writes on a worker (and pool.release removes): the supervisor starts the engine on it
-MODEL_PATH_ANNOTATION = "podstart.dev/model-path"
-MODEL_NAME_ANNOTATION = "podstart.dev/model-name"
-
-
-def pool_script_configmap(script: str) -> dict[str, Any]:
-    """The constant pool-worker supervisor, mounted read-only into every pool worker."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(POOL_WORKER), "data": {POOL_SCRIPT_KEY: script}}
-
-
-def assigned_model(model: dict[str, Any]) -> dict[str, str]:
-    """The annotations pool.assign writes for a model: the path the engine loads, the name it is served as."""
-    return {MODEL_PATH_ANNOTATION: _model_arg(model), MODEL_NAME_ANNOTATION: _served(model)}
-
-
-def pool_objects(pool: dict[str, Any], script: str) -> list[dict[str, Any]]:
-    """A warm pool: the supervisor script's ConfigMap and a Deployment of workers with no model bound
-    (`podstart.dev/model=unassigned`). Each worker runs the supervisor, which reads the pod's own annotations
-    (downward API) and starts the engine on the model pool.assign names, stops it on release.
-
-    The Deployment selects by pool only, so relabelling a pod's model keeps it in the pool; an endpoint's
-    Service selects pool + model and routes only to the workers bound to it (Ready only once the engine
-    serves: the probes read the supervisor)."""
-    name = pool["name"]
-    sel = {POOL_LABEL: name}
-    pod = worker_pod_spec(engine=pool["engine"], image=pool["image"], gpus=int(pool["gpus_per_worker"]),
-                          instance_type=pool["instance_type"], model=None, served_name=name,
-                          args=[], spread_labels=sel)
-    [c] = pod["containers"]
-    c["command"] = ["python3", f"{SCRIPT_DIR}/{POOL_SCRIPT_KEY}", "--",
-                    *engine_command(pool["engine"], "{model}", "{name}", [])]
-    c["ports"] = [*c["ports"], {"name": "health", "containerPort": POOL_HEALTH_PORT}]
-    # readiness follows the engine (Ready while warm, or once it serves the assigned model); startup and liveness
-    # only the supervisor, which restarts an engine that exits: a model loading for minutes is not a dead pod
-    for probe, path in (("startupProbe", "/live"), ("readinessProbe", "/health"), ("livenessProbe", "/live")):
-        c[probe] = {**c[probe], "httpGet": {"path": path, "port": "health"}}
-    c["volumeMounts"] = [*c["volumeMounts"], {"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
-                         {"name": "podinfo", "mountPath": "/etc/podinfo", "readOnly": True}]
-    pod["volumes"] = [*pod["volumes"], {"name": "script", "configMap": {"name": POOL_WORKER}},
-                      {"name": "podinfo", "downwardAPI": {"items": [
-                          {"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]}}]
-    return [pool_script_configmap(script), {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(pool_deployment(name), **sel),
-        "spec": {"replicas": int(pool["workers"]), "selector": {"matchLabels": sel},
-                 "template": {"metadata": {"labels": {**MANAGED_LABELS, **sel, MODEL_LABEL: UNASSIGNED}},
-                              "spec": pod}},
-    }]
-
-
-def pick_workers(pods: list[dict[str, Any]], n: int | None, done: list[str]) -> tuple[list[str], int]:
-    """The pool workers a relabel moves, by name order: (names, how many it needs). `pods` are the workers still
-    labelled with the source model, `done` those an earlier attempt moved; n None moves all of them. The
-    relabel step and a dry run pick the same way."""
-    left = sorted(p["metadata"]["name"] for p in pods if p["metadata"]["name"] not in done)
-    need = (int(n) if n else len(left) + len(done)) - len(done)
-    return left[:max(0, need)], need
-
-
-# --------------------------------------------------------------------------------------- download
-
-DOWNLOAD_LABEL = "podstart.dev/download"
-DOWNLOADER = "podstart-model-downloader"  # the ServiceAccount (Pod Identity) and the script's ConfigMap
-SCRIPT_KEY = "podstart_download.py"
-SCRIPT_DIR = "/opt/podstart"
-MANIFEST = "_podstart_manifest.json"  # written by the script (functions/assets/podstart_download.py)
-COMPLETE = "_COMPLETE"
-MARKERS = (MANIFEST, COMPLETE)
-EXIT_PERMANENT = 3  # the script's exit code when no retry helps: the podFailurePolicy fails the Job at once
-COUNT_KEYS = ("files_done", "files_total", "bytes_done", "bytes_total", "files_skipped")
-
-
-def downloader_service_account() -> dict[str, Any]:
-    """The download Job's identity: EKS Pod Identity maps it to a role that may write models/* of the bucket."""
-    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(DOWNLOADER),
-            "automountServiceAccountToken": False}
-
-
-def download_script_configmap(script: str) -> dict[str, Any]:
-    """The constant downloader script, mounted read-only into the Job (never a string built from input)."""
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(DOWNLOADER), "data": {SCRIPT_KEY: script}}
-
-
-def download_job(*, name: str, model_id: str, revision: str, bucket: str, prefix: str, region: str,
-                 token_secret: str | None, image: str) -> dict[str, Any]:
-    """A Job that runs the constant script on a pinned public Python image to copy a Hugging Face model into
-    s3://bucket/prefix (models/{model_id}/{revision}/), skipping files already there (a retry resumes). The
-    token comes from the Secret, never a literal; the identity from the ServiceAccount's Pod Identity."""
-    env: list[dict[str, Any]] = [
-        {"name": "MODEL_ID", "value": model_id}, {"name": "REVISION", "value": revision},
-        {"name": "BUCKET", "value": bucket}, {"name": "PREFIX", "value": prefix},
-        {"name": "AWS_REGION", "value": region}, {"name": "HOME", "value": "/work"},
-        {"name": "PYTHONUNBUFFERED", "value": "1"}, {"name": "HF_HUB_DISABLE_TELEMETRY", "value": "1"},
-    ]
-    if token_secret:
-        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": token_secret, "key": TOKEN_KEY}}})
-    labels = {**MANAGED_LABELS, DOWNLOAD_LABEL: name}
-    return {
-        "apiVersion": "batch/v1", "kind": "Job", "metadata": _meta(name, **{DOWNLOAD_LABEL: name}),
-        "spec": {
-            "backoffLimit": 3, "ttlSecondsAfterFinished": 86400,
-            "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {
-                "containerName": "download", "operator": "In", "values": [EXIT_PERMANENT]}}]},
-            "template": {"metadata": {"labels": labels}, "spec": {
-                "restartPolicy": "Never", "serviceAccountName": DOWNLOADER,
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
-                                    "seccompProfile": {"type": "RuntimeDefault"}},
-                "containers": [{
-                    "name": "download", "image": image,
-                    "command": ["python3", f"{SCRIPT_DIR}/{SCRIPT_KEY}"],
-                    "env": env,
-                    "terminationMessagePolicy": "FallbackToLogsOnError",
-                    "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
-                                        "capabilities": {"drop": ["ALL"]}},
-                    "volumeMounts": [{"name": "script", "mountPath": SCRIPT_DIR, "readOnly": True},
-                                     {"name": "work", "mountPath": "/work"}, {"name": "tmp", "mountPath": "/tmp"}],
-                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
-                                  "limits": {"cpu": "2", "memory": "4Gi"}}}],
-                "volumes": [{"name": "script", "configMap": {"name": DOWNLOADER, "defaultMode": 0o444}},
-                            {"name": "work", "emptyDir": {}}, {"name": "tmp", "emptyDir": {}}]}}},
-    }
-
-
-def download_counts(manifest: dict[str, Any] | None) -> dict[str, int]:
-    """The progress the script writes in `_podstart_manifest.json` under the model's prefix."""
-    out: dict[str, int] = {}
-    for key in COUNT_KEYS:
-        v = (manifest or {}).get(key)
-        if isinstance(v, int) and not isinstance(v, bool):
-            out[key] = v
-    return out
-
-
-def job_finished(job: dict[str, Any] | None) -> str | None:
-    """"Complete" or "Failed" when the Job has ended, else None."""
-    for c in ((job or {}).get("status") or {}).get("conditions") or []:
-        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed"):
-            return str(c["type"])
-    return None
-
-
-def download_present(manifest: dict[str, Any] | None, complete: bool, files_in_bucket: int) -> bool:
-    """All files are there already: the `_COMPLETE` marker is there and at least as many files as the manifest
-    counted are under the prefix (the step and the plan ask this, from the bucket alone)."""
-    total = download_counts(manifest).get("files_total")
-    return complete and total is not None and files_in_bucket >= total
-
-
-def pod_failure(pods: list[dict[str, Any]]) -> str | None:
-    """Why the download's pod ended or cannot start: its termination message (the script writes the reason), or
-    a container that cannot be configured (a Secret gone). None while nothing failed."""
-    for pod in sorted(pods, key=lambda p: str(p.get("metadata", {}).get("creationTimestamp") or ""), reverse=True):
-        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-            term = (cs.get("state") or {}).get("terminated") or {}
-            if term and term.get("exitCode") not in (0, None):
-                return str(term.get("message") or term.get("reason") or f"exit code {term.get('exitCode')}").strip()
-            waiting = (cs.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") in ("CreateContainerConfigError", "ErrImagePull", "ImagePullBackOff",
-                                         "InvalidImageName"):
-                return f"{waiting['reason']}: {waiting.get('message') or ''}".strip()
-    return None
+"""The Kubernetes objects of inference as their callers name them (`from functions.domain.inference import
+manifests as im`): an endpoint's (`endpoint_objects`), a worker pool's (`pool_objects`) and a model download's
+(`download_objects`)."""
+
+from functions.domain.inference.download_objects import (
+    COMPLETE,
+    COUNT_KEYS,
+    DOWNLOAD_LABEL,
+    DOWNLOADER,
+    EXIT_PERMANENT,
+    MANIFEST,
+    MARKERS,
+    SCRIPT_DIR,
+    SCRIPT_KEY,
+    download_counts,
+    download_job,
+    download_present,
+    download_script_configmap,
+    downloader_service_account,
+    job_finished,
+    pod_failure,
+)
+from functions.domain.inference.endpoint_objects import (
+    API_KEY_KEY,
+    ENDPOINT_LABEL,
+    GATE,
+    GATE_IMAGE,
+    GATE_MOUNT,
+    GATE_PORT,
+    GATE_SCRIPT_KEY,
+    INFERENCE_API,
+    INSTANCE_TYPE_LABEL,
+    KEDA_API,
+    KEDA_QUERIES,
+    MANAGED_PORT,
+    MANAGED_WORKER_IMAGE,
+    MODEL_LABEL,
+    POOL_LABEL,
+    PROMETHEUS,
+    ROLE_LABEL,
+    ROUTER_METRICS_PORT,
+    SERVICE_PORT,
+    SGLANG_ROUTER_IMAGE,
+    TOKEN_KEY,
+    UNASSIGNED,
+    UPSTREAM_PORT,
+    disruption_budget,
+    endpoint_objects,
+    engine_command,
+    gate_configmap,
+    gated,
+    inference_endpoint_config,
+    jumpstart_model,
+    managed_object,
+    object_refs,
+    pool_deployment,
+    router_name,
+    router_objects,
+    scaled_object,
+    self_managed_objects,
+    service,
+    service_name,
+    worker_deployment,
+    worker_name,
+    worker_pod_spec,
+)
+from functions.domain.inference.endpoints import NAMESPACE
+from functions.domain.inference.pool_objects import (
+    MODEL_NAME_ANNOTATION,
+    MODEL_PATH_ANNOTATION,
+    POOL_HEALTH_PORT,
+    POOL_SCRIPT_KEY,
+    POOL_WORKER,
+    assigned_model,
+    pick_workers,
+    pool_objects,
+    pool_script_configmap,
+)
+
+__all__ = [
+    "API_KEY_KEY",
+    "COMPLETE",
+    "COUNT_KEYS",
+    "DOWNLOADER",
+    "DOWNLOAD_LABEL",
+    "ENDPOINT_LABEL",
+    "EXIT_PERMANENT",
+    "GATE",
+    "GATE_IMAGE",
+    "GATE_MOUNT",
+    "GATE_PORT",
+    "GATE_SCRIPT_KEY",
+    "INFERENCE_API",
+    "INSTANCE_TYPE_LABEL",
+    "KEDA_API",
+    "KEDA_QUERIES",
+    "MANAGED_PORT",
+    "MANAGED_WORKER_IMAGE",
+    "MANIFEST",
+    "MARKERS",
+    "MODEL_LABEL",
+    "MODEL_NAME_ANNOTATION",
+    "MODEL_PATH_ANNOTATION",
+    "NAMESPACE",
+    "POOL_HEALTH_PORT",
+    "POOL_LABEL",
+    "POOL_SCRIPT_KEY",
+    "POOL_WORKER",
+    "PROMETHEUS",
+    "ROLE_LABEL",
+    "ROUTER_METRICS_PORT",
+    "SCRIPT_DIR",
+    "SCRIPT_KEY",
+    "SERVICE_PORT",
+    "SGLANG_ROUTER_IMAGE",
+    "TOKEN_KEY",
+    "UNASSIGNED",
+    "UPSTREAM_PORT",
+    "assigned_model",
+    "disruption_budget",
+    "download_counts",
+    "download_job",
+    "download_present",
+    "download_script_configmap",
+    "downloader_service_account",
+    "endpoint_objects",
+    "engine_command",
+    "gate_configmap",
+    "gated",
+    "inference_endpoint_config",
+    "job_finished",
+    "jumpstart_model",
+    "managed_object",
+    "object_refs",
+    "pick_workers",
+    "pod_failure",
+    "pool_deployment",
+    "pool_objects",
+    "pool_script_configmap",
+    "router_name",
+    "router_objects",
+    "scaled_object",
+    "self_managed_objects",
+    "service",
+    "service_name",
+    "worker_deployment",
+    "worker_name",
+    "worker_pod_spec",
+]
