@@ -187,6 +187,45 @@ def _rewrite_from_imports(text: str) -> str:
     return "".join(lines)
 
 
+# Splits of a big module: the names that left it, by the module they went to. An import of such a name from the old
+# module is rewritten to the new one (a module that callers name as one, like training/jobs.py, stays as a face).
+SPLITS: dict[str, dict[str, list[str]]] = {
+    "functions.domain.inference.endpoints": {
+        "functions.domain.inference.requests": [
+            "InvokeMessage", "InvokeRequest", "PoolCreate", "PoolAssign", "PoolRelease", "ModelDownload",
+            "download_job_name", "MODELS_KEY_PREFIX", "model_prefix", "DOWNLOAD_IMAGE", "model_of_key"],
+    },
+}
+
+
+def _split_imports(text: str) -> str:
+    """`from old import a, b` where b left old for new: `from old import a` and `from new import b`."""
+    if not any(old in text for old in SPLITS):
+        return text
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines(keepends=True)
+    edits: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.ImportFrom) and node.module in SPLITS and node.level == 0):
+            continue
+        moved = {n: new for new, names in SPLITS[node.module].items() for n in names}
+        if not any(a.name in moved for a in node.names):
+            continue
+        indent = " " * node.col_offset
+        groups: dict[str, list[ast.alias]] = {}
+        for a in node.names:
+            groups.setdefault(moved.get(a.name, node.module), []).append(a)
+        out = [f"{indent}from {mod} import " + ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in got)
+               + "\n" for mod, got in groups.items()]
+        edits.append((node.lineno - 1, node.end_lineno or node.lineno, "".join(out)))
+    for start, end, new_text in sorted(edits, reverse=True):
+        lines[start:end] = [new_text]
+    return "".join(lines)
+
+
 def _dotted_patterns() -> list[tuple[re.Pattern[str], str]]:
     pats = []
     for old, new in sorted(OLD.items(), key=lambda kv: -len(kv[0])):
@@ -208,7 +247,7 @@ PATTERNS = _dotted_patterns()
 
 def rewrite(text: str, python: bool) -> str:
     if python:
-        text = _rewrite_from_imports(text)
+        text = _split_imports(_rewrite_from_imports(text))
     for pat, new in PATTERNS:
         text = pat.sub(new, text)
     return text

@@ -10,8 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from functions.domain.errors import InvalidInput
-from functions.domain.inference.endpoints import EndpointCreate, PoolAssign
+from functions.domain.inference.endpoints import EndpointCreate
 from functions.domain.inference.manifests import worker_deployment
+from functions.domain.inference.requests import PoolAssign
 from functions.domain.storage import data
 from functions.domain.storage.data import DataMap, Mount
 from functions.domain.training import jobs as training

@@ -12,7 +12,7 @@ from functions.assets import download_script, gate_script
 from functions.domain import manifests
 from functions.domain.features import kuberay
 from functions.domain.inference import manifests as inference_manifests
-from functions.domain.inference.endpoints import DOWNLOAD_IMAGE, download_job_name
+from functions.domain.inference.requests import DOWNLOAD_IMAGE, download_job_name
 from functions.domain.namespaces import models as namespaces
 from functions.domain.storage import volumes as storage
 

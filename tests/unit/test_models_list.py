@@ -10,7 +10,7 @@ import pytest
 from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import BadRequest
 from functions.domain.inference import manifests as im
-from functions.domain.inference.endpoints import model_of_key
+from functions.domain.inference.requests import model_of_key
 from functions.domain.operations import Target
 from functions.domain.plans.registry import PLANNERS, PlanInput
 from functions.logic.inference import models

@@ -9,7 +9,8 @@ from pydantic import ValidationError
 from functions.domain import identifiers, redaction, tenancy
 from functions.domain.errors import Forbidden
 from functions.domain.inference import engine_args
-from functions.domain.inference.endpoints import EndpointCreate, ModelDownload
+from functions.domain.inference.endpoints import EndpointCreate
+from functions.domain.inference.requests import ModelDownload
 from functions.domain.kinds import check_role, required_role
 from functions.domain.principal import Role
 from functions.domain.training.jobs import JobSubmit

@@ -11,15 +11,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES, NoChange
-from functions.domain.inference.endpoints import (
-    EndpointCreate,
-    EndpointPatch,
-    InvokeRequest,
-    ModelDownload,
-    PoolAssign,
-    PoolCreate,
-    PoolRelease,
-)
+from functions.domain.inference.endpoints import EndpointCreate, EndpointPatch
+from functions.domain.inference.requests import InvokeRequest, ModelDownload, PoolAssign, PoolCreate, PoolRelease
 from functions.domain.kinds import required_role
 from functions.domain.principal import Role
 from functions.domain.views import ClusterEndpointList, EndpointList, EndpointView, InvokeResult, ModelList, PoolList

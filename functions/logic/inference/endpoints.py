@@ -13,8 +13,9 @@ from functions.domain.capacity import placement
 from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Problem
 from functions.domain.inference import manifests as im
-from functions.domain.inference.endpoints import NAMESPACE, EndpointCreate, EndpointPatch, InvokeRequest, model_label
+from functions.domain.inference.endpoints import NAMESPACE, EndpointCreate, EndpointPatch, model_label
 from functions.domain.inference.record import EndpointRecord, EndpointRecords, EndpointStatus, PoolRecords
+from functions.domain.inference.requests import InvokeRequest
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.plans import Plan, none
 from functions.domain.ports import ClusterKube

@@ -17,11 +17,10 @@ from functions.domain import iam as iamdoc
 from functions.domain.clusters.record import ClusterRecord
 from functions.domain.errors import BadRequest
 from functions.domain.inference import manifests as im
-from functions.domain.inference.endpoints import (
+from functions.domain.inference.endpoints import MODELS_PREFIX, NAMESPACE
+from functions.domain.inference.requests import (
     DOWNLOAD_IMAGE,
     MODELS_KEY_PREFIX,
-    MODELS_PREFIX,
-    NAMESPACE,
     ModelDownload,
     download_job_name,
     model_of_key,

@@ -9,8 +9,9 @@ from typing import Any
 from functions.domain.clusters.record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.inference import manifests as im
-from functions.domain.inference.endpoints import NAMESPACE, PoolAssign, PoolCreate, PoolRelease
+from functions.domain.inference.endpoints import NAMESPACE
 from functions.domain.inference.record import EndpointRecords, PoolRecord, PoolRecords
+from functions.domain.inference.requests import PoolAssign, PoolCreate, PoolRelease
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.plans import Plan
 from functions.domain.views import PoolList, PoolView, PoolWorker
