@@ -195,6 +195,11 @@ SPLITS: dict[str, dict[str, list[str]]] = {
             "InvokeMessage", "InvokeRequest", "PoolCreate", "PoolAssign", "PoolRelease", "ModelDownload",
             "download_job_name", "MODELS_KEY_PREFIX", "model_prefix", "DOWNLOAD_IMAGE", "model_of_key"],
     },
+    "functions.logic.inference.endpoints": {
+        "functions.logic.inference.endpoint_views": [
+            "IN_FLIGHT", "Live", "read_live", "_pull_error", "_ready", "view", "_state", "_address", "_live",
+            "list_endpoints", "load_endpoint", "get_endpoint"],
+    },
 }
 
 

@@ -13,7 +13,7 @@ from functions.domain.training import status as job_status
 from functions.domain.training.jobs import Unreachable
 from functions.domain.views import ClusterEndpointList, EndpointView
 from functions.logic.deps import Deps
-from functions.logic.inference import endpoints
+from functions.logic.inference import endpoint_views
 from functions.logic.training import jobs
 from functions.observability import logger
 
@@ -75,7 +75,7 @@ def all_endpoints(deps: Deps, cluster: str | None, region: str | None, limit: in
                   token: str | None) -> ClusterEndpointList:
     """Inference endpoints on every cluster (or the one named), live status where the cluster answers."""
     def read(rec: ClusterRecord) -> list[EndpointView]:
-        return endpoints.list_endpoints(deps, rec.name, rec.region, PER_CLUSTER, None).items
+        return endpoint_views.list_endpoints(deps, rec.name, rec.region, PER_CLUSTER, None).items
 
     rows, unreachable = across(deps, _clusters(deps, cluster, region), read)
     rows.sort(key=lambda e: (e.cluster, e.region, e.name))

@@ -17,7 +17,7 @@ from functions.domain.kinds import required_role
 from functions.domain.principal import Role
 from functions.domain.views import ClusterEndpointList, EndpointList, EndpointView, InvokeResult, ModelList, PoolList
 from functions.logic import everywhere
-from functions.logic.inference import endpoints, models, pools
+from functions.logic.inference import endpoint_views, endpoints, models, pools
 
 router = Router()
 
@@ -37,7 +37,7 @@ def list_endpoints(
     next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
 ) -> Response[str]:
     principal(router)
-    return model_response(endpoints.list_endpoints(services(), cluster, region, limit, next_token))
+    return model_response(endpoint_views.list_endpoints(services(), cluster, region, limit, next_token))
 
 
 @router.get("/v1/endpoints", summary="Inference endpoints across clusters (or cluster=), status live; clusters not "
@@ -68,7 +68,7 @@ def deploy_endpoint(cluster: ClusterPath, body: EndpointCreate, region: RegionOp
             tags=["endpoints"], responses=_ok(EndpointView))
 def get_endpoint(cluster: ClusterPath, endpoint: EndpointPath, region: RegionOpt = None) -> Response[str]:
     principal(router)
-    return model_response(endpoints.get_endpoint(services(), cluster, region, endpoint))
+    return model_response(endpoint_views.get_endpoint(services(), cluster, region, endpoint))
 
 
 @router.patch("/v1/clusters/<cluster>/endpoints/<endpoint>",

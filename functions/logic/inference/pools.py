@@ -18,7 +18,8 @@ from functions.domain.views import PoolList, PoolView, PoolWorker
 from functions.logic import live_reads
 from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
-from functions.logic.inference.endpoints import _ready, require_ready_cluster
+from functions.logic.inference.endpoint_views import _ready
+from functions.logic.inference.endpoints import require_ready_cluster
 from functions.logic.plans import Started, start_or_plan
 
 

@@ -21,7 +21,7 @@ from functions.domain.views import ClusterDetail, EndpointView, GroupView
 from functions.logic import features as features_logic
 from functions.logic.clusters import views as cluster_views
 from functions.logic.deps import Deps
-from functions.logic.inference import endpoints
+from functions.logic.inference import endpoint_views
 from functions.logic.storage import volumes as storage
 
 JOB_PATHS = {"pytorch": "/apis/sagemaker.amazonaws.com/v1/hyperpodpytorchjobs", "ray": "/apis/ray.io/v1/rayjobs"}
@@ -64,8 +64,8 @@ def read_live(deps: Deps, rec: ClusterRecord, *, want_jobs: bool, want_endpoints
                 live.jobs[(str(meta.get("namespace") or "default"), str(meta.get("name")))] = obj
     if want_endpoints:
         recs = EndpointRecords(deps.state).of_cluster(rec.region, rec.name)
-        state = endpoints._live(deps, rec) if recs and active else None
-        live.endpoints = {r.name: (r, endpoints.view(r, state)) for r in recs}
+        state = endpoint_views._live(deps, rec) if recs and active else None
+        live.endpoints = {r.name: (r, endpoint_views.view(r, state)) for r in recs}
     if not active:
         live.warnings.append(f"cluster {rec.name} is {rec.status.value}: its jobs and endpoints were not read")
     return live
