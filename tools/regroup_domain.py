@@ -98,7 +98,7 @@ LATER: dict[str, list[str]] = {
     "domain.features": ["changes", "api"],
     "domain.capacity": ["ranking", "api"],
     "domain.clusters": ["api"], "domain.nodes": ["api"], "domain.storage": ["api"], "domain.namespaces": ["api"],
-    "logic.specs": ["diff_children"], "logic.inference": ["endpoint_views"],
+    "logic.inference": ["endpoint_views"],
 }
 
 OLD = {f"functions.{k}": f"functions.{v}" for k, v in MOVES.items()}
@@ -199,6 +199,11 @@ SPLITS: dict[str, dict[str, list[str]]] = {
         "functions.logic.inference.endpoint_views": [
             "IN_FLIGHT", "Live", "read_live", "_pull_error", "_ready", "view", "_state", "_address", "_live",
             "list_endpoints", "load_endpoint", "get_endpoint"],
+    },
+    "functions.logic.specs.diff": {
+        "functions.logic.specs.diff_workloads": [
+            "_jobs_of", "diff_job", "_default_json", "_same_json", "ENDPOINT_SCALABLE", "diff_endpoint",
+            "prune_workloads"],
     },
 }
 

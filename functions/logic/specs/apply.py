@@ -38,17 +38,8 @@ from functions.logic.clusters import group_add, group_delete, group_scale
 from functions.logic.deps import Deps
 from functions.logic.inference import endpoints
 from functions.logic.plans import Started, replay_of, start_or_plan
-from functions.logic.specs.diff import (
-    PlanBuilder,
-    diff_cluster,
-    diff_endpoint,
-    diff_job,
-    doc_loc,
-    ordered,
-    parse,
-    prune_workloads,
-    resolve,
-)
+from functions.logic.specs.diff import PlanBuilder, diff_cluster, doc_loc, ordered, parse, resolve
+from functions.logic.specs.diff_workloads import diff_endpoint, diff_job, prune_workloads
 from functions.logic.specs.live import export, read_live
 from functions.logic.storage import volumes as storage
 from functions.logic.training import jobs
