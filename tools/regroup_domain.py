@@ -200,6 +200,16 @@ SPLITS: dict[str, dict[str, list[str]]] = {
             "IN_FLIGHT", "Live", "read_live", "_pull_error", "_ready", "view", "_state", "_address", "_live",
             "list_endpoints", "load_endpoint", "get_endpoint"],
     },
+    "functions.domain.capacity.advice": {
+        "functions.domain.capacity.inputs": [
+            "ClusterContext", "Want", "wants", "plan_searches", "_owned_cover", "_hour", "_start", "offered_types",
+            "priced_types", "_headroom", "_at"],
+        "functions.domain.capacity.options": [
+            "_Candidate", "_Ctx", "_line", "_miss", "_consider", "_zone_names", "_zone_id", "_zone_name",
+            "_quota_check", "_budget_ok", "_on_demand", "_spot", "_covers", "_owned", "_combine", "_training_plans",
+            "_owned_option", "plan_arn", "suggest_plan_name", "_offer_hourly", "_offering_option", "_iso", "_total",
+            "_group_name", "_bodies", "_add"],
+    },
     "functions.logic.specs.diff": {
         "functions.logic.specs.diff_workloads": [
             "_jobs_of", "diff_job", "_default_json", "_same_json", "ENDPOINT_SCALABLE", "diff_endpoint",
