@@ -3,6 +3,6 @@ pyproject.toml keeps them to this module; tools/regroup_domain.py writes it)."""
 
 from functions.domain.storage import data
 from functions.domain.storage.data import DataMap
-from functions.domain.storage.volumes import StorageAdd, bucket_problem, fsx_capacity_problem
+from functions.domain.storage.volumes import StorageAdd, fsx_capacity_problem
 
-__all__ = ["DataMap", "StorageAdd", "bucket_problem", "data", "fsx_capacity_problem"]
+__all__ = ["DataMap", "StorageAdd", "data", "fsx_capacity_problem"]

@@ -11,7 +11,6 @@ account can read the bucket. PodStart never creates or deletes a bucket.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from functions.domain import arns
+from functions.domain.identifiers import bucket_problem
 from functions.domain.manifests import FSX_VOLUME, MANAGED_LABELS, S3_CSI_DRIVER
 from functions.domain.ports import StateStore
 from functions.domain.tenancy import Namespace
@@ -55,33 +55,6 @@ def fsx_capacity_problem(gib: int) -> str | None:
     near = " or ".join(str(c) for c in (below[-1:] + above[:1]))
     return (f"FSx for Lustre PERSISTENT_2 takes 1200 GiB, 2400 GiB or a multiple of 2400 GiB up to "
             f"{FSX_MAX_GIB} GiB (the default account quota); nearest: {near}")
-
-
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_BUCKET_BAD_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-_BUCKET_BAD_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
-
-
-def bucket_problem(bucket: str) -> str | None:
-    """S3's general purpose bucket naming rules."""
-    if not 3 <= len(bucket) <= 63:
-        return "a bucket name has 3 to 63 characters"
-    if not _BUCKET.match(bucket):
-        return "lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
-    if ".." in bucket or ".-" in bucket or "-." in bucket:
-        return "no two adjacent periods, and no period next to a hyphen"
-    try:
-        ipaddress.IPv4Address(bucket)
-        return "a bucket name is not formatted as an IP address"
-    except ValueError:
-        pass
-    for p in _BUCKET_BAD_PREFIXES:
-        if bucket.startswith(p):
-            return f"a bucket name does not start with {p!r}"
-    for s in _BUCKET_BAD_SUFFIXES:
-        if bucket.endswith(s):
-            return f"a bucket name does not end with {s!r} (an access point or directory bucket alias)"
-    return None
 
 
 def normalize_prefix(prefix: str) -> str:
