@@ -26,8 +26,7 @@ def labels(job: str, recipe: str) -> dict[str, str]:
     return {**MANAGED_LABELS, LABEL_JOB: job, LABEL_RECIPE: recipe}
 
 
-def _env(job: JobSubmit, kind: str, where: DataMap) -> list[dict[str, Any]]:
-    paths = recipes.pod_paths(job.name, job.output, where)
+def _env(job: JobSubmit, kind: str, paths: recipes.DataPaths) -> list[dict[str, Any]]:
     out = [{"name": "PODSTART_JOB", "value": job.name}, {"name": "DATA_DIR", "value": recipes.DATASETS_DIR},
            {"name": "OUTPUT_DIR", "value": paths.outputs}, {"name": "CHECKPOINT_DIR", "value": paths.checkpoints}]
     if kind == "pytorch" and job.recipe == "llama-factory":
@@ -44,10 +43,11 @@ def _resources(gpus: int) -> dict[str, Any]:
     return {"requests": {GPU: gpus}, "limits": {GPU: gpus}}
 
 
-def _container(name: str, job: JobSubmit, kind: str, gpus: int, where: DataMap, **extra: Any) -> dict[str, Any]:
+def _container(name: str, job: JobSubmit, kind: str, gpus: int, where: DataMap, paths: recipes.DataPaths,
+               **extra: Any) -> dict[str, Any]:
     _, mounted = data.pod_volumes(where.mounts)
     c: dict[str, Any] = {"name": name, "image": job.image, "imagePullPolicy": "IfNotPresent",
-                         "env": _env(job, kind, where), "resources": _resources(gpus),
+                         "env": _env(job, kind, paths), "resources": _resources(gpus),
                          "volumeMounts": [{"name": "data", "mountPath": recipes.DATA_MOUNT}, *mounted], **extra}
     if job.secrets:
         c["envFrom"] = [{"secretRef": {"name": s}} for s in job.secrets]
@@ -77,6 +77,7 @@ def pytorch_job(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) 
     nodes = job.elastic.max_nodes if job.elastic else job.nodes
     cmd = recipes.command(job.recipe, params, job.name, nodes, job.gpus_per_node, mlflow=job.mlflow is not None,
                           where=where, output=job.output)
+    paths = recipes.pod_paths(job.name, job.output, where)
     meta_labels = labels(job.name, job.recipe)
     run_policy: dict[str, Any] = {
         "jobMaxRetryCount": job.max_retries,
@@ -98,7 +99,7 @@ def pytorch_job(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) 
             "name": "pod", "replicas": job.elastic.min_nodes if job.elastic else job.nodes,
             **({"maxReplicas": job.elastic.max_nodes} if job.elastic else {}),
             "template": {"metadata": {"labels": meta_labels},
-                         "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node, where,
+                         "spec": _pod_spec(job, [_container("pytorch", job, "pytorch", job.gpus_per_node, where, paths,
                                                             command=cmd)], None, where)},
         }],
         "runPolicy": run_policy,
@@ -118,12 +119,13 @@ def ray_job(job: JobSubmit, params: Any, where: DataMap = data.DEFAULT_MAP) -> d
     entry = recipes.ray_entrypoint(params, job.name, job.nodes, job.gpus_per_node,
                                    mlflow=mlf.experiment_of(job.mlflow, job.name) if job.mlflow else None,
                                    where=where, output=job.output)
+    paths = recipes.pod_paths(job.name, job.output, where)
     meta_labels = labels(job.name, job.recipe)
-    head = _container("ray-head", job, "ray", 0, where, ports=[{"containerPort": 6379, "name": "gcs"},
-                                                               {"containerPort": 8265, "name": "dashboard"},
-                                                               {"containerPort": 10001, "name": "client"}])
+    head = _container("ray-head", job, "ray", 0, where, paths, ports=[{"containerPort": 6379, "name": "gcs"},
+                                                                      {"containerPort": 8265, "name": "dashboard"},
+                                                                      {"containerPort": 10001, "name": "client"}])
     head["resources"] = {"requests": {"cpu": "2", "memory": "8Gi"}}
-    worker = _container("ray-worker", job, "ray", job.gpus_per_node, where)
+    worker = _container("ray-worker", job, "ray", job.gpus_per_node, where, paths)
     return {
         "apiVersion": API_VERSIONS["ray"][0], "kind": API_VERSIONS["ray"][1],
         "metadata": {"name": job.name, "namespace": job.namespace, "labels": meta_labels,
