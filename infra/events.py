@@ -22,7 +22,7 @@ from infra.queues import DeadLetterQueue
 
 BUS_NAME = "podstart"
 SWEEP_EVERY = cdk.Duration.minutes(5)
-DISCOVER_EVERY = cdk.Duration.minutes(10)  # functions.logic.discovery.DISCOVER_EVERY_MINUTES
+DISCOVER_EVERY = cdk.Duration.minutes(10)  # functions.logic.clusters.discovery.DISCOVER_EVERY_MINUTES
 HYPERPOD_DETAIL_TYPES = [
     "SageMaker HyperPod Cluster State Change",
     "SageMaker HyperPod Cluster Node Health",

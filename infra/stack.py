@@ -10,7 +10,7 @@ from constructs import Construct, IConstruct
 
 from functions.domain.identifiers import key_problem
 from functions.domain.limits import Limits
-from functions.domain.storage import bucket_problem
+from functions.domain.storage.volumes import bucket_problem
 from functions.domain.tenancy import Registration, parse_registrations
 from infra.api import STAGE, ApiConstruct
 from infra.auth import AuthConstruct

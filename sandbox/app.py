@@ -217,7 +217,7 @@ class Sandbox:
         invoke the events function with the Scheduled Events the deployed schedules send (the discovery also
         once at start, as a deployment's first list would otherwise wait for it)."""
         from functions.events.projector import DISCOVER
-        from functions.logic.discovery import DISCOVER_EVERY_MINUTES
+        from functions.logic.clusters.discovery import DISCOVER_EVERY_MINUTES
         from sandbox.aws.lambdas import LambdaContext
 
         period = max(1.0, resources.SWEEP_MINUTES * 60 / self.settings.time_scale)

@@ -9,7 +9,7 @@ from typing import Any
 
 from functions.domain.kinds import kind_of_file
 from functions.events.projector import DISCOVER
-from functions.logic.discovery import DISCOVER_EVERY_MINUTES
+from functions.logic.clusters.discovery import DISCOVER_EVERY_MINUTES
 
 REPO = Path(__file__).resolve().parent.parent
 STATEMACHINES = REPO / "statemachines"

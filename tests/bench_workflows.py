@@ -153,7 +153,7 @@ def plans_and_audit(http: httpx.Client, audit_table: str) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from functions.adapters.audit import DynamoAuditLog
-    from functions.domain.audit import AuditRecord, AuditResult, AuditTarget, Face
+    from functions.domain.audit.records import AuditRecord, AuditResult, AuditTarget, Face
     from functions.domain.operations import Actor, now_iso
 
     body = {"region": "us-west-2", "instance_groups": [

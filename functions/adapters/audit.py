@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from functions.adapters import aws
-from functions.domain.audit import AuditQuery, AuditRecord, sort_key
+from functions.domain.audit.records import AuditQuery, AuditRecord, sort_key
 from functions.domain.errors import BadRequest
 
 PK = "AUDIT"

@@ -12,10 +12,10 @@ from botocore.exceptions import ClientError
 from functions.adapters import aws
 from functions.adapters import catalog_aws as catalog
 from functions.domain import catalog as cat
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
-from functions.domain.clusters import CapacityType, InstanceGroupSpec, Snapshot
+from functions.domain.clusters.models import CapacityType, InstanceGroupSpec, Snapshot
+from functions.domain.clusters.network import VpcView, subnet_from_ec2
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import BadRequest
-from functions.domain.network import VpcView, subnet_from_ec2
 
 
 def pending_usage(records: list[ClusterRecord], region: str, hyperpod_names: set[str]) -> dict[str, int]:

@@ -26,9 +26,9 @@ from botocore.exceptions import ClientError
 
 from functions.adapters import aws, kube_http
 from functions.adapters.eks_auth import _ca_file, eks_token
-from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain import kuberay
+from functions.domain.features import document as fdom
+from functions.domain.features import kuberay
 
 KUBE_TIMEOUT_S = 5.0
 T = TypeVar("T")

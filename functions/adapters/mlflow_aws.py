@@ -20,8 +20,8 @@ from botocore.exceptions import ClientError
 
 from functions.adapters import aws
 from functions.adapters.catalog_aws import cached, clear_cache_key
-from functions.domain import mlflow as mlf
 from functions.domain.errors import InvalidInput
+from functions.domain.training import mlflow as mlf
 
 NOT_FOUND = ("ResourceNotFound", "ResourceNotFoundException")
 REST_TIMEOUT_S = 10

@@ -14,7 +14,7 @@ from aws_lambda_powertools.event_handler.api_gateway import APIGatewayRestResolv
 
 from functions.api.edge import body_model, secret_paths
 from functions.domain import redaction
-from functions.domain.audit import FACE_HEADER, AuditRecord, AuditResult, AuditTarget, face_of
+from functions.domain.audit.records import FACE_HEADER, AuditRecord, AuditResult, AuditTarget, face_of
 from functions.domain.operations import Actor, now_iso
 from functions.domain.principal import Principal
 from functions.observability import logger, metrics

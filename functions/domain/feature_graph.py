@@ -1,6 +1,7 @@
 """The managed features' graph: each feature, what it needs and what it is made of, and the order they are
 enabled and disabled in (the steps of `features.update`). Pure data and rules, light to import: the operation
-kinds' table reads the steps from here; `functions.domain.features` builds the document and the PATCH rules on it.
+kinds' table reads the steps from here; `functions.domain.features.document`
+builds the document and the PATCH rules on it.
 """
 
 from __future__ import annotations

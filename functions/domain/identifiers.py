@@ -12,6 +12,7 @@ Each validator raises ValueError with the accepted form and an example, so the 4
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 JOB_NAME = r"^[a-z]([-a-z0-9]{0,50}[a-z0-9])?$"  # a training job's name (a Kubernetes name PodStart suffixes)
@@ -67,8 +68,6 @@ def key_problem(key: str) -> str | None:
 
 def s3_uri(v: str) -> tuple[str, str]:
     """`s3://bucket/key` -> (bucket, key); ValueError saying the accepted form."""
-    from functions.domain.storage import bucket_problem
-
     if not v.startswith("s3://"):
         raise ValueError("an S3 URI is s3://bucket/key, e.g. s3://my-bucket/datasets/train.jsonl")
     bucket, _, key = v.removeprefix("s3://").partition("/")
@@ -77,3 +76,30 @@ def s3_uri(v: str) -> tuple[str, str]:
     if (why := key_problem(key)) is not None:
         raise ValueError(f"key {key!r}: {why} (an S3 URI is s3://bucket/key)")
     return bucket, key
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_BUCKET_BAD_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+_BUCKET_BAD_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+
+
+def bucket_problem(bucket: str) -> str | None:
+    """S3's general purpose bucket naming rules."""
+    if not 3 <= len(bucket) <= 63:
+        return "a bucket name has 3 to 63 characters"
+    if not _BUCKET.match(bucket):
+        return "lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
+    if ".." in bucket or ".-" in bucket or "-." in bucket:
+        return "no two adjacent periods, and no period next to a hyphen"
+    try:
+        ipaddress.IPv4Address(bucket)
+        return "a bucket name is not formatted as an IP address"
+    except ValueError:
+        pass
+    for p in _BUCKET_BAD_PREFIXES:
+        if bucket.startswith(p):
+            return f"a bucket name does not start with {p!r}"
+    for s in _BUCKET_BAD_SUFFIXES:
+        if bucket.endswith(s):
+            return f"a bucket name does not end with {s!r} (an access point or directory bucket alias)"
+    return None

@@ -24,7 +24,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "job.submit": ("training_operator", "kuberay_operator", "mlflow_access", "validate", "submit", "watch"),
     "job.delete": ("delete", "mlflow_access"),
     # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
-    # lists only the steps its PATCH needs (functions.domain.features.plan_changes).
+    # lists only the steps its PATCH needs (functions.domain.features.document.plan_changes).
     "features.update": FEATURE_STEPS,
     "cluster.reconcile": ("dependencies", "storage"),
     "storage.add": ("backing", "volume"),
@@ -43,7 +43,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "training_plan.purchase": ("purchase", "ready"),
     "namespace.create": ("namespace", "data_volume"),
     "namespace.delete": ("namespace", "gone"),
-    # A spec's phases (functions.domain.specs.PHASES); each step starts and watches that phase's child
+    # A spec's phases (functions.domain.specs.document.PHASES); each step starts and watches that phase's child
     # operations; an apply lists only the phases it needs.
     "spec.apply": ("cluster", "instance_groups", "storage", "features", "jobs", "endpoints", "prune"),
 }
@@ -68,7 +68,7 @@ def _admin_for(kind: str, request: dict[str, Any]) -> str | None:
         return "it deletes an FSx file system and every file on it"
     if kind == "storage.add" and request.get("kind") == "s3" and request.get("registered"):
         return f"it mounts {request.get('bucket')}, a registered bucket PodStart does not own"
-    if kind == "spec.apply" and request.get("required_role") == "admin":  # functions.logic.specs.action_role
+    if kind == "spec.apply" and request.get("required_role") == "admin":  # functions.logic.specs.apply.action_role
         return "a child operation it starts needs an admin (a group or an FSx file system it prunes, ...)"
     endpoint = request.get("endpoint") if kind == "endpoint.deploy" else None
     if isinstance(endpoint, dict) and endpoint.get("public"):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from functions.domain.operations import Actor, Attempt, ErrorInfo, OperationStatus, StepStatus, Target
 from functions.domain.plans import CostLine
-from functions.domain.training import Unreachable
+from functions.domain.training.api import Unreachable
 
 
 class StepOut(BaseModel):

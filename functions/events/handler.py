@@ -42,7 +42,7 @@ def _reader() -> Any:
 
 
 def _discover() -> str:
-    from functions.logic import discovery  # only the scheduled discovery needs the views and the catalog
+    from functions.logic.clusters import discovery  # only the scheduled discovery needs the views and the catalog
 
     s = events_settings()
     found = discovery.discover(_reader(), DynamoStateStore(s.state_table))

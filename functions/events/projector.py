@@ -8,7 +8,7 @@
   ends its watchers' waits, an execution's end its parent spec.apply's.
 - The scheduled sweep fails operations the API stored but never started (and frees their targets).
 - The scheduled discovery (its own rule; `detail.podstart == "discover"`) scans every HyperPod region for
-  clusters PodStart does not track (functions.logic.discovery), so the clusters list need not.
+  clusters PodStart does not track (functions.logic.clusters.discovery), so the clusters list need not.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from functions.domain import operations as ops
 from functions.domain import wakes
-from functions.domain.cluster_record import ClusterRecord, ClusterRecords
+from functions.domain.clusters.record import ClusterRecord, ClusterRecords
 from functions.domain.operations import ErrorInfo, now_iso
 from functions.domain.ports import EventPublisher, OperationRepository, StateStore, WorkflowRunner
 from functions.domain.service import OperationService

@@ -16,16 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from functions.domain.capacity import accelerators, placement, purchase
+from functions.domain.capacity import accelerators, inputs, placement, purchase
 from functions.domain.capacity import advice as rules
 from functions.domain.capacity.facts import CapacityFacts, Fact, RegionFacts
 from functions.domain.capacity.models import Advice, AdviceRequest
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
-from functions.domain.clusters import CapacityType
+from functions.domain.clusters.models import CapacityType
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Plan
-from functions.logic.cluster_views import find_record
+from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
 from functions.logic.plans import Started, start_or_plan
 
@@ -69,7 +69,7 @@ def advise(deps: Deps, req: AdviceRequest, now: datetime | None = None) -> Advic
     now = now or datetime.now(UTC)
     reader = _facts(deps)
     records = deps.records.all()
-    cluster: rules.ClusterContext | None = None
+    cluster: inputs.ClusterContext | None = None
     regions = list(req.regions or [])
     if req.cluster is not None:
         rec = find_record(deps, req.cluster, regions[0] if len(regions) == 1 else None)
@@ -77,9 +77,9 @@ def advise(deps: Deps, req: AdviceRequest, now: datetime | None = None) -> Advic
             raise InvalidInput.field(["body", "regions"], f"{rec.name} is in {rec.region}: its groups can only be "
                                                           f"added there (leave regions out)")
         regions = [rec.region]
-        cluster = rules.ClusterContext(name=rec.name, region=rec.region,
-                                       group_names=frozenset(g.name for g in rec.instance_groups),
-                                       zones=tuple(sorted({g.availability_zone for g in rec.instance_groups})))
+        cluster = inputs.ClusterContext(name=rec.name, region=rec.region,
+                                        group_names=frozenset(g.name for g in rec.instance_groups),
+                                        zones=tuple(sorted({g.availability_zone for g in rec.instance_groups})))
     regions = regions or [_default_region(deps)]
     types = tuple(sorted(set(accelerators.ACCELERATORS) | ({req.instance_type} if req.instance_type else set())))
     with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="capacity") as pool:
@@ -92,14 +92,14 @@ def advise(deps: Deps, req: AdviceRequest, now: datetime | None = None) -> Advic
         wanted = set(req.wanted_capacity)
         later: list[tuple[str, str, str, Any]] = []  # (kind, region, instance type, future)
         for f in base:
-            for w in rules.priced_types(req, f):
+            for w in inputs.priced_types(req, f):
                 if CapacityType.on_demand in wanted:
                     later.append(("price", f.region, w.instance_type,
                                   _in_context(pool, reader.price, f.region, w.instance_type)))
                 if CapacityType.spot in wanted:
                     later.append(("spot", f.region, w.instance_type,
                                   _in_context(pool, reader.spot_scores, f.region, w.instance_type, w.nodes)))
-            for s in rules.plan_searches(req, f, now):
+            for s in inputs.plan_searches(req, f, now):
                 later.append(("plan", f.region, s.instance_type, _in_context(pool, reader.plan_offerings, s)))
         done: dict[tuple[str, str], dict[str, Fact[Any]]] = {}
         for kind, region, itype, fut in later:

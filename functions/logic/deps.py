@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from functions.domain.cluster_record import ClusterRecords
+from functions.domain.clusters.record import ClusterRecords
 from functions.domain.ports import (
     ClusterKube,
     ClusterReader,

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from functions.domain import training
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Problem
-from functions.domain.training import Unreachable
+from functions.domain.training import status as job_status
+from functions.domain.training.jobs import Unreachable
 from functions.domain.views import ClusterEndpointList, EndpointView
-from functions.logic import endpoints, jobs
 from functions.logic.deps import Deps
+from functions.logic.inference import endpoint_views
+from functions.logic.training import jobs
 from functions.observability import logger
 
 T = TypeVar("T")
@@ -52,7 +53,7 @@ def _page(rows: list[T], limit: int, token: str | None) -> tuple[list[T], str | 
 
 
 def all_jobs(deps: Deps, cluster: str | None, region: str | None, status: str | None, limit: int,
-             token: str | None) -> training.ClusterJobList:
+             token: str | None) -> job_status.ClusterJobList:
     """Jobs PodStart submitted on every ACTIVE cluster (or the one named), newest first."""
     recs = _clusters(deps, cluster, region)
     active = [r for r in recs if r.status == ClusterStatus.ACTIVE]
@@ -60,21 +61,21 @@ def all_jobs(deps: Deps, cluster: str | None, region: str | None, status: str | 
                                                                       f"jobs to list until it is ACTIVE")
                for r in recs if r.status != ClusterStatus.ACTIVE and cluster is not None]
 
-    def read(rec: ClusterRecord) -> list[training.ClusterJob]:
+    def read(rec: ClusterRecord) -> list[job_status.ClusterJob]:
         page = jobs.jobs_page(deps, rec.name, rec.region, status, PER_CLUSTER, None)
-        return [training.ClusterJob(**j.model_dump(), cluster=rec.name, region=rec.region) for j in page.items]
+        return [job_status.ClusterJob(**j.model_dump(), cluster=rec.name, region=rec.region) for j in page.items]
 
     rows, unreachable = across(deps, active, read)
     rows.sort(key=lambda j: (j.created_at or "", j.cluster, j.namespace, j.name), reverse=True)
     items, nxt = _page(rows, limit, token)
-    return training.ClusterJobList(items=items, next_token=nxt, unreachable=[*skipped, *unreachable])
+    return job_status.ClusterJobList(items=items, next_token=nxt, unreachable=[*skipped, *unreachable])
 
 
 def all_endpoints(deps: Deps, cluster: str | None, region: str | None, limit: int,
                   token: str | None) -> ClusterEndpointList:
     """Inference endpoints on every cluster (or the one named), live status where the cluster answers."""
     def read(rec: ClusterRecord) -> list[EndpointView]:
-        return endpoints.list_endpoints(deps, rec.name, rec.region, PER_CLUSTER, None).items
+        return endpoint_views.list_endpoints(deps, rec.name, rec.region, PER_CLUSTER, None).items
 
     rows, unreachable = across(deps, _clusters(deps, cluster, region), read)
     rows.sort(key=lambda e: (e.cluster, e.region, e.name))

@@ -2,7 +2,7 @@
 
 The PATCH carries only what the caller changed. It is compared with the live document (read now,
 not remembered): equal means `changed: false` and nothing starts; otherwise one `features.update`
-operation whose steps are exactly the changes (functions.domain.features.plan_changes), with the
+operation whose steps are exactly the changes (functions.domain.features.document.plan_changes), with the
 prerequisites it enables on the way named in the request (`auto_enabled`) and in their steps.
 """
 
@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.features import document as fdom
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.plans import Plan
-from functions.logic.cluster_views import find_record
+from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
 from functions.logic.plans import Started, replay_of, start_or_plan
 

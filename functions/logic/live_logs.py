@@ -11,9 +11,9 @@ from typing import Any
 
 from functions.domain import live
 from functions.domain.ports import ClusterKube, LogStream
-from functions.logic.cluster_views import find_record
+from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
-from functions.logic.jobs import job_pod
+from functions.logic.training.jobs import job_pod
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import tenancy, training
+from functions.domain import tenancy
 from functions.domain.capacity import placement
 from functions.domain.ports import ClusterKube
+from functions.domain.training import rules as training
 from functions.logic.deps import Deps
 
 

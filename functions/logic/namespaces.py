@@ -7,20 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from functions.domain import namespaces as nsd
 from functions.domain import rbac
-from functions.domain import storage as st
-from functions.domain.cluster_record import ClusterRecord
+from functions.domain.clusters.record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput, NotFound
 from functions.domain.manifests import DATA_VOLUME
+from functions.domain.namespaces import models as nsd
 from functions.domain.operations import Actor, Operation, Target
 from functions.domain.plans import Plan
 from functions.domain.ports import ClusterKube
+from functions.domain.storage import volumes as st
 from functions.domain.tenancy import DEFAULT, MANAGED_LABEL, MANAGED_VALUE, is_managed, unmanaged_reason
 from functions.logic import live_reads
-from functions.logic.cluster_views import find_record
+from functions.logic.clusters.group_add import require_active
+from functions.logic.clusters.views import find_record
 from functions.logic.deps import Deps
-from functions.logic.group_add import require_active
 from functions.logic.plans import Started, start_or_plan
 
 MANAGED_SELECTOR = f"{MANAGED_LABEL}={MANAGED_VALUE}"

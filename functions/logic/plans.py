@@ -3,7 +3,7 @@
 `start_or_plan` takes exactly what `deps.operations.start` takes. Without `dry_run` it starts the operation
 (same idempotency, same admission). With `dry_run` it runs the same admission (`normalize`, reads only:
 never `claim`), refuses a busy target with the same 409, and hands the normalized request plus what
-admission read (`admission.facts`) to the kind's planner (`functions.domain.planners.PLANNERS`). It then
+admission read (`admission.facts`) to the kind's planner (`functions.domain.plans.registry.PLANNERS`). It then
 adds quota lines (from the quotas admission read) and cost lines (the AWS Price List, via `deps.prices`).
 A dry run makes no write: no idempotency record, no claim, no lock, no audit record.
 
@@ -11,11 +11,11 @@ How to plug a new mutation into plans and audit (features, nodes, training, infe
 --------------------------------------------------------------------------------------
 Plans (`?dry_run=true` on REST, `dry_run` on the MCP tool, which comes from the OpenAPI document):
 
-1. Planner, pure, in `functions/domain/planners/<area>.py`: `plan_<kind>(p: PlanInput) -> Draft` listing one
+1. Planner, pure, in `functions/domain/<capability>/plan.py`: `plan_<kind>(p: PlanInput) -> Draft` listing one
    `plans.create|update|delete|none(kind, name, step, **details)` per object each workflow step makes (use the
    same "what is missing" functions the steps use), `Capacity(item, price=(family, what), count)` for what costs
    by the hour (families in `functions/adapters/prices.py`; `paid=True` for training-plan capacity),
-   `quota_requests` for instances added, `warnings`. Register it in `PLANNERS` (planners/__init__.py).
+   `quota_requests` for instances added, `warnings`. Register it in `PLANNERS` (plans/registry.py).
 2. Use case: replace `deps.operations.start(...)` with `start_or_plan(deps, dry_run=dry_run, ...)` (same
    arguments). Put what admission read into `admission.facts` (or pass `facts=`): quotas, VPC view, live state.
 3. Route: add `dry_run: DryRun = False` (functions.api.context), return `respond(result)`; OPERATION_RESPONSES
@@ -39,8 +39,8 @@ from functions.domain.capacity.placement import Placement
 from functions.domain.errors import NotFound
 from functions.domain.kinds import check_role
 from functions.domain.operations import Actor, Operation, Target
-from functions.domain.planners import PLANNERS, PlanInput
 from functions.domain.plans import HOURS_PER_MONTH, Capacity, Cost, CostLine, Draft, Plan, QuotaLine
+from functions.domain.plans.registry import PLANNERS, PlanInput
 from functions.domain.service import Admission
 from functions.logic.deps import Deps
 from functions.logic.started import Started

@@ -12,8 +12,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from functions.domain.errors import PermanentStepError
-from functions.domain.network import (
+from functions.domain.clusters.network import (
     RESERVED_TAG_PREFIX,
     ROLE_TAG,
     Allocation,
@@ -21,6 +20,7 @@ from functions.domain.network import (
     allocate_compute_subnet,
     subnet_from_ec2,
 )
+from functions.domain.errors import PermanentStepError
 
 CLUSTER_TAG = "podstart:cluster"
 MANAGED_TAG = "podstart:managed"

@@ -9,14 +9,15 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import manifests, namespaces
-from functions.domain.cluster_record import ClusterRecords, ClusterStatus
+from functions.domain import manifests
+from functions.domain.clusters.network import control_plane_zones, plan_base_subnets
+from functions.domain.clusters.record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
-from functions.domain.network import control_plane_zones, plan_base_subnets
+from functions.domain.namespaces import models as namespaces
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
 from functions.domain.preferences import ClusterRef, Preferences, prefs_key
-from functions.domain.storage import STORAGE_TAG
+from functions.domain.storage.volumes import STORAGE_TAG
 from functions.domain.tenancy import is_managed
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens

@@ -13,9 +13,10 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import manifests, namespaces, rbac
-from functions.domain.cluster_record import ClusterRecords, ClusterStatus
+from functions.domain import manifests, rbac
+from functions.domain.clusters.record import ClusterRecords, ClusterStatus
 from functions.domain.errors import PermanentStepError
+from functions.domain.namespaces import models as namespaces
 from functions.domain.operations import Operation, OperationStatus
 from functions.domain.ports import StateStore
 from functions.domain.tenancy import is_managed

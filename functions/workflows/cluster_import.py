@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import manifests, rbac
-from functions.domain.cluster_record import ClusterRecords, ClusterStatus, GroupRecord
+from functions.domain.clusters.record import ClusterRecords, ClusterStatus, GroupRecord
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore

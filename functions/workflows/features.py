@@ -29,11 +29,12 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
-from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain import kuberay, manifests
-from functions.domain.cluster_record import ClusterRecords
+from functions.domain import manifests
+from functions.domain.clusters.record import ClusterRecords
 from functions.domain.errors import PermanentStepError
+from functions.domain.features import document as fdom
+from functions.domain.features import kuberay
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access, hyperpod

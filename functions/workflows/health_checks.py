@@ -4,7 +4,7 @@ its deep health check ends, and a result per node and check reported on the oper
 
 A node has finished when DescribeClusterNode no longer says DeepHealthCheckInProgress and it was seen in
 progress (or its verdict events are there, or long after the call). Each check's verdict is its cluster event
-(`functions.domain.health_checks.parse_event`); a check with none follows the Node's
+(`functions.domain.nodes.health_checks.parse_event`); a check with none follows the Node's
 `deep-health-check-status` label. A node failing a check does not fail the operation: it is the result."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from functions.domain.errors import PermanentStepError
-from functions.domain.health_checks import (
+from functions.domain.nodes.health_checks import (
     CHECK_SECONDS,
     DEEP_CHECK_LABEL,
     FAULT_REASON_LABEL,
@@ -23,7 +23,7 @@ from functions.domain.health_checks import (
     node_result,
     parse_event,
 )
-from functions.domain.nodes import HEALTH_LABEL, batches, kube_name
+from functions.domain.nodes.models import HEALTH_LABEL, batches, kube_name
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows.context import StepContext, Workflow
 from functions.workflows.hyperpod import elapsed

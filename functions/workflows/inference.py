@@ -10,14 +10,14 @@ from typing import Any
 from functions.adapters.kube import KubeCluster
 from functions.assets import download_script, gate_script, pool_worker_script
 from functions.domain import iam as iamdoc
-from functions.domain import inference_manifests as im
 from functions.domain.capacity import placement
-from functions.domain.data import DataMap
-from functions.domain.endpoint_record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.errors import PermanentStepError
-from functions.domain.features import ServiceAccountRef
+from functions.domain.features.document import ServiceAccountRef
+from functions.domain.inference import manifests as im
+from functions.domain.inference.record import EndpointRecords, EndpointStatus, PoolRecord, PoolRecords
 from functions.domain.operations import Operation, OperationStatus
 from functions.domain.ports import StateStore
+from functions.domain.storage.data import DataMap
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows.context import StepContext, Workflow
 

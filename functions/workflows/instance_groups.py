@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain.cluster_record import ClusterRecord, ClusterRecords, GroupRecord
+from functions.domain.clusters.groups import DRAIN_TIMEOUT_DEFAULT_S
+from functions.domain.clusters.network import RESERVED_TAG_PREFIX, subnet_from_ec2
+from functions.domain.clusters.record import ClusterRecord, ClusterRecords, GroupRecord
 from functions.domain.errors import PermanentStepError
-from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S
-from functions.domain.network import RESERVED_TAG_PREFIX, subnet_from_ec2
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
 from functions.domain.workflow import Done, Outcome, Wait
@@ -148,7 +148,7 @@ def _daemonset_pod(pod: dict[str, Any]) -> bool:
 def drain(ctx: StepContext) -> Outcome:
     """Cordon every node of the group, then evict its pods (DaemonSet pods and finished pods skipped).
     An eviction a PodDisruptionBudget refuses is retried until the drain timeout, then fails naming it."""
-    from functions.domain.nodes import GROUP_LABEL
+    from functions.domain.nodes.models import GROUP_LABEL
 
     gname = ctx.request["group"]
     kube = _kube(ctx)
@@ -211,7 +211,7 @@ def delete_group(ctx: StepContext) -> Outcome:
 
 
 def gone(ctx: StepContext) -> Outcome:
-    from functions.domain.nodes import GROUP_LABEL
+    from functions.domain.nodes.models import GROUP_LABEL
 
     gname = ctx.request["group"]
     left = _kube(ctx).list("v1", "Node", label_selector=f"{GROUP_LABEL}={gname}")

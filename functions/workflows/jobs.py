@@ -9,12 +9,17 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import kuberay, manifests, recipes, training
-from functions.domain import mlflow as mlf
-from functions.domain import storage as st
-from functions.domain.data import DataMap
+from functions.domain import manifests
 from functions.domain.errors import PermanentStepError
+from functions.domain.features import kuberay
+from functions.domain.storage import volumes as st
+from functions.domain.storage.data import DataMap
 from functions.domain.tenancy import unmanaged_reason
+from functions.domain.training import manifests as job_manifests
+from functions.domain.training import mlflow as mlf
+from functions.domain.training import recipes
+from functions.domain.training import rules as training
+from functions.domain.training import status as job_status
 from functions.domain.workflow import Done, Outcome, Skip, Wait
 from functions.workflows import aws_ensure as ens
 from functions.workflows import eks_access
@@ -173,7 +178,7 @@ def live_capacity(kube: KubeCluster, instance_type: str) -> training.GroupCapaci
 
 def validate(ctx: StepContext) -> Outcome:
     job, params = _job(ctx)
-    manifest = training.render(job, params, _where(ctx))
+    manifest = job_manifests.render(job, params, _where(ctx))
     kube = _kube(ctx)
     live = live_capacity(kube, job.instance_type)
     checked = "no node inventory yet: instance counts were checked at admission"
@@ -197,7 +202,7 @@ def _require_podstart_namespace(kube: KubeCluster, namespace: str) -> None:
 
 def submit(ctx: StepContext) -> Outcome:
     job, params = _job(ctx)
-    manifest = training.render(job, params, _where(ctx))
+    manifest = job_manifests.render(job, params, _where(ctx))
     kube = _kube(ctx)
     existing = kube.get(manifest["apiVersion"], manifest["kind"], job.name, job.namespace)
     if existing is not None and existing["metadata"].get("uid") != ctx.outputs.get("job_uid") and (
@@ -205,10 +210,10 @@ def submit(ctx: StepContext) -> Outcome:
         raise PermanentStepError("JobExists", f"a {manifest['kind']} named {job.name} already exists in "
                                  f"{job.namespace} and is not this operation's")
     if existing is None:
-        # training.submit_objects lists what a dry run plans: the data volume when missing, the job
+        # job_manifests.submit_objects lists what a dry run plans: the data volume when missing, the job
         _require_podstart_namespace(kube, job.namespace)
         pvc = kube.get("v1", "PersistentVolumeClaim", manifests.DATA_VOLUME, job.namespace) is not None
-        for m in training.submit_objects(job, params, data_volume_exists=pvc, bucket=ctx.settings.data_bucket,
+        for m in job_manifests.submit_objects(job, params, data_volume_exists=pvc, bucket=ctx.settings.data_bucket,
                                          region=ctx.request["region"], where=_where(ctx)):
             existing = kube.apply(m)
     assert existing is not None
@@ -225,9 +230,9 @@ def watch(ctx: StepContext) -> Outcome:
     obj = kube.get(f"{group}/{version}", k8s_kind, job.name, job.namespace)
     if obj is None:
         raise PermanentStepError("JobGone", f"{k8s_kind} {job.namespace}/{job.name} was deleted before it ran")
-    status = training.status_of(kind, obj)
+    status = job_status.status_of(kind, obj)
     pods = kube.list("v1", "Pod", job.namespace, label_selector=f"{training.LABEL_JOB}={job.name}")
-    views = [training.pod_view(p) for p in pods]
+    views = [job_status.pod_view(p) for p in pods]
     if status in ("Running", "Succeeded"):
         where = ", ".join(f"{p.name} on {p.node or '?'}" for p in views if p.phase == "Running")
         return Done(message=f"{k8s_kind} {job.name} is {status}" + (f": {where}" if where else ""),

@@ -11,9 +11,9 @@ is deleted: the bucket and its objects stay).
 from __future__ import annotations
 
 from functions.adapters.kube import KubeCluster
-from functions.domain import namespaces as nsd
 from functions.domain.errors import PermanentStepError
-from functions.domain.storage import is_podstarts
+from functions.domain.namespaces import models as nsd
+from functions.domain.storage.volumes import is_podstarts
 from functions.domain.tenancy import is_managed, system_namespace
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows.context import StepContext, Workflow

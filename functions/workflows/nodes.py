@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from functions.domain.errors import PermanentStepError
-from functions.domain.nodes import BATCH, GROUP_LABEL, HEALTH_LABEL, batches, kube_name
+from functions.domain.nodes.models import BATCH, GROUP_LABEL, HEALTH_LABEL, batches, kube_name
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows.context import StepContext, Workflow
 from functions.workflows.hyperpod import elapsed

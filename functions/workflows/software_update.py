@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from functions.domain.clusters.software_update import UPDATE_SECONDS_PER_BATCH, batch_count, batch_size
 from functions.domain.errors import PermanentStepError
-from functions.domain.software_update import UPDATE_SECONDS_PER_BATCH, batch_count, batch_size
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import hyperpod
 from functions.workflows.context import StepContext, Workflow

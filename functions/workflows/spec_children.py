@@ -1,6 +1,6 @@
 """What spec.apply's steps run (functions.workflows.specs loads this on a step's first run, so neither the other
 workflows nor the events function import the use cases): each phase starts its child operations through the use
-cases the REST routes call, and watches them to their end (functions.logic.specs.run_phase).
+cases the REST routes call, and watches them to their end (functions.logic.specs.apply.run_phase).
 
 Starting a child is what the API does for a request: the same admission against the live state, the same
 Idempotency-Key guard (keys derived from this operation's id), the same Step Functions start. So this function
@@ -24,7 +24,7 @@ from functions.domain.service import OperationService
 from functions.domain.workflow import Outcome
 from functions.lambdas import LAMBDAS
 from functions.logic.deps import Deps
-from functions.logic.specs import run_phase
+from functions.logic.specs.apply import run_phase
 from functions.observability import logger
 from functions.settings import StepsSettings
 from functions.workflows.context import StepContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain.specs import PHASES
+from functions.domain.specs.document import PHASES
 from functions.domain.workflow import Outcome
 from functions.workflows.context import StepContext, Workflow
 

@@ -16,11 +16,11 @@ from botocore.exceptions import ClientError
 
 from functions.adapters.kube import KubeCluster
 from functions.domain import iam as iamdoc
-from functions.domain import storage as st
-from functions.domain.cluster_record import ClusterRecords
+from functions.domain.clusters.record import ClusterRecords
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Operation, OperationStatus, now_iso
 from functions.domain.ports import StateStore
+from functions.domain.storage import volumes as st
 from functions.domain.tenancy import unmanaged_reason
 from functions.domain.workflow import Done, Outcome, Wait
 from functions.workflows import aws_ensure as ens

@@ -11,7 +11,7 @@ from typing import Any
 
 from functions.assets import podstart_gate as gate
 from functions.assets import podstart_pool_worker as pool_worker
-from functions.domain.inference_manifests import GATE
+from functions.domain.inference.manifests import GATE
 from sandbox.kube.errors import ApiError
 from sandbox.kube.store import ClusterStore, Obj
 

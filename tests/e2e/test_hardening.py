@@ -10,11 +10,11 @@ from typing import Any
 
 from functions.api.deps import services
 from functions.domain import operations as ops
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
-from functions.domain.clusters import ClusterCreate
+from functions.domain.clusters.models import ClusterCreate
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.kinds import KINDS
 from functions.domain.operations import Actor, Target
-from functions.logic.cluster_create import CreateAdmission
+from functions.logic.clusters.create import CreateAdmission
 
 
 def unique(prefix: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from functions.domain.inference import download_job_name
+from functions.domain.inference.requests import download_job_name
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 GPU_TYPE = "ml.g5.8xlarge"

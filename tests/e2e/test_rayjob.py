@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from functions.domain import kuberay
+from functions.domain.features import kuberay
 from tests.e2e.conftest import eventually
 from tests.e2e.plan_calls import aws_writes, request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from functions.domain import catalog as cat
-from functions.domain.clusters import Snapshot
+from functions.domain.clusters.models import Snapshot
+from functions.domain.clusters.network import VpcView
 from functions.domain.errors import InvalidInput
 from functions.domain.events import Envelope
-from functions.domain.network import VpcView
 from functions.domain.operations import Operation, OperationStatus, Target
 from functions.domain.ports import (
     ClusterReader,

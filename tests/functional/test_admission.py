@@ -7,13 +7,15 @@ from typing import Any
 
 import pytest
 
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupRecord
-from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
+from functions.domain.clusters.models import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
+from functions.domain.clusters.network import SubnetInfo, VpcView
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus, GroupRecord
 from functions.domain.errors import Conflict, InvalidInput
-from functions.domain.network import SubnetInfo, VpcView
 from functions.domain.operations import Actor, Operation
 from functions.domain.views import NoChange
-from functions.logic import cluster_create, cluster_views, group_add, group_scale
+from functions.logic.clusters import create as cluster_create
+from functions.logic.clusters import group_add, group_scale
+from functions.logic.clusters import views as cluster_views
 from functions.logic.plans import Started
 from tests.fakes import World
 

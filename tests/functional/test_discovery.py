@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from functions.events.projector import DISCOVER, SCHEDULED, Projector
-from functions.logic import cluster_views, discovery
+from functions.logic.clusters import discovery
+from functions.logic.clusters import views as cluster_views
 from tests.fakes import FakeOperationRepository, FakePublisher, FakeRunner, World
 from tests.functional.test_admission import active
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from functions.domain import operations as ops
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus, GroupRecord
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus, GroupRecord
 from functions.domain.errors import PermanentStepError
 from functions.domain.operations import Actor, OperationStatus, StepStatus, Target
 from functions.domain.workflow import Done, Wait

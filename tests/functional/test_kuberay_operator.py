@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from functions.domain import kuberay, recipes, training
+from functions.domain.features import kuberay
+from functions.domain.training import jobs as training
+from functions.domain.training import recipes
 from sandbox.kube import KubeApiServer
 from sandbox.kube.store import ClusterStore
 

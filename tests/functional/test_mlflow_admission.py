@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from functions.domain import mlflow as mlf
 from functions.domain.errors import Conflict, InvalidInput
-from functions.logic import jobs, mlflow_servers
+from functions.domain.training import mlflow as mlf
+from functions.logic.training import jobs, mlflow_servers
 from tests.fakes import FakeMlflowServers, World
 
 

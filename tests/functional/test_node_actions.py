@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from functions.domain.errors import PermanentStepError, TransientStepError
-from functions.domain.nodes import LastAction, ladder, may_replace
+from functions.domain.nodes.models import LastAction, ladder, may_replace
 from functions.domain.operations import Actor, Target
 from functions.settings import StepsSettings
 from functions.steps.engine import Engine

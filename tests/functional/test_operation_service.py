@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from functions.domain import operations as ops
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, Forbidden
 from functions.domain.operations import Actor, OperationStatus, Target
 from functions.domain.principal import Principal, Role

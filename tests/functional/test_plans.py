@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from functions.domain.clusters import InstanceGroupPatch
+from functions.domain.clusters.models import InstanceGroupPatch
 from functions.domain.errors import Conflict, Forbidden, InvalidInput
 from functions.domain.operations import Actor
 from functions.domain.plans import Plan
 from functions.domain.principal import Principal, Role
-from functions.logic import cluster_create, cluster_delete, group_scale
 from functions.logic import operations as op_logic
+from functions.logic.clusters import create as cluster_create
+from functions.logic.clusters import delete as cluster_delete
+from functions.logic.clusters import group_scale
 from tests.fakes import World
 from tests.functional.test_admission import active, create_body
 

@@ -132,7 +132,7 @@ def test_a_versioned_write_fails_when_someone_wrote_in_between(stores: tuple[Any
 
 
 def test_two_writers_of_a_cluster_record_never_lose_each_others_change(stores: tuple[Any, Any]) -> None:
-    from functions.domain.cluster_record import ClusterRecord, ClusterRecords, ClusterStatus, GroupRecord
+    from functions.domain.clusters.record import ClusterRecord, ClusterRecords, ClusterStatus, GroupRecord
 
     records = ClusterRecords(stores[1])
     records.save(ClusterRecord(name="race", region="us-west-2", status=ClusterStatus.ACTIVE, eks_cluster_name="race",

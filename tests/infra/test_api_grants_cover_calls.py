@@ -34,7 +34,7 @@ ENTRIES = {"api": ("functions.api.handler", "functions.api.deps"),
            "steps": ("functions.steps.handler", *_WORKFLOW_MODULES, "functions.workflows.spec_children"),
            # the reads its events and the scheduled discovery load when they first need them
            "events": ("functions.events.handler", *_WORKFLOW_MODULES, "functions.adapters.cluster_state",
-                      "functions.logic.discovery"),
+                      "functions.logic.clusters.discovery"),
            "live": ("functions.live.handler",),
            "follow": ("functions.live.follower",)}
 _CALL = re.compile(r"\.([a-z][a-z0-9_]*)\s*\(")
@@ -52,7 +52,7 @@ IGNORED_FOR: dict[str, set[str]] = {
             "list_objects",  # PodStart's logic.storage.list_objects (the reader's call is list_objects_v2)
             # S3 HeadBucket and ListObjectsV2 are authorized as s3:ListBucket (granted), not actions of their own
             "head_bucket", "list_objects_v2",
-            # the inference use cases (functions/logic/endpoints.py) of those names
+            # the inference use cases (functions/logic/inference/endpoints.py) of those names
             "list_endpoints", "update_endpoint", "delete_endpoint",
             "list_models",  # PodStart's logic.models.list_models (the bucket lister's call is list_objects_v2)
             "get_caller_identity"},  # sts:GetCallerIdentity needs no permission (the advice's account id)

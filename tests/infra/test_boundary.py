@@ -118,7 +118,7 @@ def test_the_boundary_lets_no_role_escalate(synth):
 
 
 def test_the_boundary_lets_a_job_log_to_its_mlflow_server_only(synth):
-    # Given a job's MLflow role: sagemaker-mlflow:* on one tracking server (functions.domain.mlflow.policy)
+    # Given a job's MLflow role: sagemaker-mlflow:* on one tracking server (functions.domain.training.mlflow.policy)
     statements = _boundary(synth)[1]["PolicyDocument"]["Statement"]
     mlflow = [s for s in statements if any(a.startswith("sagemaker-mlflow:") for a in _as_list(s["Action"]))]
     # Then the boundary caps it to the tracking API a training job uses, on tracking servers of this account

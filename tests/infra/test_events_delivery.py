@@ -62,7 +62,7 @@ def test_a_schedule_sweeps_orphan_operations_every_5_minutes(synth):
 
 def test_a_schedule_discovers_untracked_clusters_every_10_minutes(synth):
     from functions.events.projector import DISCOVER, SCHEDULED
-    from functions.logic.discovery import DISCOVER_EVERY_MINUTES
+    from functions.logic.clusters.discovery import DISCOVER_EVERY_MINUTES
 
     events_id, _ = synth.function("events")
     [rule] = [r["Properties"] for r in synth.of_type("AWS::Events::Rule").values()

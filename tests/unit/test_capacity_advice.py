@@ -14,10 +14,11 @@ from pydantic import ValidationError
 
 from functions.domain import catalog as cat
 from functions.domain.capacity import accelerators as acc
-from functions.domain.capacity.advice import ClusterContext, advise, plan_searches, priced_types, wants
+from functions.domain.capacity.advice import advise
 from functions.domain.capacity.facts import Fact, PlanOffering, Price, QuotaLimit, RegionFacts, ReservedSegment
+from functions.domain.capacity.inputs import ClusterContext, plan_searches, priced_types, wants
 from functions.domain.capacity.models import RESERVABLE, SPOT_MIN_SCORE, AdviceRequest, Reason
-from functions.domain.clusters import ClusterCreate, InstanceGroupAdd
+from functions.domain.clusters.models import ClusterCreate, InstanceGroupAdd
 
 NOW = datetime(2026, 12, 5, 15, 0, tzinfo=UTC)
 EVENTS = Path(__file__).resolve().parents[1] / "events" / "ec2"

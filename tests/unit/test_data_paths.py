@@ -9,11 +9,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from functions.domain import data, recipes, training
-from functions.domain.data import DataMap, Mount
 from functions.domain.errors import InvalidInput
-from functions.domain.inference import EndpointCreate, PoolAssign
-from functions.domain.inference_manifests import worker_deployment
+from functions.domain.inference.endpoints import EndpointCreate
+from functions.domain.inference.manifests import worker_deployment
+from functions.domain.inference.requests import PoolAssign
+from functions.domain.storage import data
+from functions.domain.storage.data import DataMap, Mount
+from functions.domain.training import jobs as training
+from functions.domain.training import recipes
 
 TEAM = Mount(storage="team", namespace="default", bucket="team-datasets", prefix="", read_only=False,
              service_account="team-s3")

@@ -8,10 +8,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from functions.domain import features as f
 from functions.domain import iam
-from functions.domain.features import FeaturesPatch, LiveFeature
-from functions.domain.features import FeatureStatus as S
+from functions.domain.features import document as f
+from functions.domain.features.document import FeaturesPatch, LiveFeature
+from functions.domain.features.document import FeatureStatus as S
 from functions.domain.kinds import KINDS
 
 

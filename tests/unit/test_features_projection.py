@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from functions.domain import features as fdom
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
+from functions.domain.features import document as fdom
 from functions.domain.operations import Actor, Target, new_operation
 from functions.logic import features
 from tests.fakes import World

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from functions.domain.health_checks import HealthCheckStart, node_result, parse_event
+from functions.domain.nodes.health_checks import HealthCheckStart, node_result, parse_event
 from functions.domain.operations import Target
-from functions.domain.planners import PLANNERS, PlanInput
+from functions.domain.plans.registry import PLANNERS, PlanInput
 from mcp_gateway.views import operation
 
 

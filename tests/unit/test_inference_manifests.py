@@ -12,8 +12,9 @@ import yaml
 from pydantic import ValidationError
 
 from functions.assets import download_script, pool_worker_script
-from functions.domain import inference_manifests as im
-from functions.domain.inference import DOWNLOAD_IMAGE, EndpointCreate, ModelDownload, PoolCreate, download_job_name
+from functions.domain.inference import manifests as im
+from functions.domain.inference.endpoints import EndpointCreate
+from functions.domain.inference.requests import DOWNLOAD_IMAGE, ModelDownload, PoolCreate, download_job_name
 
 CRDS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "crds"
 if not CRDS.is_dir():

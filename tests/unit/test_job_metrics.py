@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from functions.adapters import mlflow_aws
-from functions.domain import training
+from functions.domain.training import jobs as training
 
 PYTORCH = "2026-01-01T00:00:0{s}.000Z [rank 0] step {step} loss {loss} throughput {tp} samples/s"
 

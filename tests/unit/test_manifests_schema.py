@@ -9,8 +9,12 @@ import pytest
 import yaml
 
 from functions.assets import download_script, gate_script
-from functions.domain import inference_manifests, kuberay, manifests, namespaces, storage
-from functions.domain.inference import DOWNLOAD_IMAGE, download_job_name
+from functions.domain import manifests
+from functions.domain.features import kuberay
+from functions.domain.inference import manifests as inference_manifests
+from functions.domain.inference.requests import DOWNLOAD_IMAGE, download_job_name
+from functions.domain.namespaces import models as namespaces
+from functions.domain.storage import volumes as storage
 
 REFERENCE = Path("/work/shared/reference/crds")
 

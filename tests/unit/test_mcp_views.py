@@ -299,7 +299,7 @@ def test_an_answer_keeps_the_message_and_usage_not_the_engines_raw_json() -> Non
 def _features_doc() -> dict[str, Any]:
     """A live features document as the REST API builds it: training operator on, tiered checkpointing on with
     a broken chain (the annotation is gone), Karpenter on with two pools."""
-    from functions.domain import features as f
+    from functions.domain.features import document as f
 
     role_arn = "arn:aws:iam::123456789012:role/podstart/ps-demo-checkpoint"
     inp = f.FeatureInputs(

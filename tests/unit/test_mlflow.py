@@ -10,8 +10,9 @@ import kubernetes_validate
 import pytest
 from pydantic import ValidationError
 
-from functions.domain import mlflow as mlf
-from functions.domain import recipes, training
+from functions.domain.training import jobs as training
+from functions.domain.training import mlflow as mlf
+from functions.domain.training import recipes
 
 ARN = "arn:aws:sagemaker:us-west-2:123456789012:mlflow-tracking-server/team-a"
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from functions.domain import inference_manifests as im
-from functions.domain.cluster_record import ClusterRecord, ClusterStatus
+from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import BadRequest
-from functions.domain.inference import model_of_key
+from functions.domain.inference import manifests as im
+from functions.domain.inference.requests import model_of_key
 from functions.domain.operations import Target
-from functions.domain.planners import PLANNERS, PlanInput
-from functions.logic import models
+from functions.domain.plans.registry import PLANNERS, PlanInput
+from functions.logic.inference import models
 from tests.fakes import World
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from functions.domain.network import (
+from functions.domain.clusters.network import (
     COMPUTE_PREFIX,
     SubnetInfo,
     VpcFull,

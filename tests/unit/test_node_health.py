@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from functions.domain.nodes import LastAction, fault_of, ladder, latest, may_replace, repair_of
+from functions.domain.nodes.models import LastAction, fault_of, ladder, latest, may_replace, repair_of
 from mcp_gateway.views import compact
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -8,15 +8,16 @@ from types import SimpleNamespace
 from typing import Any
 
 from functions.assets import keda as keda_assets
-from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
-from functions.domain import inference_manifests as im
-from functions.domain import recipes, training
-from functions.domain.inference import EndpointCreate
+from functions.domain.features import document as fdom
+from functions.domain.inference import manifests as im
+from functions.domain.inference.endpoints import EndpointCreate
 from functions.domain.manifests import DATA_VOLUME
 from functions.domain.operations import Target
-from functions.domain.planners import PLANNERS, PlanInput
 from functions.domain.plans import Change
+from functions.domain.plans.registry import PLANNERS, PlanInput
+from functions.domain.training import jobs as training
+from functions.domain.training import recipes
 from functions.logic.plans import finish
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"

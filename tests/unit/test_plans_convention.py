@@ -1,16 +1,16 @@
 """Conventions of plans: every mutating route answers a plan with ?dry_run=true, and every operation kind has
-a planner (the recipe is in functions/domain/planners/__init__.py)."""
+a planner (the recipe is in functions/domain/plans/registry.py)."""
 
 from __future__ import annotations
 
 from functions.domain.kinds import KINDS
-from functions.domain.planners import PLANNERS
+from functions.domain.plans.registry import PLANNERS
 
 MUTATING = ("post", "put", "patch", "delete")
 
 # Mutations that have no plan yet (they came after the mechanism): a `?dry_run=true` sent to one of them is
 # refused with 422 naming query.dry_run (functions/api/edge.py), never run for real. Plug each in (recipe in
-# functions/domain/planners/__init__.py) and remove it here; this list may only shrink.
+# functions/domain/plans/registry.py) and remove it here; this list may only shrink.
 NO_PLAN_YET_ROUTES = {
     # Not a mutation of state: a chat sent through the endpoint's own Service; it changes nothing to plan.
     "POST /v1/clusters/{cluster}/endpoints/{endpoint}/invoke",
@@ -33,12 +33,12 @@ def test_every_mutating_route_takes_dry_run_and_documents_the_plan() -> None:
                 missing.append(f"{method.upper()} {path}")
             elif "200" not in op["responses"]:
                 undocumented.append(f"{method.upper()} {path}")
-    assert not missing, f"mutating routes without ?dry_run (see functions/domain/planners): {missing}"
+    assert not missing, f"mutating routes without ?dry_run (see functions/domain/plans/registry.py): {missing}"
     assert not undocumented, f"mutating routes whose 200 (the plan) is not documented: {undocumented}"
 
 
 def test_every_operation_kind_has_a_planner() -> None:
     assert set(KINDS) - set(PLANNERS) - NO_PLAN_YET_KINDS == set(), \
-        "register the kind's planner in functions/domain/planners"
+        "register the kind's planner in functions/domain/plans/registry.py"
     assert NO_PLAN_YET_KINDS & set(PLANNERS) == set(), "a kind with a planner now: drop it from NO_PLAN_YET_KINDS"
     assert set(PLANNERS) - set(KINDS) == set()

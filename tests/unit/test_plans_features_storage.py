@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from functions.domain import features as fdom
 from functions.domain import iam as iamdoc
 from functions.domain import manifests
+from functions.domain.features import document as fdom
 from functions.domain.operations import Target
-from functions.domain.planners import PLANNERS, PlanInput
 from functions.domain.plans import Change, Draft
+from functions.domain.plans.registry import PLANNERS, PlanInput
 
 CLUSTER, REGION, BUCKET = "demo", "us-west-2", "podstart-data-123"
 BASE = ("eks-pod-identity-agent", "aws-mountpoint-s3-csi-driver", "vpc-cni", "coredns", "kube-proxy")
@@ -201,7 +201,7 @@ def reconcile_request(**storage: Any) -> dict[str, Any]:
 
 
 def everything_there(request: dict[str, Any], added: list[dict[str, Any]]) -> dict[str, Any]:
-    from functions.domain.planners.storage import reconcile_objects
+    from functions.domain.storage.plan import reconcile_objects
 
     return {"addons": list(BASE), "associations": [["kube-system", "s3-csi-driver-sa"], ["ml", "train-s3"]],
             "objects": [manifests.api_path(m) for _, m in reconcile_objects(request, added, BUCKET)],
@@ -235,7 +235,7 @@ def test_a_reconcile_plans_exactly_what_went_missing() -> None:
 
 
 def manifests_role(name: str) -> str:
-    from functions.domain import storage as st
+    from functions.domain.storage import volumes as st
 
     return st.role_name(CLUSTER, REGION, name)
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from functions.assets import podstart_pool_worker as pw
-from functions.domain import inference_manifests as im
+from functions.domain.inference import manifests as im
 
 # A stand-in engine: records its argv, then answers /health 200 on the port it is given (unless told to hang).
 FAKE_ENGINE = """

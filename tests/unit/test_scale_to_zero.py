@@ -3,7 +3,7 @@ back when pods need it. Anywhere else zero would be an empty group that never gr
 
 from __future__ import annotations
 
-from functions.domain.instance_groups import zero_refusal
+from functions.domain.clusters.groups import zero_refusal
 
 
 def test_zero_is_allowed_for_a_group_autoscaling_manages() -> None:

@@ -323,7 +323,7 @@ def test_the_readme_names_both_agents() -> None:
 
 
 def test_the_deploy_skill_shows_a_self_managed_body_the_api_accepts() -> None:
-    from functions.domain.inference import EndpointCreate
+    from functions.domain.inference.endpoints import EndpointCreate
 
     text = (SKILLS / "deploy-model" / "SKILL.md").read_text()
     body = json.loads(re.search(r"```json\n(.*?)```", text, re.S).group(1))  # type: ignore[union-attr]

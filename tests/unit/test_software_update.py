@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from functions.domain.clusters.software_update import SoftwareUpdate, batch_count, batch_size
 from functions.domain.operations import Target
-from functions.domain.planners import PLANNERS, PlanInput
-from functions.domain.software_update import SoftwareUpdate, batch_count, batch_size
+from functions.domain.plans.registry import PLANNERS, PlanInput
 
 
 @pytest.mark.parametrize(("instances", "percent", "size", "count"), [

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from functions.domain.clusters import ClusterCreate
-from functions.domain.inference import EndpointCreate
+from functions.domain.clusters.models import ClusterCreate
+from functions.domain.inference.endpoints import EndpointCreate
 from functions.domain.kinds import KINDS, STEP_BUDGETS
 from functions.domain.principal import Role
-from functions.domain.specs import PHASES, ChildAction, json_schema, parse_documents
-from functions.domain.training import JobSubmit
-from functions.logic.specs import action_role
+from functions.domain.specs.document import PHASES, ChildAction, json_schema, parse_documents
+from functions.domain.training.jobs import JobSubmit
+from functions.logic.specs.apply import action_role
 from podstart_cli import follow, output, specfile
 from podstart_cli.client import ROUTES
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from functions.domain import engine_args, identifiers, redaction, tenancy
+from functions.domain import identifiers, redaction, tenancy
 from functions.domain.errors import Forbidden
-from functions.domain.inference import EndpointCreate, ModelDownload
+from functions.domain.inference import engine_args
+from functions.domain.inference.endpoints import EndpointCreate
+from functions.domain.inference.requests import ModelDownload
 from functions.domain.kinds import check_role, required_role
 from functions.domain.principal import Role
-from functions.domain.training import JobSubmit
+from functions.domain.training.jobs import JobSubmit
 
 # -- namespaces -------------------------------------------------------------------------------------
 
@@ -85,7 +87,7 @@ def test_the_redaction_masks_secret_fields_by_schema_credentials_by_value_and_se
 
 
 def test_write_only_paths_come_from_the_json_schema() -> None:
-    from functions.domain.training import SecretCreate
+    from functions.domain.training.jobs import SecretCreate
 
     assert redaction.write_only_paths(SecretCreate.model_json_schema()) == {("data",)}
 

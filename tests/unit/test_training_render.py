@@ -12,8 +12,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from functions.domain import recipes, training
 from functions.domain.errors import InvalidInput
+from functions.domain.training import jobs as training
+from functions.domain.training import recipes
 
 REF = Path("/work/shared/reference/crds")
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"

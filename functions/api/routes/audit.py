@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from functions.api.context import model_response, principal, services
-from functions.domain.audit import AuditPage, AuditQuery, Face
+from functions.domain.audit.records import AuditPage, AuditQuery, Face
 from functions.domain.errors import Forbidden
 from functions.domain.principal import Role
 

@@ -11,8 +11,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from functions.adapters import catalog_aws as catalog
 from functions.api.context import json_response, model_response, principal, services
 from functions.domain.catalog import REGION_PATTERN, Offerings
-from functions.domain.mlflow import TrackingServerPage
-from functions.logic import mlflow_servers
+from functions.domain.training.mlflow import TrackingServerPage
+from functions.logic.training import mlflow_servers
 
 router = Router()
 

@@ -11,21 +11,16 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.schemas import OPERATION_RESPONSES, ClusterDetail, ClusterList, GroupList, NoChange
 from functions.domain.catalog import REGION_PATTERN
-from functions.domain.clusters import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
-from functions.domain.instance_groups import DRAIN_TIMEOUT_DEFAULT_S, DRAIN_TIMEOUT_MAX_S
+from functions.domain.clusters.groups import DRAIN_TIMEOUT_DEFAULT_S, DRAIN_TIMEOUT_MAX_S
+from functions.domain.clusters.models import ClusterCreate, ClusterImport, InstanceGroupAdd, InstanceGroupPatch
+from functions.domain.clusters.software_update import SoftwareUpdate
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
-from functions.domain.software_update import SoftwareUpdate
-from functions.logic import (
-    cluster_create,
-    cluster_delete,
-    cluster_import,
-    cluster_views,
-    group_add,
-    group_delete,
-    group_scale,
-    software_update,
-)
+from functions.logic.clusters import create as cluster_create
+from functions.logic.clusters import delete as cluster_delete
+from functions.logic.clusters import group_add, group_delete, group_scale, software_update
+from functions.logic.clusters import importing as cluster_import
+from functions.logic.clusters import views as cluster_views
 
 router = Router()
 

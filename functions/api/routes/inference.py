@@ -11,19 +11,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES, NoChange
-from functions.domain.inference import (
-    EndpointCreate,
-    EndpointPatch,
-    InvokeRequest,
-    ModelDownload,
-    PoolAssign,
-    PoolCreate,
-    PoolRelease,
-)
+from functions.domain.inference.endpoints import EndpointCreate, EndpointPatch
+from functions.domain.inference.requests import InvokeRequest, ModelDownload, PoolAssign, PoolCreate, PoolRelease
 from functions.domain.kinds import required_role
 from functions.domain.principal import Role
 from functions.domain.views import ClusterEndpointList, EndpointList, EndpointView, InvokeResult, ModelList, PoolList
-from functions.logic import endpoints, everywhere, models, pools
+from functions.logic import everywhere
+from functions.logic.inference import endpoint_views, endpoints, models, pools
 
 router = Router()
 
@@ -43,7 +37,7 @@ def list_endpoints(
     next_token: Annotated[str | None, Query(description="Token from the previous page", pattern=r"^\d{1,6}$")] = None,
 ) -> Response[str]:
     principal(router)
-    return model_response(endpoints.list_endpoints(services(), cluster, region, limit, next_token))
+    return model_response(endpoint_views.list_endpoints(services(), cluster, region, limit, next_token))
 
 
 @router.get("/v1/endpoints", summary="Inference endpoints across clusters (or cluster=), status live; clusters not "
@@ -74,7 +68,7 @@ def deploy_endpoint(cluster: ClusterPath, body: EndpointCreate, region: RegionOp
             tags=["endpoints"], responses=_ok(EndpointView))
 def get_endpoint(cluster: ClusterPath, endpoint: EndpointPath, region: RegionOpt = None) -> Response[str]:
     principal(router)
-    return model_response(endpoints.get_endpoint(services(), cluster, region, endpoint))
+    return model_response(endpoint_views.get_endpoint(services(), cluster, region, endpoint))
 
 
 @router.patch("/v1/clusters/<cluster>/endpoints/<endpoint>",

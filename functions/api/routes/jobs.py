@@ -11,12 +11,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
-from functions.domain import training
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.domain.principal import Role
 from functions.domain.tenancy import Namespace
-from functions.logic import everywhere, jobs
+from functions.domain.training import rules as training
+from functions.domain.training import status as job_status
+from functions.logic import everywhere
+from functions.logic.training import jobs
 
 router = Router()
 
@@ -47,7 +49,7 @@ NextTokenQuery = Annotated[str | None, Query(description="Token from the previou
 
 
 @router.get("/v1/clusters/<cluster>/jobs", summary="Training jobs PodStart submitted, newest first",
-            tags=["jobs"], responses=_ok(training.JobList))
+            tags=["jobs"], responses=_ok(job_status.JobList))
 def list_jobs(
     cluster: ClusterPath,
     region: RegionOpt = None,
@@ -61,7 +63,7 @@ def list_jobs(
 
 @router.get("/v1/jobs", summary="Training jobs across clusters (every ACTIVE cluster, or cluster=), newest first; "
                               "clusters not read are listed with why", tags=["jobs"],
-            responses=_ok(training.ClusterJobList))
+            responses=_ok(job_status.ClusterJobList))
 def list_all_jobs(
     cluster: Annotated[str | None, Query(description="Only this cluster", pattern=r"^[a-z]([-a-z0-9]{0,30}[a-z0-9])?$")]
     = None,
@@ -77,7 +79,7 @@ def list_all_jobs(
 @router.get("/v1/clusters/<cluster>/jobs/<job>",
             summary="A job: status, pods (node, phase, restarts), recovery budget used, detections, data paths, MLflow "
                     "(a presigned link for operators who ask for it)",
-            tags=["jobs"], responses=_ok(training.JobDetail))
+            tags=["jobs"], responses=_ok(job_status.JobDetail))
 def get_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
             region: RegionOpt = None,
             mlflow_link: Annotated[bool, Query(description="Make a presigned MLflow UI link (operators; it opens a "
@@ -99,7 +101,7 @@ def delete_job(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "defa
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>/logs",
             summary="A job pod's log, bounded: the last `tail` lines within `limit_bytes` (default 200, ≤ 64 KiB)",
-            tags=["jobs"], responses=_ok(training.JobLogs))
+            tags=["jobs"], responses=_ok(job_status.JobLogs))
 def get_job_logs(
     cluster: ClusterPath,
     job: JobPath,
@@ -109,10 +111,10 @@ def get_job_logs(
                                      pattern=r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")] = None,
     container: Annotated[str | None, Query(description="Container",
                                            pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")] = None,
-    tail: Annotated[int, Query(ge=1, le=training.MAX_TAIL, description="Newest lines")] = 200,
+    tail: Annotated[int, Query(ge=1, le=job_status.MAX_TAIL, description="Newest lines")] = 200,
     since_seconds: Annotated[int | None, Query(ge=1, le=7 * 86400, description="Only this recent")] = None,
-    limit_bytes: Annotated[int, Query(ge=1024, le=training.MAX_LOG_BYTES, description="Byte bound")]
-    = training.MAX_LOG_BYTES,
+    limit_bytes: Annotated[int, Query(ge=1024, le=job_status.MAX_LOG_BYTES, description="Byte bound")]
+    = job_status.MAX_LOG_BYTES,
 ) -> Response[str]:
     principal(router)
     return model_response(jobs.job_logs(services(), cluster, region, job, namespace, pod, container, tail,
@@ -121,7 +123,7 @@ def get_job_logs(
 
 @router.get("/v1/clusters/<cluster>/jobs/<job>/metrics",
             summary="A job's metrics step by step (loss, throughput): from its MLflow run when it reports to MLflow, "
-                    "else parsed from its first pod's log", tags=["jobs"], responses=_ok(training.JobMetrics))
+                    "else parsed from its first pod's log", tags=["jobs"], responses=_ok(job_status.JobMetrics))
 def get_job_metrics(cluster: ClusterPath, job: JobPath, namespace: NamespaceQ = "default",
                     region: RegionOpt = None) -> Response[str]:
     principal(router)

@@ -12,7 +12,7 @@ from functions.api.context import DryRun, actor, model_response, principal, requ
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt, _ok
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.kinds import required_role
-from functions.domain.namespaces import NamespaceCreate, NamespaceList
+from functions.domain.namespaces.models import NamespaceCreate, NamespaceList
 from functions.domain.tenancy import DNS_LABEL
 from functions.logic import namespaces
 

@@ -14,10 +14,19 @@ from functions.api.context import DryRun, actor, model_response, principal, requ
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.errors import InvalidInput
-from functions.domain.health_checks import HealthCheckStart
 from functions.domain.kinds import required_role
-from functions.domain.nodes import NODE_ID, EventList, NodeDetail, NodeList, NodesDelete, NodesReboot, NodesReplace
-from functions.logic import node_actions, node_views
+from functions.domain.nodes.health_checks import HealthCheckStart
+from functions.domain.nodes.models import (
+    NODE_ID,
+    EventList,
+    NodeDetail,
+    NodeList,
+    NodesDelete,
+    NodesReboot,
+    NodesReplace,
+)
+from functions.logic.nodes import actions as node_actions
+from functions.logic.nodes import views as node_views
 
 router = Router()
 SINCE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?$"

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from functions.api.context import model_response, principal
-from functions.domain import recipes
+from functions.domain.training import recipes
 
 router = Router()
 

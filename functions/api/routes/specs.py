@@ -23,9 +23,9 @@ from functions.api.context import (
 from functions.api.edge import READ_ONLY_EXTENSION
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
-from functions.domain import specs as sdom
 from functions.domain.kinds import required_role
-from functions.logic import specs
+from functions.domain.specs import document as sdom
+from functions.logic.specs import apply as specs
 
 router = Router()
 

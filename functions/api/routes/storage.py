@@ -12,10 +12,12 @@ from functions.api.context import DryRun, actor, model_response, principal, requ
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt, _ok
 from functions.api.schemas import OPERATION_RESPONSES
 from functions.domain.kinds import required_role
-from functions.domain.storage import NAME_PATTERN, ObjectList, StorageAdd, StorageList
+from functions.domain.storage.volumes import NAME_PATTERN, ObjectList, StorageAdd, StorageList
 from functions.domain.tenancy import BucketList
-from functions.logic import data, live_reads, storage
-from functions.logic.data import DataListing
+from functions.logic import live_reads
+from functions.logic.storage import data
+from functions.logic.storage import volumes as storage
+from functions.logic.storage.data import DataListing
 
 router = Router()
 

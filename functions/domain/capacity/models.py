@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from functions.domain.capacity.accelerators import AskedModel
 from functions.domain.catalog import HYPERPOD_REGIONS, REGION_PATTERN
-from functions.domain.clusters import CapacityType
+from functions.domain.clusters.api import CapacityType
 from functions.domain.preferences import ClusterName
 
 Region = Annotated[str, Field(pattern=REGION_PATTERN)]

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions.domain.nodes import GPU_RESOURCES, GROUP_LABEL, int_quantity
+from functions.domain.nodes.api import GPU_RESOURCES, GROUP_LABEL, int_quantity
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 SHOWN_NODES = 20

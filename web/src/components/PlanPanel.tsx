@@ -41,7 +41,7 @@ export function refusal(status: number, detail: string, problem?: Problem): stri
   return `The request would be refused (HTTP ${status}): ${why}`;
 }
 
-/** A plan's exposure line (functions.domain.planners.inference.exposure): upper case when it reaches the internet. */
+/** A plan's exposure line (functions.domain.inference.plan.exposure): upper case when it reaches the internet. */
 export const isExposure = (w: string) => /^exposure:/i.test(w);
 
 export type PlanState =

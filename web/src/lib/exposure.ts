@@ -1,8 +1,8 @@
 // Who can reach a self-managed endpoint, checked as the user types: the same rule as EndpointCreate's source_ranges
-// validator (functions/domain/inference.py), so the form says it at the field before any request; the API still
+// validator (functions/domain/inference/endpoints.py), so the form says it at the field before any request; the API still
 // judges (its 422 lands on the same field).
 
-/** Everyone on the internet (functions.domain.inference.OPEN_RANGES). */
+/** Everyone on the internet (functions.domain.inference.endpoints.OPEN_RANGES). */
 export const OPEN_RANGES = ["0.0.0.0/0", "::/0"];
 
 /** Source ranges as typed: one per line or comma-separated. */

@@ -1,0 +1,1 @@
+"""Use cases of inference: endpoints, pools, model downloads."""

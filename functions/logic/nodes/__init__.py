@@ -1,0 +1,1 @@
+"""Use cases of nodes: views and actions (reboot, replace, delete, health checks)."""

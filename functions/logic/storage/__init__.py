@@ -1,0 +1,1 @@
+"""Use cases of storage: volumes (`volumes`) and the data a workload reads and writes (`data`)."""

@@ -1,0 +1,1 @@
+"""Use cases of training: job submit, reads, logs and delete (`jobs`), MLflow tracking servers (`mlflow_servers`)."""
