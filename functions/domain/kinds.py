@@ -24,7 +24,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "job.submit": ("training_operator", "kuberay_operator", "mlflow_access", "validate", "submit", "watch"),
     "job.delete": ("delete", "mlflow_access"),
     # Every feature's disable (dependants first), then every enable (prerequisites first); an operation
-    # lists only the steps its PATCH needs (functions.domain.features.document.plan_changes).
+    # lists only the steps its PATCH needs (functions.domain.features.changes.plan_changes).
     "features.update": FEATURE_STEPS,
     "cluster.reconcile": ("dependencies", "storage"),
     "storage.add": ("backing", "volume"),

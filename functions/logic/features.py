@@ -2,7 +2,7 @@
 
 The PATCH carries only what the caller changed. It is compared with the live document (read now,
 not remembered): equal means `changed: false` and nothing starts; otherwise one `features.update`
-operation whose steps are exactly the changes (functions.domain.features.document.plan_changes), with the
+operation whose steps are exactly the changes (functions.domain.features.changes.plan_changes), with the
 prerequisites it enables on the way named in the request (`auto_enabled`) and in their steps.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 from functions.domain import iam as iamdoc
 from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as fdom
 from functions.domain.operations import Actor, Operation, Target, now_iso
 from functions.domain.plans import Plan
@@ -171,7 +172,7 @@ class FeaturesAdmission:
         return None
 
 
-def _check_groups(patch: fdom.FeaturesPatch, inputs: fdom.FeatureInputs, rec: ClusterRecord) -> None:
+def _check_groups(patch: fchg.FeaturesPatch, inputs: fdom.FeatureInputs, rec: ClusterRecord) -> None:
     groups = (patch.autoscaling.instance_groups if patch.autoscaling else None) or []
     live = {g["InstanceGroupName"] for g in (inputs.hyperpod or {}).get("InstanceGroups", [])}
     for i, g in enumerate(groups):
@@ -182,7 +183,7 @@ def _check_groups(patch: fdom.FeaturesPatch, inputs: fdom.FeatureInputs, rec: Cl
                 f"instance groups only (never general EC2 capacity); groups: {', '.join(sorted(live)) or 'none'}")
 
 
-def _check_rayjobs(changes: list[fdom.Change], inputs: fdom.FeatureInputs) -> None:
+def _check_rayjobs(changes: list[fchg.Change], inputs: fdom.FeatureInputs) -> None:
     """Disabling the KubeRay operator while RayJobs exist would strand them (nothing runs or deletes their pods):
     409 naming them, nothing changed."""
     if inputs.rayjobs and any(c.feature == "kuberay_operator" and not c.enable for c in changes):
@@ -193,7 +194,7 @@ def _check_rayjobs(changes: list[fdom.Change], inputs: fdom.FeatureInputs) -> No
                        feature="kuberay_operator", rayjobs=list(inputs.rayjobs))
 
 
-def update_features(deps: Deps, name: str, region: str | None, patch: fdom.FeaturesPatch, actor: Actor,
+def update_features(deps: Deps, name: str, region: str | None, patch: fchg.FeaturesPatch, actor: Actor,
                     key: str | None, dry_run: bool = False) -> Started | Plan | Operation | fdom.FeaturesUnchanged:
     """A dry run passes the same checks (422 for a group that is not HyperPod's, 409 for disabling a needed
     dependency or a cluster not ACTIVE), answers `changed: false` when nothing differs, else the plan of the
@@ -202,8 +203,8 @@ def update_features(deps: Deps, name: str, region: str | None, patch: fdom.Featu
     doc, inputs = _read(deps, rec)
     _check_groups(patch, inputs, rec)
     try:
-        changes = fdom.plan_changes(patch, fdom.live_state(doc))
-    except fdom.DependencyConflict as exc:
+        changes = fchg.plan_changes(patch, fdom.live_state(doc))
+    except fchg.DependencyConflict as exc:
         raise Conflict(str(exc), errors=[{"loc": ["body", exc.feature, "enabled"], "msg": str(exc)}],
                        feature=exc.feature, required_by=exc.dependants) from None
     _check_rayjobs(changes, inputs)

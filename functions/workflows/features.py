@@ -33,6 +33,7 @@ from functions.domain import iam as iamdoc
 from functions.domain import manifests
 from functions.domain.clusters.record import ClusterRecords
 from functions.domain.errors import PermanentStepError
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as fdom
 from functions.domain.features import kuberay
 from functions.domain.workflow import Done, Outcome, Wait
@@ -90,7 +91,7 @@ def _ensure_addon(ctx: StepContext, n: Names, f: fdom.Feature, config: dict[str,
     if a is not None and a["status"] == "DELETING":
         return Wait(message=f"add-on {addon} is still DELETING; it is recreated once gone",
                     expected_seconds=ADDON_SECONDS)
-    action = fdom.addon_action(a, config)
+    action = fchg.addon_action(a, config)
     if action == "create":
         args: dict[str, Any] = {"clusterName": n.eks, "addonName": addon, "resolveConflicts": "OVERWRITE",
                                 "tags": {ens.CLUSTER_TAG: n.cluster, ens.MANAGED_TAG: "true"}}
@@ -237,7 +238,7 @@ def _update_cluster(ctx: StepContext, n: Names, hp: dict[str, Any], **fields: An
     busy = hyperpod.wait_until_updatable(hp)
     current = {k: hp.get(k) for k in fields}
     wanted = {k: v for k, v in fields.items()}
-    if all(fdom.same(current[k], wanted[k]) for k in fields):
+    if all(fchg.same(current[k], wanted[k]) for k in fields):
         return busy  # already so (Wait while a previous update is still running)
     if busy is not None:
         return busy
@@ -263,7 +264,7 @@ def _enable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) 
         boundary=ctx.settings.permissions_boundary_arn)
     ctx.record(tiered_checkpointing_role_arn=role_arn, oidc_provider_arn=provider_arn)
     KubeCluster.for_eks(n.eks, n.region).apply(manifests.checkpoint_service_account(sa.namespace, sa.name, role_arn))
-    percent = fdom.checkpoint_percent(settings, hp.get("TieredStorageConfig") or {})
+    percent = fchg.checkpoint_percent(settings, hp.get("TieredStorageConfig") or {})
     waiting = _update_cluster(ctx, n, hp, TieredStorageConfig={"Mode": "Enable",
                                                               "InstanceMemoryAllocationPercentage": int(percent)})
     if waiting is not None:
@@ -274,7 +275,7 @@ def _enable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) 
 
 def _disable_checkpointing(ctx: StepContext, n: Names, settings: dict[str, Any]) -> Outcome:
     hp = _hyperpod(ctx, n)
-    if fdom.same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
+    if fchg.same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
         waiting = _update_cluster(ctx, n, hp, TieredStorageConfig={"Mode": "Disable"})
         if waiting is not None:
             return waiting
@@ -291,7 +292,7 @@ def _enable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) ->
     kube = KubeCluster.for_eks(n.eks, n.region)
     current_groups = sorted(p["metadata"]["labels"].get(manifests.POOL_GROUP_LABEL, "")
                             for p in _podstart_pools(kube))
-    groups = fdom.autoscaling_groups(current_groups, settings)
+    groups = fchg.autoscaling_groups(current_groups, settings)
     unknown = [g for g in groups if g not in groups_live]
     if unknown:
         raise PermanentStepError("NotAHyperPodGroup", f"Karpenter manages HyperPod instance groups only; "
@@ -311,7 +312,7 @@ def _enable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) ->
                                  or "HyperPod could not start managed Karpenter")
     if status != "InService" or not kube.has_kind(*manifests.KARPENTER_NODEPOOL):
         return Wait(message=f"managed Karpenter is {status}", expected_seconds=120)
-    pool = fdom.pool_settings(settings)
+    pool = fchg.pool_settings(settings)
     for g in groups:
         kube.apply(manifests.hyperpod_node_class(g))
         kube.apply(manifests.node_pool(g, cpu_limit=pool["cpu_limit"], consolidate_after=pool["consolidate_after"],
@@ -336,7 +337,7 @@ def _disable_autoscaling(ctx: StepContext, n: Names, settings: dict[str, Any]) -
     kube = KubeCluster.for_eks(n.eks, n.region)
     for p in _podstart_pools(kube):
         _delete_pool(kube, p["metadata"]["labels"].get(manifests.POOL_GROUP_LABEL, ""))
-    if fdom.same((hp.get("AutoScaling") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
+    if fchg.same((hp.get("AutoScaling") or {}).get("Mode"), "Enable") or hp.get("ClusterStatus") != "InService":
         waiting = _update_cluster(ctx, n, hp, AutoScaling={"Mode": "Disable"})
         if waiting is not None:
             return waiting

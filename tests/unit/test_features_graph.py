@@ -9,8 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from functions.domain import iam
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as f
-from functions.domain.features.document import FeaturesPatch, LiveFeature
+from functions.domain.features.changes import FeaturesPatch, LiveFeature
 from functions.domain.features.document import FeatureStatus as S
 from functions.domain.kinds import KINDS
 
@@ -21,7 +22,7 @@ def live(*enabled: str, **settings: dict[str, object]) -> dict[str, LiveFeature]
 
 
 def plan(body: dict[str, object], state: dict[str, LiveFeature]) -> list[tuple[str, str]]:
-    return [(c.step, c.reason) for c in f.plan_changes(FeaturesPatch.model_validate(body), state)]
+    return [(c.step, c.reason) for c in fchg.plan_changes(FeaturesPatch.model_validate(body), state)]
 
 
 def test_every_prerequisite_comes_before_what_needs_it() -> None:
@@ -53,7 +54,7 @@ def test_a_patch_equal_to_the_live_state_changes_nothing() -> None:
 
 def test_disabling_a_needed_prerequisite_is_a_conflict_naming_the_dependant() -> None:
     state = live("cert_manager", "pod_identity_agent", "training_operator")
-    with pytest.raises(f.DependencyConflict) as err:
+    with pytest.raises(fchg.DependencyConflict) as err:
         plan({"cert_manager": {"enabled": False}}, state)
     assert err.value.dependants == ["training_operator"] and "training_operator" in str(err.value)
     # disabling the dependant in the same request is fine: dependants go first
@@ -62,7 +63,7 @@ def test_disabling_a_needed_prerequisite_is_a_conflict_naming_the_dependant() ->
 
 
 def test_enabling_a_feature_while_disabling_its_prerequisite_is_a_conflict() -> None:
-    with pytest.raises(f.DependencyConflict):
+    with pytest.raises(fchg.DependencyConflict):
         plan({"training_operator": {"enabled": True}, "cert_manager": {"enabled": False}}, live("cert_manager"))
 
 
@@ -71,7 +72,7 @@ def test_a_stale_partial_patch_never_removes_an_auto_installed_prerequisite() ->
     'off' for a needed prerequisite is refused, never carried out."""
     after_auto_install = live("cert_manager", "pod_identity_agent", "training_operator")
     assert plan({"observability": {"enabled": False}}, after_auto_install) == []
-    with pytest.raises(f.DependencyConflict):
+    with pytest.raises(fchg.DependencyConflict):
         plan({"training_operator": {"enabled": True}, "cert_manager": {"enabled": False}}, after_auto_install)
 
 

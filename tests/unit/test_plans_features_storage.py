@@ -7,6 +7,7 @@ from typing import Any
 
 from functions.domain import iam as iamdoc
 from functions.domain import manifests
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as fdom
 from functions.domain.operations import Target
 from functions.domain.plans import Change, Draft
@@ -44,7 +45,7 @@ def features_plan(patch: dict[str, Any], inp: fdom.FeatureInputs, origin: str = 
     """What admission does (functions.logic.features), then the planner."""
     doc = fdom.document(inp, checkpoint_role=iamdoc.role_name(CLUSTER, REGION, "checkpoint"), bucket=BUCKET,
                         prefix=fdom.CHECKPOINT_PREFIX.format(cluster=CLUSTER))
-    changes = fdom.plan_changes(fdom.FeaturesPatch.model_validate(patch), fdom.live_state(doc))
+    changes = fchg.plan_changes(fchg.FeaturesPatch.model_validate(patch), fdom.live_state(doc))
     request = {"cluster": CLUSTER, "region": REGION, "eks_cluster": CLUSTER, "hyperpod_cluster": CLUSTER,
                "changes": {c.step: {"settings": dict(c.settings), "reason": c.reason} for c in changes}}
     return run("features.update", request, {"inputs": inp, "origin": origin, "bucket": BUCKET})
@@ -139,7 +140,7 @@ def test_moving_autoscaling_to_another_group_creates_its_pool_and_deletes_the_ol
 def test_a_retry_plans_nothing_for_the_steps_already_done() -> None:
     inp = inputs()
     doc = fdom.document(inp, checkpoint_role="r", bucket=BUCKET, prefix="p/")
-    changes = fdom.plan_changes(fdom.FeaturesPatch.model_validate({"training_operator": {"enabled": True}}),
+    changes = fchg.plan_changes(fchg.FeaturesPatch.model_validate({"training_operator": {"enabled": True}}),
                                 fdom.live_state(doc))
     request = {"cluster": CLUSTER, "region": REGION, "hyperpod_cluster": CLUSTER,
                "changes": {c.step: {"settings": {}, "reason": c.reason} for c in changes}}

@@ -11,7 +11,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from functions.api.context import DryRun, actor, model_response, principal, require, requires, respond, services
 from functions.api.routes.clusters import ClusterPath, IdempotencyKey, RegionOpt
 from functions.api.schemas import OPERATION_RESPONSES
-from functions.domain.features.document import FeaturesDocument, FeaturesPatch, FeaturesUnchanged
+from functions.domain.features.changes import FeaturesPatch
+from functions.domain.features.document import FeaturesDocument, FeaturesUnchanged
 from functions.domain.kinds import required_role
 from functions.domain.plans import Plan
 from functions.logic import features

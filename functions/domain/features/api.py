@@ -2,7 +2,7 @@
 pyproject.toml keeps them to this module; tools/regroup_domain.py writes it)."""
 
 from functions.domain.features import kuberay
-from functions.domain.features.document import FeaturesPatch
+from functions.domain.features.changes import FeaturesPatch
 from functions.domain.features.plan import ASSOCIATION, ROLE, ensure_changes
 
 __all__ = ["ASSOCIATION", "ROLE", "FeaturesPatch", "ensure_changes", "kuberay"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from functions.domain import iam as iamdoc
 from functions.domain import manifests
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as fdom
 from functions.domain.features import kuberay
 from functions.domain.plans import Change, Draft, create, delete, none, update
@@ -126,7 +127,7 @@ def _addon_on(p: PlanInput, inp: fdom.FeatureInputs, step: str, f: fdom.Feature)
                               add_tags="kubernetes.io/role/elb (public) or kubernetes.io/role/internal-elb "
                                        "(private) = 1, where missing"))
     found = inp.addons.get(str(f.addon))
-    action = fdom.addon_action(found)
+    action = fchg.addon_action(found)
     if action == "create":
         extra = {"then": "recreated once the DELETING one is gone"} if found else {}
         out.append(create(ADDON, str(f.addon), step, **extra))
@@ -188,8 +189,8 @@ def _checkpointing_on(p: PlanInput, inp: fdom.FeatureInputs, step: str, settings
         out.append(none("Kubernetes ServiceAccount", f"{sa.namespace}/{sa.name}", step))
     hp = inp.hyperpod or {}
     current = hp.get("TieredStorageConfig") or {}
-    wanted = {"Mode": "Enable", "InstanceMemoryAllocationPercentage": fdom.checkpoint_percent(settings, current)}
-    out.append(none(HYPERPOD, r["hyperpod_cluster"], step, TieredStorageConfig=wanted) if fdom.same(current, wanted)
+    wanted = {"Mode": "Enable", "InstanceMemoryAllocationPercentage": fchg.checkpoint_percent(settings, current)}
+    out.append(none(HYPERPOD, r["hyperpod_cluster"], step, TieredStorageConfig=wanted) if fchg.same(current, wanted)
                else update(HYPERPOD, r["hyperpod_cluster"], step, call="UpdateCluster", TieredStorageConfig=wanted,
                            takes="about 10 minutes"))
     return out
@@ -201,7 +202,7 @@ def _checkpointing_off(p: PlanInput, inp: fdom.FeatureInputs, step: str) -> list
     hp = inp.hyperpod or {}
     sa = fdom.CHECKPOINT_SA
     role = iamdoc.role_name(r["cluster"], r["region"], "checkpoint")
-    on = fdom.same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable")
+    on = fchg.same((hp.get("TieredStorageConfig") or {}).get("Mode"), "Enable")
     return [
         update(HYPERPOD, r["hyperpod_cluster"], step, call="UpdateCluster", TieredStorageConfig={"Mode": "Disable"})
         if on else none(HYPERPOD, r["hyperpod_cluster"], step, TieredStorageConfig={"Mode": "Disable"}),
@@ -238,14 +239,14 @@ def _autoscaling_on(p: PlanInput, inp: fdom.FeatureInputs, step: str, settings: 
     out = [none(ROLE, role, step, note="in place") if has_role
            else create(ROLE, role, step, trust="hyperpod.sagemaker.amazonaws.com", scoped_to=r["hyperpod_cluster"])]
     wanted = {"Mode": "Enable", "AutoScalerType": "Karpenter"}
-    if fdom.same(hp.get("AutoScaling") or {}, wanted) and has_role:
+    if fchg.same(hp.get("AutoScaling") or {}, wanted) and has_role:
         out.append(none(HYPERPOD, r["hyperpod_cluster"], step, AutoScaling=wanted))
     else:
         out.append(update(HYPERPOD, r["hyperpod_cluster"], step, call="UpdateCluster", AutoScaling=wanted,
                           ClusterRole=role, takes="about 10 minutes"))
     pools = _pools(inp)
-    groups = fdom.autoscaling_groups(pools, settings)
-    wanted_pool = fdom.pool_settings(settings)
+    groups = fchg.autoscaling_groups(pools, settings)
+    wanted_pool = fchg.pool_settings(settings)
     for g in groups:
         name = manifests.pool_name(g)
         if g not in pools:
@@ -269,7 +270,7 @@ def _autoscaling_off(p: PlanInput, inp: fdom.FeatureInputs, step: str) -> list[C
     for g in sorted(_pools(inp)):
         out += [delete("Kubernetes NodePool", manifests.pool_name(g), step, group=g),
                 delete("Kubernetes HyperpodNodeClass", manifests.pool_name(g), step, group=g)]
-    on = fdom.same((hp.get("AutoScaling") or {}).get("Mode"), "Enable")
+    on = fchg.same((hp.get("AutoScaling") or {}).get("Mode"), "Enable")
     out.append(update(HYPERPOD, r["hyperpod_cluster"], step, call="UpdateCluster", AutoScaling={"Mode": "Disable"})
                if on else none(HYPERPOD, r["hyperpod_cluster"], step, AutoScaling={"Mode": "Disable"}))
     out.append(delete(ROLE, iamdoc.role_name(r["cluster"], r["region"], "autoscale"), step, if_present=True))

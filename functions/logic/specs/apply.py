@@ -21,7 +21,8 @@ from typing import Any
 
 from functions.domain.clusters.models import ClusterCreate, InstanceGroupAdd, InstanceGroupPatch
 from functions.domain.errors import Conflict, Forbidden, InvalidInput, PermanentStepError, Problem
-from functions.domain.features.document import FeaturesPatch, FeaturesUnchanged
+from functions.domain.features.changes import FeaturesPatch
+from functions.domain.features.document import FeaturesUnchanged
 from functions.domain.inference.endpoints import EndpointCreate, EndpointPatch
 from functions.domain.kinds import required_role
 from functions.domain.operations import Actor, Operation, OperationStatus, Target

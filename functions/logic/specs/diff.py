@@ -11,8 +11,10 @@ from typing import Any
 from functions.domain.clusters.models import InstanceGroupAdd, default_health_checks
 from functions.domain.clusters.record import ClusterRecord
 from functions.domain.errors import Conflict, InvalidInput
+from functions.domain.features import changes as fchg
 from functions.domain.features import document as fdom
-from functions.domain.features.document import FeaturesDocument, FeaturesPatch
+from functions.domain.features.changes import FeaturesPatch
+from functions.domain.features.document import FeaturesDocument
 from functions.domain.manifests import DATA_VOLUME, FSX_VOLUME
 from functions.domain.specs.document import (
     PHASES,
@@ -308,8 +310,8 @@ def _diff_features(p: PlanBuilder, dp: DocumentPlan, spec: Any, live: Live, diff
         return
     _check_prerequisites(dp, patch, live.features)
     try:
-        changes = fdom.plan_changes(patch, fdom.live_state(live.features))
-    except fdom.DependencyConflict as exc:
+        changes = fchg.plan_changes(patch, fdom.live_state(live.features))
+    except fchg.DependencyConflict as exc:
         loc = doc_loc(dp.index or 0, "spec", "features", exc.feature, "enabled")
         raise Conflict(str(exc), errors=[{"loc": loc, "msg": str(exc)}]) from None
     if not changes:

@@ -10,7 +10,8 @@ from typing import Any
 
 from functions.domain.clusters.record import ClusterRecord, ClusterStatus
 from functions.domain.features import document as fdom
-from functions.domain.features.document import FeaturesDocument, FeaturesPatch
+from functions.domain.features.changes import FeaturesPatch
+from functions.domain.features.document import FeaturesDocument
 from functions.domain.inference.record import EndpointRecord, EndpointRecords
 from functions.domain.manifests import DATA_VOLUME, FSX_VOLUME
 from functions.domain.specs.document import API_VERSION, SpecExport
