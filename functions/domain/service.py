@@ -225,10 +225,12 @@ class OperationService:
         self.repo.release(cancelled)
         return cancelled
 
-    def sweep(self, older_than_seconds: float, now: float | None = None) -> list[Operation]:
+    def sweep(self, older_than_seconds: float, now: float | None = None,
+              follow: Callable[[Operation], None] | None = None) -> list[Operation]:
         """Fail operations left PENDING with no workflow (the API died between storing the operation and
         starting its execution) and free their targets. An execution that did start (its name is derived
-        from the operation id) is attached instead."""
+        from the operation id) is attached instead. `follow` lets the kind's records follow the failure before
+        the operation shows it (as a workflow's end does: a reader who sees the operation FAILED sees them too)."""
         swept: list[Operation] = []
         for op in self.repo.pending_older_than(older_than_seconds, now):
             if op.execution_arn is not None or op.status is not OperationStatus.PENDING:
@@ -238,10 +240,13 @@ class OperationService:
                 if arn is not None:
                     self.record(op, op.model_copy(update={"execution_arn": arn}))
                     continue
-                failed = self.record(op, ops.fail(op, ops.ErrorInfo(
+                ended = ops.fail(op, ops.ErrorInfo(
                     code="WorkflowNeverStarted", retryable=True,
                     message="the request was stored but its workflow never started (the API stopped half way); "
-                            "retry the operation or send the request again with the same Idempotency-Key")))
+                            "retry the operation or send the request again with the same Idempotency-Key"))
+                if follow is not None:
+                    follow(ended)
+                failed = self.record(op, ended)
             except StaleWrite:
                 continue  # someone moved it meanwhile: it is not an orphan
             self.repo.release(failed)

@@ -62,9 +62,7 @@ class Projector:
         if detail_type == SCHEDULED and event.get("source") == "aws.events":
             if isinstance(detail, dict) and detail.get("podstart") == DISCOVER and self.discover is not None:
                 return self.discover()
-            swept = self._service().sweep(ORPHAN_AFTER_SECONDS)
-            for op in swept:
-                self._hook(op)
+            swept = self._service().sweep(ORPHAN_AFTER_SECONDS, follow=self._hook)
             return f"swept {len(swept)}"
         return "ignored"
 

@@ -69,8 +69,15 @@ def test_the_sweep_fails_operations_that_never_started_and_frees_their_cluster()
                                 now="2026-12-01T10:00:00.000Z")
     w.repo.create(started)
     w.runner.started[w.runner.arn(started)] = started  # its execution did start; only the ARN was never saved
-    swept = w.service.sweep(300, now=1796119800.0)
+    followed: list[tuple[str, OperationStatus | None]] = []
+
+    def follow(ended: ops.Operation) -> None:  # the kind's records follow before the operation shows the end
+        stored = w.repo.get(ended.id)
+        followed.append((ended.status.value, stored.status if stored else None))
+
+    swept = w.service.sweep(300, now=1796119800.0, follow=follow)
     assert [o.id for o in swept] == ["op-orphan02"]
+    assert followed == [("FAILED", OperationStatus.PENDING)]
     failed = w.repo.get("op-orphan02")
     assert failed is not None and failed.status is OperationStatus.FAILED
     assert failed.error is not None and failed.error.code == "WorkflowNeverStarted"
