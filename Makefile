@@ -64,19 +64,21 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes podstart_cli $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-# Two pytest workers, each taking one test file at a time (tests/conftest.py groups them; all of infra is one
-# group, synthesized once). Most e2e time is waiting on a sandbox (each worker runs its own), so two workers
-# nearly halve the wall time on CI's 2 cores. `make test PYTEST_PAR=` runs everything in one process. Each run
-# ends with its 20 slowest tests.
+# Once lint, the template check and the UI build pass, four suites run side by side (tests/suites.py prefixes each
+# one's lines, prints each one's result and wall time, and fails if any fails): unit/functional/infra (two pytest
+# workers, each taking one test file at a time: tests/conftest.py groups them; all of infra is one group,
+# synthesized once), the UI's typecheck and vitest, the e2e suite (four workers, a sandbox each, the longest files
+# dealt out first) and the browser suite (its own sandbox). The e2e and browser suites mostly wait on a sandbox's
+# clock or a browser, so together they fill the two cores that any one of them leaves half idle. `make test
+# PYTEST_PAR= E2E_PAR=` runs each pytest suite in one process. Each pytest suite ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
-# The e2e suite (three workers, a sandbox each: they mostly wait on its clock) and the browser suite run side by
-# side (tests/suites.py prefixes each one's lines and fails if either fails): together they fill both cores.
-E2E_PAR ?= -n 3 --dist loadgroup
+E2E_PAR ?= -n 4 --dist loadgroup
 
 test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
-	$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra
-	cd web && npm run typecheck && npm test
-	$(PY) -m tests.suites "e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
+	$(PY) -m tests.suites \
+		"unit=$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
+		"web=cd web && npm run typecheck && npm test" \
+		"e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
 		"browser=cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e"
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
