@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, reads, sagemaker
+from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, reads, s3, sagemaker
 from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector, KubeHooks
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
@@ -87,6 +87,7 @@ class EmbeddedAws:
         events.patch()
         ec2.patch()
         fsx.patch()
+        s3.patch()
         reads.patch()
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise

@@ -113,6 +113,12 @@ def test_mount_list_and_remove_an_s3_bucket(api: Any, viewer: Any, aws: Any, san
     listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects", params={"limit": 1}).json()
     assert listing["bucket"] == bucket and listing["prefix"] == f"{run}/train/"
     assert len(listing["objects"]) == 1 and listing["truncated"] is True and listing["next_token"]
+    following = api.get(f"/v1/clusters/{cluster}/storage/train/objects",
+                        params={"limit": 1, "next_token": listing["next_token"]}).json()
+    assert [o["key"] for o in following["objects"]] == [f"{run}/train/b.jsonl"]
+    # a token this listing did not issue (the fuzzer found one that made the sandbox's S3 answer 500) is the caller's
+    forged = api.get(f"/v1/clusters/{cluster}/storage/train/objects", params={"next_token": "[Filtered]"})
+    assert forged.status_code == 400 and "next_token" in forged.text, forged.text
     listing = api.get(f"/v1/clusters/{cluster}/storage/train/objects").json()
     assert [o["key"] for o in listing["objects"]] == [f"{run}/train/a.jsonl", f"{run}/train/b.jsonl"]
     assert listing["prefixes"] == [f"{run}/train/sub/"]
