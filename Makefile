@@ -67,12 +67,12 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 # Once lint, the template check and the UI build pass, four suites run side by side (tests/suites.py prefixes each
 # one's lines, prints each one's result and wall time, and fails if any fails): unit/functional/infra (two pytest
 # workers, each taking one test file at a time: tests/conftest.py groups them; all of infra is one group,
-# synthesized once), the UI's typecheck and vitest, the e2e suite (four workers, a sandbox each, the longest files
+# synthesized once), the UI's typecheck and vitest, the e2e suite (three workers, a sandbox each, the longest files
 # dealt out first) and the browser suite (its own sandbox). The e2e and browser suites mostly wait on a sandbox's
 # clock or a browser, so together they fill the two cores that any one of them leaves half idle. `make test
 # PYTEST_PAR= E2E_PAR=` runs each pytest suite in one process. Each pytest suite ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
-E2E_PAR ?= -n 4 --dist loadgroup
+E2E_PAR ?= -n 3 --dist loadgroup
 
 test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
 	$(PY) -m tests.suites \

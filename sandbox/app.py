@@ -215,13 +215,15 @@ class Sandbox:
     def _start_sweeper(self, events_handler: Any) -> None:
         """EventBridge's `rate(5 minutes)` sweep and `rate(10 minutes)` discovery rules, on the sandbox clock:
         invoke the events function with the Scheduled Events the deployed schedules send (the discovery also
-        once at start, as a deployment's first list would otherwise wait for it)."""
+        once at start, as a deployment's first list would otherwise wait for it, and at most once a minute)."""
         from functions.events.projector import DISCOVER
         from functions.logic.clusters.discovery import DISCOVER_EVERY_MINUTES
         from sandbox.aws.lambdas import LambdaContext
 
         period = max(1.0, resources.SWEEP_MINUTES * 60 / self.settings.time_scale)
-        every = max(5.0, DISCOVER_EVERY_MINUTES * 60 / self.settings.time_scale)
+        # At most once a minute however compressed the clock: a scan is a ListClusters in every HyperPod region
+        # (16 calls), and a list that names its region reads that region live anyway.
+        every = max(60.0, DISCOVER_EVERY_MINUTES * 60 / self.settings.time_scale)
         ctx = LambdaContext("podstart-events", self.aws.function_arn("podstart-events"), timeout_s=30)
 
         def fire(rule: str, detail: dict[str, str]) -> None:
