@@ -19,6 +19,7 @@ class ManyRegions:
         self.clusters = clusters
         self.failing = failing or set()
         self.listed: list[str] = []
+        self.described: list[str] = []
 
     def regions(self) -> list[str]:
         return sorted(self.clusters)
@@ -32,6 +33,7 @@ class ManyRegions:
                 for n in self.clusters.get(region, {})}
 
     def eks_orchestrator(self, region: str, summary: dict[str, Any]) -> str | None:
+        self.described.append(summary["ClusterName"])
         kind = self.clusters[region][summary["ClusterName"]]
         return f"arn:aws:eks:{region}:1:cluster/{summary['ClusterName']}-eks" if kind == "eks" else None
 
@@ -60,6 +62,7 @@ def test_the_list_asks_only_the_regions_holding_podstarts_clusters() -> None:
     w = _world(regions)
     first = cluster_views.list_clusters(w.deps, "o", 100, None)
     assert regions.listed == ["us-west-2"]  # one list call, in the one region holding a PodStart cluster
+    assert regions.described == ["west-theirs"]  # PodStart's own cluster is never described to tell EKS from Slurm
     assert {(c.name, c.origin) for c in first.items} == {("demo", "created"), ("west-theirs", "external")}
     assert first.discovered_at is None  # nothing scanned yet: other regions are not guessed at
 

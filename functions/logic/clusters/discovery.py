@@ -29,12 +29,14 @@ class Discovered(BaseModel):
     unavailable: dict[str, str] = Field(default_factory=dict, description="Region -> why the scan could not read it")
 
 
-def hyperpod_on_eks(reader: ClusterReader, region: str, max_age: float = 0.0) -> list[ClusterSummary]:
+def hyperpod_on_eks(reader: ClusterReader, region: str, max_age: float = 0.0,
+                    tracked: frozenset[str] = frozenset()) -> list[ClusterSummary]:
     """Every HyperPod cluster of the region orchestrated by EKS (Slurm ones are not PodStart's kind), as
-    external rows; the caller drops the ones its records name."""
+    external rows; the ones PodStart tracks (`tracked`: their HyperPod names) are left out before anything is
+    described (the summary does not name the orchestrator: telling EKS from Slurm takes a DescribeCluster)."""
     out = []
     for name, s in reader.hyperpod_clusters(region, max_age=max_age).items():
-        if s.get("ClusterStatus") in HIDDEN_STATUSES:
+        if s.get("ClusterStatus") in HIDDEN_STATUSES or name in tracked:
             continue
         eks_arn = reader.eks_orchestrator(region, s)
         if not eks_arn:

@@ -91,8 +91,8 @@ def list_clusters(deps: Deps, sub: str, limit: int, token: str | None, region: s
     live = sorted({region} if region else {r.region for r in recs})
     known = {(r.region, r.hyperpod_cluster_name or r.name) for r in deps.records.all()}
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(live)))) as pool:
-        found = [x for f in pool.map(lambda rg: discovery.hyperpod_on_eks(deps.reader, rg, LIST_CACHE_S), live)
-                 for x in f]
+        found = [x for f in pool.map(lambda rg: discovery.hyperpod_on_eks(
+            deps.reader, rg, LIST_CACHE_S, frozenset(n for r, n in known if r == rg)), live) for x in f]
     scanned = discovery.load(deps.state) if region is None else None
     if scanned is not None:
         found += [c for c in scanned.clusters if c.region not in live]
