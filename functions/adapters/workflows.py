@@ -9,11 +9,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from functions.adapters import aws
-from functions.domain.operations import Operation
+from functions.domain.operations import Operation, execution_name
 
-
-def execution_name(op: Operation) -> str:
-    return f"{op.id}-{op.attempt}"
+__all__ = ["StepFunctionsRunner", "execution_name"]
 
 
 @dataclass

@@ -377,3 +377,9 @@ def changes(old: Operation | None, new: Operation) -> list[tuple[str, dict[str, 
             "actor": (new.attempts[-1].principal if new.attempts else new.principal).model_dump(mode="json"),
         }))
     return out
+
+
+def execution_name(op: Operation) -> str:
+    """The name of the Step Functions execution of the operation's current attempt (unique per state machine: a
+    second start of the same attempt starts nothing; an event about another attempt's execution is not this one's)."""
+    return f"{op.id}-{op.attempt}"

@@ -109,7 +109,11 @@ class Projector:
         if not op_id or status not in ("FAILED", "TIMED_OUT", "ABORTED"):
             return "ignored"
         op = self.repo.get(op_id)
-        if op is None or (op.execution_arn and op.execution_arn != detail.get("executionArn")):
+        arn = str(detail.get("executionArn") or "")
+        # Another attempt's execution (a retry clears the ARN until its own execution begins: the first attempt's
+        # FAILED event, delivered late, must not fail the retry)
+        if op is None or (op.execution_arn and op.execution_arn != arn) or (
+                arn and arn.rsplit(":", 1)[-1] != ops.execution_name(op)):
             return "ignored"
         if op.status.terminal:
             if status == "ABORTED":  # a cancel stopped the execution: let the records follow

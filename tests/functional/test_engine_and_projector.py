@@ -122,6 +122,23 @@ def test_a_workflow_that_died_still_shows_failed_and_frees_its_cluster() -> None
     assert rec is not None and rec.status is ClusterStatus.FAILED and w.repo.holder(op.target) is None
 
 
+def test_a_late_failure_event_of_the_first_attempt_does_not_fail_the_retry() -> None:
+    w = World()
+    op = start(w, "cluster.create", {"name": "demo"})
+    first_arn = w.runner.arn(op)
+    failed = w.service.record(op, ops.fail(op, ops.ErrorInfo(code="X", message="boom", retryable=True)))
+    # Given a retry recorded, its execution not begun yet (the record still names the first attempt's)
+    retried = w.service.record(failed, ops.prepare_retry(failed, Actor(sub="o", name="o")))
+    assert retried.attempt == 2 and retried.execution_arn in (None, first_arn)
+    # When the first attempt's FAILED event arrives only now (EventBridge delivers late under load)
+    outcome = projector(w).project({"detail-type": "Step Functions Execution Status Change", "detail": {
+        "status": "FAILED", "input": f'{{"operation_id": "{op.id}"}}', "executionArn": first_arn}})
+    # Then the retry runs on
+    assert outcome == "ignored"
+    now = w.repo.get(op.id)
+    assert now is not None and now.status is not OperationStatus.FAILED and now.attempt == 2
+
+
 def test_hyperpod_events_keep_the_records_last_known_counts() -> None:
     w = World()
     w.deps.records.save(ClusterRecord(
