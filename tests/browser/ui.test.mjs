@@ -155,7 +155,8 @@ describe("PodStart web UI", () => {
     // The message the API gives for this name, shown at the name field (described-by the input).
     const probe = await sb.api("/v1/clusters", { method: "POST", body: { name: "Bad_Name", region: REGION, instance_groups: [{ name: "workers", instance_type: TYPE, instance_count: 2, availability_zone: ZONE }] } });
     const apiMsg = probe.json.errors.find((e) => e.loc.at(-1) === "name").msg;
-    const shown = page.getByText(apiMsg, { exact: true });
+    // in the field's error (Cloudscape's live-region announcer repeats the text for a moment: not the one to check)
+    const shown = page.locator('[id$="-error"]').getByText(apiMsg, { exact: true });
     await shown.waitFor();
     const id = await shown.evaluate((el) => el.closest("[id]")?.id);
     const describedBy = (await page.getByLabel("Cluster name").getAttribute("aria-describedby")) ?? "";
