@@ -215,8 +215,15 @@ class OperationService:
         return self._launch(saved)
 
     def cancel(self, op_id: str, by: Actor | None = None) -> Operation:
-        op = self.get(op_id)
-        cancelled = self.record(op, ops.cancel(op, by=by))
+        for _ in range(5):  # a running step records its progress meanwhile: read again and cancel that
+            op = self.get(op_id)
+            try:
+                cancelled = self.record(op, ops.cancel(op, by=by))
+                break
+            except StaleWrite:
+                continue
+        else:
+            raise Conflict(f"operation {op_id} kept changing while it was being cancelled; try again")
         if op.execution_arn:
             try:
                 self.runner.stop(op.execution_arn, "cancelled by request")

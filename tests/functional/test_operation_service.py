@@ -132,3 +132,26 @@ def test_a_stale_version_waits_for_the_next_change_instead_of_returning_at_once(
     polled = w.service.watch(op.id, 20, since_version=0)  # far behind, and the change is old
     assert polled.version == moved.version and slept  # it waited for a change, it did not return at once
     assert w.service.watch(op.id, 20, since_version=moved.version).version == moved.version
+
+
+def test_a_cancel_that_meets_a_step_recording_its_progress_cancels_the_newer_record() -> None:
+    w = World()
+    op = start(w)
+    running = w.service.record(op, op.model_copy(update={"status": OperationStatus.RUNNING,
+                                                          "phase": "eks_control_plane"}))
+    real_get = w.repo.get
+    reads: list[str] = []
+
+    def get_then_step_writes(op_id: str) -> ops.Operation | None:
+        seen = real_get(op_id)
+        reads.append(op_id)
+        if len(reads) == 2 and seen is not None:  # the step records a poll between the cancel's read and write
+            w.service.record(seen, seen.model_copy(update={"message": "waiting (2/20)"}))
+        return seen
+
+    w.repo.get = get_then_step_writes  # type: ignore[method-assign]
+    cancelled = op_logic.cancel(w.deps, running.id, OPERATOR)
+    stored = real_get(running.id)
+    assert len(reads) > 2 and stored is not None and stored.status is OperationStatus.CANCELLED
+    assert cancelled.operation.status is OperationStatus.CANCELLED and stored.message == "waiting (2/20)"
+    assert w.repo.holder(op.target) is None  # the cluster is free for the next operation
