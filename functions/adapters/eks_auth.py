@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import tempfile
 import threading
 import time
@@ -11,7 +12,7 @@ from typing import Any
 _ca_files: dict[str, str] = {}
 _lock = threading.Lock()
 # EKS accepts a token for 15 minutes after it was signed (`aws eks get-token` tells kubectl to reuse it for 14):
-# one is reused for 10, as signing one costs a boto3 session and client (~60-170 ms, the bulk of a short read).
+# one is reused for 10: signing one is a request signature (the region's STS client is kept, see _sts).
 TOKEN_REUSE_S = 600.0
 _tokens: dict[tuple[str, str], tuple[float, str]] = {}
 
@@ -31,6 +32,15 @@ def eks_token(cluster_name: str, region: str) -> str:
 
 
 def _sign(cluster_name: str, region: str) -> str:
+    url = _sts(region).generate_presigned_url("get_caller_identity", Params={"x-k8s-aws-id": cluster_name},
+                                              ExpiresIn=60, HttpMethod="GET")
+    return "k8s-aws-v1." + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+
+
+@functools.lru_cache(maxsize=32)
+def _sts(region: str) -> Any:
+    """One STS client per region that signs the cluster's name into the URL (a client costs ~50 ms to build; it
+    is safe to share across threads, and the name travels in each request's own context)."""
     import boto3
     from botocore.config import Config
 
@@ -44,9 +54,7 @@ def _sign(cluster_name: str, region: str) -> str:
 
     sts.meta.events.register("provide-client-params.sts.GetCallerIdentity", inject)
     sts.meta.events.register("before-sign.sts.GetCallerIdentity", header)
-    url = sts.generate_presigned_url("get_caller_identity", Params={"x-k8s-aws-id": cluster_name},
-                                     ExpiresIn=60, HttpMethod="GET")
-    return "k8s-aws-v1." + base64.urlsafe_b64encode(url.encode()).decode().rstrip("=")
+    return sts
 
 
 def _ca_file(ca_b64: str) -> str:

@@ -63,6 +63,22 @@ def _dummy_zip() -> bytes:
     return buf.getvalue()
 
 
+
+def _list_moto_modules_once() -> None:
+    """moto's server lists its package directory (a listdir and ~150 isdir) on every request to find the service a
+    Host names; the list never changes while it runs, so it is read once."""
+    from moto import backends
+
+    if getattr(backends.list_of_moto_modules, "_podstart_once", False):
+        return
+    modules = tuple(backends.list_of_moto_modules())
+
+    def listed() -> tuple[str, ...]:
+        return modules
+
+    listed._podstart_once = True  # type: ignore[attr-defined]
+    backends.list_of_moto_modules = listed
+
 class EmbeddedAws:
     def __init__(self, port: int = 0, time_scale: float = 60.0, kube: KubeRegistry | None = None) -> None:
         self._port = port
@@ -81,6 +97,7 @@ class EmbeddedAws:
         RUNTIME.time_scale = self.time_scale
         RUNTIME.kube = self.kube
         lambdas.patch_lambda_invoke()
+        lambdas.share_state_machine_clients()
         eks.patch()
         sagemaker.patch()
         quotas.patch()
@@ -89,6 +106,7 @@ class EmbeddedAws:
         fsx.patch()
         s3.patch()
         reads.patch()
+        _list_moto_modules_once()
 
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
         port = self._port or _free_port()

@@ -123,6 +123,7 @@ class ClusterStore:
         self._history: deque[tuple[int, GK, str, Obj, Obj | None]] = deque(maxlen=_HISTORY)
         self._watchers: list[Watcher] = []
         self._logs: dict[tuple[str, str, str], LogBuffer] = {}
+        self._appended = 0  # log lines appended, ever
         self._applied: dict[AppliedKey, Obj] = {}
         self._ips = iter(ipaddress.ip_network("10.100.0.0/16").hosts())
         self._closed = False
@@ -147,6 +148,12 @@ class ClusterStore:
     def resource_version(self) -> int:
         with self._lock:
             return self._rv
+
+    @property
+    def activity(self) -> tuple[int, int]:
+        """What changes whenever anything in the cluster does: its resourceVersion and the log lines appended."""
+        with self._lock:
+            return self._rv, self._appended
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj | None:
         rt = self.resolve(api_version, kind)
@@ -257,6 +264,7 @@ class ClusterStore:
 
     def append_log(self, namespace: str, pod: str, text: str, container: str | None = None) -> None:
         with self._cond:
+            self._appended += 1
             key = (namespace, pod, container or self._default_container(namespace, pod))
             self._logs.setdefault(key, LogBuffer()).append(text)
             self._cond.notify_all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -12,12 +13,18 @@ from sandbox.kube.store import ClusterStore, Obj, now_rfc3339
 
 @dataclass
 class ReconcileContext:
-    """What a reconciler sees: one cluster's store and the time scale."""
+    """What a reconciler sees: one cluster's store and the time scale. A reconciler that waits for time to pass
+    says when (`wake_at`; `waited` does it): the loop runs a cluster's reconcilers again when its store changed or
+    the earliest such moment came, not on every tick."""
 
     store: ClusterStore
     time_scale: float
     min_delay: float = 0.1
     marks: dict[tuple[str, str], float] = field(default_factory=dict)
+    due: float = math.inf  # time.monotonic() at which some reconciler wants to look again
+
+    def wake_at(self, monotonic: float) -> None:
+        self.due = min(self.due, monotonic)
 
     def delay(self, realistic_seconds: float) -> float:
         """Wall seconds for a realistic delay."""
@@ -26,11 +33,15 @@ class ReconcileContext:
     def waited(self, obj: Obj, realistic_seconds: float, label: str = "") -> bool:
         """True once `realistic_seconds` (scaled) passed since the object's generation changed,
         or, with a label, since this reconciler first asked about (object, label)."""
+        now = time.monotonic()
         if not label:
-            return self.store.elapsed(obj) >= self.delay(realistic_seconds)
-        key = (obj["metadata"].get("uid", ""), label)
-        start = self.marks.setdefault(key, time.monotonic())
-        return time.monotonic() - start >= self.delay(realistic_seconds)
+            left = self.delay(realistic_seconds) - self.store.elapsed(obj)
+        else:
+            start = self.marks.setdefault((obj["metadata"].get("uid", ""), label), now)
+            left = start + self.delay(realistic_seconds) - now
+        if left > 0:
+            self.wake_at(now + left)
+        return left <= 0
 
     def set_status(self, obj: Obj, status: dict[str, Any]) -> None:
         meta = obj["metadata"]

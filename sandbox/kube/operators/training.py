@@ -210,7 +210,10 @@ def _hang(ctx: ReconcileContext, job: Obj, running: list[Obj]) -> tuple[str, str
     last = float(ctx.marks.setdefault((uid, "last-log"), time.monotonic()))
     for rule in (job.get("spec") or {}).get("runPolicy", {}).get("logMonitoringConfiguration") or []:
         every = rule.get("expectedRecurringFrequencyInSeconds")
-        if every and time.monotonic() - last >= ctx.delay(float(every)):
+        if not every:
+            continue
+        ctx.wake_at(last + ctx.delay(float(every)))
+        if time.monotonic() - last >= ctx.delay(float(every)):
             return rule.get("name") or "LogMonitoring", (
                 f"no log line matched {rule.get('logPattern')!r} for {every} s (rule {rule.get('name')})")
     return None
