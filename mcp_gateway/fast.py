@@ -1,10 +1,11 @@
 """The Lambda's fast `tools/list`: a plain tool listing answered without importing the MCP SDK.
 
-Why: a cold MCP Lambda's first request is almost always a `tools/list`, and importing the `mcp` SDK (its
-`mcp_types` alone are pydantic models of two protocol eras) costs ~4x a bare `import boto3` in CPU time before
-it answers (issue 29 asks <= 2.5x). The answer to a plain listing is small and fixed in shape, so this module
-builds it from the same `Gateway` the SDK's server uses (catalog, the caller's role, `tool_payload`) and the
-SDK is loaded only for anything else.
+Why: importing the `mcp` SDK (its `mcp_types` alone are pydantic models of two protocol eras) costs ~4x a bare
+`import boto3` in CPU time, paid by a cold container's first request before it answers; issue 29 asks <= 2.5x
+for the MCP function's first `tools/list`. Every agent session lists the tools, and in the stateless 2026 era
+each request may land on a cold container, so the listing is the request worth making cheap. Its answer is small
+and fixed in shape, so this module builds it from the same `Gateway` the SDK's server uses (catalog, the
+caller's role, `tool_payload`); the SDK is loaded for anything else (initialize and server/discover included).
 
 Strictly conservative: `classify` accepts only a request the SDK would answer with the tool list, and whose
 answer this module has been verified to write exactly as the SDK does (status, content type, JSON body; the

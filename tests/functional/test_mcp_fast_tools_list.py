@@ -141,6 +141,9 @@ SERVED = {
         **ENVELOPE, fast.CLIENT_CAPABILITIES_META_KEY: {
             "roots": {"listChanged": True}, "sampling": {"tools": {}}, "elicitation": {"form": {}, "url": {}},
             "experimental": {"x": {}}, "extensions": {"io.example/ext": {"on": True}}}}}), MODERN),
+    "2026 with unusual but valid values": (_tools_list(MODERN, ident=2**53 - 1, params={"_meta": {
+        **ENVELOPE, fast.CLIENT_INFO_META_KEY: {"name": "", "version": "", "websiteUrl": "not a URL"},
+        fast.CLIENT_CAPABILITIES_META_KEY: {"extensions": {"noprefix": {}}, "roots": {"x": [1]}}}}), MODERN),
     "2026 without client info": (_tools_list(MODERN, params={"_meta": {
         fast.PROTOCOL_VERSION_META_KEY: MODERN, fast.CLIENT_CAPABILITIES_META_KEY: {}}}), MODERN),
     "2026 with a full client info, a progress token and cursor null": (_tools_list(MODERN, params={
