@@ -17,7 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from mcp_gateway.server import TokenSource, build_server, caller_authorization
+from mcp_gateway.server import Gateway, TokenSource, build_server, caller_authorization
 
 NO_REBINDING_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
@@ -26,8 +26,10 @@ class GatewayApp:
     """ASGI callable; `server` is the MCP server (its `gateway` holds the cached catalog)."""
 
     def __init__(self, api_url: str, read_only: bool = False, token_from_request: bool = True, *,
-                 token: TokenSource = None, openapi: dict[str, Any] | None = None) -> None:
-        self.server = build_server(api_url, token, read_only, openapi, from_caller=token_from_request)
+                 token: TokenSource = None, openapi: dict[str, Any] | None = None,
+                 gateway: Gateway | None = None) -> None:
+        self.server = build_server(api_url, token, read_only, openapi, from_caller=token_from_request,
+                                   gateway=gateway)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -58,11 +60,14 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 def create_app(api_url: str, read_only: bool = False, token_from_request: bool = True, *,
-               token: TokenSource = None, openapi: dict[str, Any] | None = None) -> GatewayApp:
+               token: TokenSource = None, openapi: dict[str, Any] | None = None,
+               gateway: Gateway | None = None) -> GatewayApp:
     """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses).
 
     `token_from_request=True`: the REST API sees each MCP caller's own bearer token. `False`: it sees
     `token` (a string or a callable), e.g. a single-user local setup. `openapi`: skip fetching
-    /v1/openapi.json (it is fetched on first use otherwise, with the caller's identity).
+    /v1/openapi.json (it is fetched on first use otherwise, with the caller's identity). `gateway`: serve an
+    existing `Gateway` (its catalog cache) instead of one built from the arguments above (the Lambda shares one
+    with its fast tools/list, mcp_gateway.fast).
     """
-    return GatewayApp(api_url, read_only, token_from_request, token=token, openapi=openapi)
+    return GatewayApp(api_url, read_only, token_from_request, token=token, openapi=openapi, gateway=gateway)

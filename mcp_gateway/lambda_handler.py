@@ -1,11 +1,15 @@
 """The MCP gateway Lambda: API Gateway proxy event -> the stateless streamable HTTP app -> response.
 
-Per invocation the stateless app gets the one request (its own session manager runs for just that
-request, see mcp_gateway.asgi) and the response is collected from the ASGI messages. The catalog
-(OpenAPI document) is fetched once per container with the first caller's token and reused.
+A plain `tools/list` (most first requests) is answered by mcp_gateway.fast without importing the MCP SDK
+(loading it costs ~4x `import boto3` of CPU time); everything else goes to the SDK's app, which is built on
+first use. Per invocation the stateless app gets the one request (its own session manager runs for just that
+request, see mcp_gateway.asgi) and the response is collected from the ASGI messages. Both paths share one
+`Gateway` per (API URL, read-only) per container, so the catalog (OpenAPI document) is fetched once per
+container with the first caller's token and reused.
 Config: PODSTART_API_URL (the REST API root; when unset, derived from the event as
 ``https://{requestContext.domainName}/{requestContext.stage}``, the API that invoked us, so the
-stack needs no function -> API URL reference), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only).
+stack needs no function -> API URL reference), PODSTART_MCP_READ_ONLY ("1"/"true" for read-only),
+PODSTART_MCP_FAST_TOOLS_LIST ("0"/"false": every request goes to the SDK).
 The caller's Authorization header reaches the REST API per request (mcp_gateway.asgi). A tool call
 that waits (get_operation with wait_seconds) answers within the invocation's remaining time.
 """
@@ -18,7 +22,9 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-_apps: dict[tuple[str, bool], Any] = {}
+Key = tuple[str, bool]  # (REST API root, read-only)
+_gateways: dict[Key, Any] = {}  # mcp_gateway.gateway.Gateway, shared by the fast path and the SDK app
+_apps: dict[Key, Any] = {}
 
 
 def api_url(event: dict[str, Any]) -> str:
@@ -33,13 +39,28 @@ def api_url(event: dict[str, Any]) -> str:
     return f"https://{domain}/{stage}"
 
 
-def _app(event: dict[str, Any]) -> Any:
-    from mcp_gateway.asgi import create_app
+def _key(event: dict[str, Any]) -> Key:
+    return api_url(event), os.environ.get("PODSTART_MCP_READ_ONLY", "").lower() in ("1", "true")
 
-    key = (api_url(event), os.environ.get("PODSTART_MCP_READ_ONLY", "").lower() in ("1", "true"))
+
+def _gateway(key: Key) -> Any:
+    if key not in _gateways:
+        from mcp_gateway.gateway import Gateway
+
+        _gateways[key] = Gateway(key[0], None, key[1], None, from_caller=True)  # caches the catalog
+    return _gateways[key]
+
+
+def _app(key: Key) -> Any:
     if key not in _apps:
-        _apps[key] = create_app(key[0], read_only=key[1])  # caches the catalog across invocations
+        from mcp_gateway.asgi import create_app  # the MCP SDK: loaded by the first request the fast path leaves
+
+        _apps[key] = create_app(key[0], read_only=key[1], gateway=_gateway(key))
     return _apps[key]
+
+
+def _fast_path_on() -> bool:
+    return os.environ.get("PODSTART_MCP_FAST_TOOLS_LIST", "1").lower() not in ("0", "false")
 
 
 def _scope(event: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -95,10 +116,21 @@ async def _serve(app: Any, scope: dict[str, Any], body: bytes) -> dict[str, Any]
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     import anyio
 
-    from mcp_gateway.server import answer_by
-
     scope, body = _scope(event)
-    app = _app(event)
+    key = _key(event)
+    if _fast_path_on():
+        from mcp_gateway import fast
+
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        request = fast.classify(scope["method"], headers, body)
+        if request is not None:
+            answered = anyio.run(fast.answer, _gateway(key), request, headers.get("authorization"))
+            if answered is not None:
+                return answered
+
+    from mcp_gateway.gateway import answer_by
+
+    app = _app(key)
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     reset = answer_by.set(time.monotonic() + remaining() / 1000 if callable(remaining) else None)
     try:

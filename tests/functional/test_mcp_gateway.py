@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -127,8 +128,9 @@ class RestApi:
     openapi: dict[str, Any]
 
 
-@pytest.fixture(scope="module")
-def rest_api() -> Iterator[RestApi]:
+@contextmanager
+def serve_rest_api() -> Iterator[RestApi]:
+    """The REST handler on moto over HTTP, as the gateway reaches it (shared with test_mcp_fast_tools_list)."""
     with pytest.MonkeyPatch.context() as mp:
         for k, v in ENV.items():
             mp.setenv(k, v)
@@ -154,6 +156,12 @@ def rest_api() -> Iterator[RestApi]:
                 httpd.server_close()
                 for cached in (adapter._session, adapter.client, api_settings, deps.services):
                     cached.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def rest_api() -> Iterator[RestApi]:
+    with serve_rest_api() as api:
+        yield api
 
 
 # --- the MCP gateway over streamable HTTP ----------------------------------------------------------
