@@ -3,7 +3,7 @@
 // delete; and every mutation the UI sent carried an Idempotency-Key.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, checkPage, launch, mutations, newPage, shot, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { assertCleanText, checkPage, launch, mutations, newPage, settledValue, shot, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const TYPE = "ml.g5.8xlarge";
@@ -328,7 +328,7 @@ describe("clusters through the UI", () => {
     await shot(page, "clusters-external");
     await row.getByRole("button", { name: `Import ${external.name}` }).click();
     await page.getByRole("heading", { name: "Import cluster", level: 1 }).waitFor();
-    assert.equal(await page.getByLabel("EKS cluster name").inputValue(), THEIR_EKS);
+    assert.equal(await settledValue(page.getByLabel("EKS cluster name"), THEIR_EKS), THEIR_EKS);
     assert.match(await page.locator('[data-testid="import-region-select"]').innerText(), new RegExp(REGION));
     // No PodStart name: the EKS name is not a valid one, and the API says so, with a suggestion, at the field.
     await page.getByRole("button", { name: "Import", exact: true }).click();

@@ -7,7 +7,7 @@
 // carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { addonsActive, assertCleanText, checkPage, createCluster, flashOf, flashStatus, launch, mutations, newPage, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { addonsActive, assertCleanText, checkPage, createCluster, flashOf, flashStatus, launch, mutations, newPage, settledValue, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-jobs";
@@ -45,7 +45,7 @@ test("submit a job from a recipe, follow its logs live, delete it", async () => 
   await dialog.getByRole("textbox", { name: "Job name" }).fill("br-train");
   await dialog.getByRole("textbox", { name: "Parameter epochs" }).fill("0");
   // GPUs per node follow the instance type (a CPU type: 0), MLflow is on by default (the region has a usable server)
-  assert.equal(await dialog.getByRole("textbox", { name: "GPUs per node" }).inputValue(), "0");
+  assert.equal(await settledValue(dialog.getByRole("textbox", { name: "GPUs per node" }), "0"), "0");
   await dialog.locator('[data-testid="mlflow-select"]').getByText(/^podstart-demo/).waitFor();
   await dialog.getByRole("button", { name: "Review" }).click();
   await dialog.getByTestId("plan-error").waitFor(); // the plan is refused as the submit would be...

@@ -244,6 +244,18 @@ export async function assertNoHorizontalScroll(page, where) {
 /** The page's checks and artifacts: axe-core (no serious or critical violation) at 1280 px, a screenshot at 1280
  * px and at 800 px (test-artifacts/browser/<name>-1280.png, -800.png), and no horizontal scroll at 800 px. The
  * viewport is put back after. */
+/** An input's value once it equals `expected` (a form fills some fields from data it loads after it opens), or
+ * its value after `timeout` ms, for the caller's assert to show. */
+export async function settledValue(locator, expected, timeout = 10_000) {
+  const deadline = Date.now() + timeout;
+  let value = await locator.inputValue();
+  while (value !== expected && Date.now() < deadline) {
+    await sleep(100);
+    value = await locator.inputValue();
+  }
+  return value;
+}
+
 export async function checkPage(page, name) {
   const size = page.viewportSize();
   await page.setViewportSize({ width: 1280, height: 900 });

@@ -3,7 +3,7 @@
 // the files and bytes to the end, the model then shows in the list, and the deploy form offers its path.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, settledValue, shot, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-models";
@@ -75,7 +75,7 @@ test("download a model from the Endpoints page: plan, progress to the end, then 
   const deploy = page.getByRole("dialog");
   await deploy.getByRole("button", { name: /Model in the bucket/ }).click();
   await deploy.getByRole("option", { name: /acme\/tiny-chat @ main/ }).click();
-  assert.equal(await deploy.getByRole("textbox", { name: "Model path" }).inputValue(), "/data/models/acme/tiny-chat/main/");
+  assert.equal(await settledValue(deploy.getByRole("textbox", { name: "Model path" }), "/data/models/acme/tiny-chat/main/"), "/data/models/acme/tiny-chat/main/");
 
   const mine = mutations.slice(since);
   assert.equal(mine.length, 1, JSON.stringify(mine)); // the download; plans are not mutations

@@ -5,7 +5,7 @@
 // answers), then released (all unassigned again); every mutation carried an Idempotency-Key.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { assertCleanText, createCluster, launch, mutations, newPage, openEndpointsPage, settledValue, shot, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const CLUSTER = "br-pools";
@@ -75,7 +75,7 @@ test("create a model pool, deploy an endpoint on it, assign workers, chat, relea
   await page.getByRole("button", { name: "Create pool" }).click();
   const create = page.getByRole("dialog");
   await create.getByRole("textbox", { name: "Pool name" }).fill(POOL);
-  assert.equal(await create.getByRole("textbox", { name: "Image" }).inputValue(), "vllm/vllm-openai:v0.10.1"); // pinned default
+  assert.equal(await settledValue(create.getByRole("textbox", { name: "Image" }), "vllm/vllm-openai:v0.10.1"), "vllm/vllm-openai:v0.10.1"); // pinned default
   await create.getByRole("button", { name: /Instance type/ }).click();
   await create.getByRole("option", { name: new RegExp(`^${GPU_TYPE.replace(/\./g, "\\.")}`) }).click();
   await create.getByRole("textbox", { name: "GPUs per worker" }).fill("1");
