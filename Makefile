@@ -8,7 +8,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi template-check cli
+.PHONY: install dev test test-fast lint synth bench asl clean web test-web chromium openapi template-check cli tools
 
 # checkov lives in its own venv: its pinned dependencies conflict with the project's.
 TOOLS_VENV := .venv-tools
@@ -64,18 +64,25 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes podstart_cli $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-# Once lint, the template check and the UI build pass, four suites run side by side (tests/suites.py prefixes each
-# one's lines, prints each one's result and wall time, and fails if any fails): unit/functional/infra (two pytest
-# workers, each taking one test file at a time: tests/conftest.py groups them; all of infra is one group,
-# synthesized once), the UI's typecheck and vitest, the e2e suite (three workers, a sandbox each, the longest files
-# dealt out first) and the browser suite (its own sandbox). The e2e and browser suites mostly wait on a sandbox's
-# clock or a browser, so together they fill the two cores that any one of them leaves half idle. `make test
-# PYTEST_PAR= E2E_PAR=` runs each pytest suite in one process. Each pytest suite ends with its 20 slowest tests.
+# What the suites need is installed and built first, side by side (the Python venvs, the UI's npm packages and
+# build, Chromium, the aws CLI and kubectl). Then six suites run side by side (tests/suites.py prefixes each one's
+# lines, prints each one's result and wall time, and fails if any fails; all run to the end): lint (ruff, mypy,
+# import contracts), the template check (cfn-lint, checkov), unit/functional/infra (two pytest workers, each taking
+# one test file at a time: tests/conftest.py groups them; all of infra is one group, synthesized once), the UI's
+# typecheck and vitest, the e2e suite (three workers, a sandbox each, the longest files dealt out first) and the
+# browser suite (a sandbox per file). The e2e and browser suites mostly wait on a sandbox's clock or a browser, so
+# the others fill the two cores they leave half idle. `make test PYTEST_PAR= E2E_PAR=` runs each pytest suite in
+# one process. Each pytest suite ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
 E2E_PAR ?= -n 3 --dist loadgroup
 
-test: lint web template-check chromium cli ## every layer: unit, functional, infra, template, e2e, UI, browser
+tools: $(TOOLS_STAMP) ## the template check's own venv (checkov)
+
+test: ## every layer: lint, template, unit, functional, infra, e2e, UI, browser
+	@$(MAKE) --no-print-directory -j4 install web chromium cli tools
 	$(PY) -m tests.suites \
+		"lint=$(MAKE) --no-print-directory lint" \
+		"template=$(MAKE) --no-print-directory template-check" \
 		"unit=$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
 		"web=cd web && npm run typecheck && npm test" \
 		"e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \

@@ -1,6 +1,7 @@
-"""`make test`'s last stage: the e2e suite (pytest, a sandbox per worker) and the browser suite (node --test, a
-sandbox of its own) run side by side. Both spend most of their time waiting on a sandbox's clock or a browser, so
-together they use the two cores that either alone leaves half idle.
+"""`make test`'s last stage: its suites (lint, the template check, unit/functional/infra, the UI's tests, the e2e
+suite with a sandbox per worker, the browser suite with a sandbox per file) run side by side. The e2e and browser
+suites spend most of their time waiting on a sandbox's clock or a browser, so together they all use the two cores
+that any one of them alone leaves half idle.
 
 Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result and
 wall time, and fails when either failed (both always run to the end: one red suite does not hide the other's).
