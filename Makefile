@@ -64,29 +64,29 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/mypy functions sandbox infra app.py tests/fakes podstart_cli $(if $(wildcard mcp_gateway/__init__.py),mcp_gateway)
 	$(VENV)/bin/lint-imports
 
-# What the suites need is installed and built first, side by side (the Python venvs, the UI's npm packages and
-# build, Chromium, the aws CLI and kubectl). Then six suites run side by side (tests/suites.py prefixes each one's
-# lines, prints each one's result and wall time, and fails if any fails; all run to the end): lint (ruff, mypy,
-# import contracts), the template check (cfn-lint, checkov), unit/functional/infra (two pytest workers, each taking
-# one test file at a time: tests/conftest.py groups them; all of infra is one group, synthesized once), the UI's
-# typecheck and vitest, the e2e suite (three workers, a sandbox each, the longest files dealt out first) and the
-# browser suite (a sandbox per file). The e2e and browser suites mostly wait on a sandbox's clock or a browser, so
-# the others fill the two cores they leave half idle. `make test PYTEST_PAR= E2E_PAR=` runs each pytest suite in
-# one process. Each pytest suite ends with its 20 slowest tests.
+# First, side by side (make -j, each target's output kept together), what the suites need: the venvs, the UI build,
+# Chromium, the aws CLI and kubectl. Then the suites run side by side (tests/suites.py prefixes each one's lines,
+# prints each one's result, start and wall time, and fails if any fails; all run to the end), the longest first:
+# the e2e suite (three workers, a sandbox each, the longest files dealt out first) and the browser suite (a sandbox
+# per file) start at once, with the static checks (lint and the template check, side by side); unit/functional/infra
+# (two pytest workers, each taking one test file at a time: tests/conftest.py groups them; all of infra is one group,
+# synthesized once) and the UI's typecheck and vitest start when the checks are done. The e2e and browser suites
+# mostly wait on a sandbox's clock or a browser; the others fill the cores they leave idle (started all at once, the
+# suites oversubscribed the two cores and the run was longer). `make test PYTEST_PAR= E2E_PAR=` runs each pytest
+# suite in one process. Each pytest suite ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
 E2E_PAR ?= -n 3 --dist loadgroup
 
 tools: $(TOOLS_STAMP) ## the template check's own venv (checkov)
 
 test: ## every layer: lint, template, unit, functional, infra, e2e, UI, browser
-	@$(MAKE) --no-print-directory -j4 install web chromium cli tools
+	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium cli tools
 	$(PY) -m tests.suites \
-		"lint=$(MAKE) --no-print-directory lint" \
-		"template=$(MAKE) --no-print-directory template-check" \
-		"unit=$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
-		"web=cd web && npm run typecheck && npm test" \
 		"e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
-		"browser=cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e"
+		"browser=cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e" \
+		"checks=$(MAKE) --no-print-directory -j2 --output-sync=target lint template-check" \
+		"unit<checks=$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
+		"web<checks=cd web && npm run typecheck && npm test"
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
 	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py tests/functional/test_node_actions.py

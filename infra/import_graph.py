@@ -238,21 +238,19 @@ def reachable(index: ModuleIndex, entries: Iterable[str], own: Iterable[str] = (
     return seen
 
 
-def client_services(index: ModuleIndex, names: Iterable[str]) -> set[str]:
-    """The AWS services the modules ``names`` make clients for (the literal first argument of AWS_CLIENT_CALLS)."""
-    out: set[str] = set()
+def _sources(index: ModuleIndex, names: Iterable[str]) -> Iterator[_Refs]:
+    """What the Python sources among the modules ``names`` refer to (compiled extensions have no source)."""
     for name in names:
         module = index.modules[name]
         if module.path.suffix == ".py":
-            out.update(_refs(module.path, name, module.is_package).client_services)
-    return out
+            yield _refs(module.path, name, module.is_package)
+
+
+def client_services(index: ModuleIndex, names: Iterable[str]) -> set[str]:
+    """The AWS services the modules ``names`` make clients for (the literal first argument of AWS_CLIENT_CALLS)."""
+    return {service for refs in _sources(index, names) for service in refs.client_services}
 
 
 def strings(index: ModuleIndex, names: Iterable[str]) -> set[str]:
     """Every string constant in the source of the modules ``names`` (file names of the scripts they read)."""
-    out: set[str] = set()
-    for name in names:
-        module = index.modules[name]
-        if module.path.suffix == ".py":
-            out.update(_refs(module.path, name, module.is_package).strings)
-    return out
+    return {value for refs in _sources(index, names) for value in refs.strings}

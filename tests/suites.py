@@ -1,12 +1,15 @@
-"""`make test`'s last stage: its suites (lint, the template check, unit/functional/infra, the UI's tests, the e2e
-suite with a sandbox per worker, the browser suite with a sandbox per file) run side by side. The e2e and browser
-suites spend most of their time waiting on a sandbox's clock or a browser, so together they all use the two cores
-that any one of them alone leaves half idle.
+"""`make test`'s last stage: its suites run side by side, the longest first. The e2e suite (a sandbox per worker)
+and the browser suite (a sandbox per file) take the longest and spend most of their time waiting on a sandbox's
+clock or a browser, so they start at once, beside the static checks (lint, the template check); the shorter suites
+(unit/functional/infra, the UI's tests) start when the checks are done, filling the cores the long ones leave idle.
+Started all at once, the run was longer: the two cores were oversubscribed while the longest suite had most to do.
 
 Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result and
-wall time, and fails when either failed (both always run to the end: one red suite does not hide the other's).
+wall time, and fails when any failed (all always run to the end: one red suite does not hide another's).
 
-    python -m tests.suites "e2e=<command>" "browser=<command>" [...]
+    python -m tests.suites "e2e=<command>" "checks=<command>" "unit<checks=<command>" [...]
+
+`NAME<AFTER=COMMAND` starts NAME once the suite AFTER (named before it) has ended, whatever its result.
 """
 
 from __future__ import annotations
@@ -23,12 +26,19 @@ from dataclasses import dataclass, field
 class Suite:
     name: str
     command: str
-    started: float = field(default_factory=time.monotonic)
+    after: str | None = None
+    started: float = 0.0
     returncode: int | None = None
     seconds: float = 0.0
+    ended: threading.Event = field(default_factory=threading.Event)
 
 
-def _pump(suite: Suite, proc: subprocess.Popen[bytes], lock: threading.Lock) -> None:
+def _run_one(suite: Suite, after: Suite | None, lock: threading.Lock) -> None:
+    if after is not None:
+        after.ended.wait()
+    suite.started = time.monotonic()
+    # A shell: the commands come from the Makefile (never from a user), and they `cd` and set variables.
+    proc = subprocess.Popen(["bash", "-c", suite.command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
     prefix = f"[{suite.name}] ".encode()
     for line in iter(proc.stdout.readline, b""):
@@ -37,33 +47,38 @@ def _pump(suite: Suite, proc: subprocess.Popen[bytes], lock: threading.Lock) -> 
             sys.stdout.buffer.flush()
     suite.returncode = proc.wait()
     suite.seconds = time.monotonic() - suite.started
+    suite.ended.set()
 
 
 def run(suites: list[Suite]) -> int:
     lock = threading.Lock()
-    pumps = []
-    for suite in suites:
-        # A shell: the commands come from the Makefile (never from a user), and they `cd` and set variables.
-        proc = subprocess.Popen(["bash", "-c", suite.command], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        pump = threading.Thread(target=_pump, args=(suite, proc, lock), daemon=True)
-        pump.start()
-        pumps.append(pump)
-    for pump in pumps:
-        pump.join()
+    began = time.monotonic()
+    by_name = {s.name: s for s in suites}
+    threads = [threading.Thread(target=_run_one, args=(s, by_name.get(s.after or ""), lock), daemon=True)
+               for s in suites]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     print("== suites ==")
     for suite in suites:
         verdict = "passed" if suite.returncode == 0 else f"FAILED (exit {suite.returncode})"
-        print(f"  {suite.name:10s} {verdict} in {suite.seconds / 60:.1f} min: {suite.command}")
+        start = (suite.started - began) / 60
+        print(f"  {suite.name:10s} {verdict} in {suite.seconds / 60:.1f} min (from {start:.1f}): {suite.command}")
+    print(f"  all suites in {(time.monotonic() - began) / 60:.1f} min")
     return 0 if all(s.returncode == 0 for s in suites) else 1
 
 
 def parse(args: list[str]) -> list[Suite]:
-    suites = []
+    suites: list[Suite] = []
     for arg in args:
-        name, sep, command = arg.partition("=")
+        head, sep, command = arg.partition("=")
+        name, _, after = head.partition("<")
         if not sep or not name or not command.strip():
-            raise SystemExit(f"expected NAME=COMMAND, got {shlex.quote(arg)}")
-        suites.append(Suite(name=name, command=command))
+            raise SystemExit(f"expected NAME=COMMAND or NAME<AFTER=COMMAND, got {shlex.quote(arg)}")
+        if after and after not in {s.name for s in suites}:
+            raise SystemExit(f"{name} waits for {after!r}, which is not a suite named before it")
+        suites.append(Suite(name=name, command=command, after=after or None))
     return suites
 
 

@@ -1,0 +1,25 @@
+"""make test's suite runner: suites side by side, one may wait for another, every result reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests import suites
+
+
+def test_a_suite_that_waits_starts_when_the_other_ended_and_a_red_one_fails_the_run(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    run = suites.parse(["first=sleep 0.3; echo one", "second<first=echo two; exit 3", "third=echo three"])
+    assert suites.run(run) == 1
+    first, second, third = run
+    assert second.started >= first.started + first.seconds - 0.05  # it waited for first to end
+    assert third.started < first.started + 0.2  # the others did not wait
+    out = capsys.readouterr().out
+    assert "[first] one" in out and "[second] two" in out and "[third] three" in out
+    assert "second     FAILED (exit 3)" in out and "first      passed" in out
+
+
+@pytest.mark.parametrize("arg", ["noequals", "=echo", "x=  ", "x<later=echo"])
+def test_a_malformed_suite_or_an_unknown_wait_is_refused(arg: str) -> None:
+    with pytest.raises(SystemExit):
+        suites.parse([arg])
