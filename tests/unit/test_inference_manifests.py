@@ -23,7 +23,7 @@ K8S_VERSION = "1.33"
 
 
 def crd_schema(file: str, version: str = "v1") -> dict[str, Any]:
-    crd = yaml.safe_load((CRDS / file).read_text())
+    crd = yaml.load((CRDS / file).read_text(), Loader=yaml.CSafeLoader)
     return next(v for v in crd["spec"]["versions"] if v["name"] == version)["schema"]["openAPIV3Schema"]
 
 

@@ -25,7 +25,7 @@ def _hp_schema() -> dict[str, Any]:
 
 
 def _rayjob_schema() -> dict[str, Any]:
-    crd = yaml.safe_load((REF / "kuberay_v1.7.0_rayjobs.yaml").read_text())
+    crd = yaml.load((REF / "kuberay_v1.7.0_rayjobs.yaml").read_text(), Loader=yaml.CSafeLoader)  # libyaml: MBs of CRD
     return next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
 
 
