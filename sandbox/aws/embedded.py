@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, reads, s3, sagemaker
+from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, reads, s3, sagemaker, stepfunctions
 from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector, KubeHooks
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
@@ -97,7 +97,7 @@ class EmbeddedAws:
         RUNTIME.time_scale = self.time_scale
         RUNTIME.kube = self.kube
         lambdas.patch_lambda_invoke()
-        lambdas.share_state_machine_clients()
+        stepfunctions.patch()
         eks.patch()
         sagemaker.patch()
         quotas.patch()

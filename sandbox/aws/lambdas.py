@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 import traceback
 import uuid
@@ -83,28 +82,4 @@ def patch_lambda_invoke() -> None:
 
     invoke._podstart = True  # type: ignore[attr-defined]
     LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
-
-
-def share_state_machine_clients() -> None:
-    """moto's Step Functions interpreter builds a boto3 client for every Lambda task it runs (~50 ms of CPU each,
-    the sandbox's largest cost after the calls themselves); the clients it builds for one region and port are all
-    alike (its fixed keys, the local endpoint; the state's credentials are not used), so one serves them all."""
-    from moto import settings
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-
-    build = lambda_eval_utils.boto_client_for
-    if getattr(build, "_podstart", False):
-        return
-    built: dict[tuple[str, str, str], Any] = {}
-    lock = threading.Lock()
-
-    def shared(region: str, service: str, state_credentials: Any = None) -> Any:
-        key = (region, service, str(settings.moto_server_port()))
-        with lock:
-            if key not in built:
-                built[key] = build(region=region, service=service, state_credentials=state_credentials)
-            return built[key]
-
-    shared._podstart = True  # type: ignore[attr-defined]
-    lambda_eval_utils.boto_client_for = shared  # type: ignore[assignment]
 
