@@ -35,7 +35,8 @@ export default defineConfig({
     css: false,
     pool: "threads",
     maxWorkers: 2,
-    // jsdom renders of whole pages take seconds on a loaded 2-core runner; 5 s (the default) flaked there
-    testTimeout: 20_000,
+    // jsdom renders of whole pages take seconds on a loaded 2-core runner: 5 s (the default) flaked there, and
+    // 20 s did when make test's suites share the two cores with a slow VM (three walks took 21-23 s)
+    testTimeout: 60_000,
   },
 });

@@ -308,6 +308,10 @@ def _reconcile_cluster(ctx: ReconcileContext, rc: Obj, nodes: list[Obj]) -> None
     if head is not None:
         status["head"] = {"podName": head["metadata"]["name"], "podIP": (head.get("status") or {}).get("podIP", ""),
                           "serviceName": f"{rc['metadata']['name']}-head-svc"}
+    elif of_job and (rc.get("status") or {}).get("head"):
+        # A RayJob's head died: its name stays (the RayJob reads it to fail the attempt), else the next look would
+        # make a new head and the attempt would never fail (a head deleted between the two controllers' looks).
+        status["head"] = rc["status"]["head"]
     if not status["state"]:
         status.pop("state")
     update_status(ctx, rc, status)
