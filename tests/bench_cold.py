@@ -19,11 +19,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import AbstractContextManager
 from pathlib import Path
+
+from tests.fake_aws_http import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 5
@@ -69,46 +68,10 @@ assert answer["statusCode"] == 200 and len(json.loads(answer["body"])["result"][
 """
 
 
-class _StandIn(BaseHTTPRequestHandler):
-    """DynamoDB (any action: `{}`, e.g. a GetItem that finds nothing) and the REST API's catalog and /v1/me."""
-
-    openapi = b"{}"
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self._answer(b"{}", "application/x-amz-json-1.0")
-
-    def do_GET(self) -> None:
-        if self.path == "/v1/openapi.json":
-            self._answer(self.openapi, "application/json")
-        elif self.path == "/v1/me":
-            self._answer(json.dumps({"user": "bench", "role": "admin", "preferences": {}}).encode(),
-                         "application/json")
-        else:
-            self.send_error(404)
-
-    def _answer(self, body: bytes, content_type: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def _stand_in(openapi: dict[str, object]) -> Iterator[str]:
-    handler = type("StandIn", (_StandIn,), {"openapi": json.dumps(openapi).encode()})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def _stand_in(openapi: dict[str, object]) -> AbstractContextManager[str]:
+    """DynamoDB (a GetItem that finds nothing) and the REST API's catalog and /v1/me, on a free port."""
+    return serving({"/v1/openapi.json": json.dumps(openapi).encode(),
+                    "/v1/me": json.dumps({"user": "bench", "role": "admin", "preferences": {}}).encode()})
 
 
 def _cpu(code: str, env: dict[str, str]) -> float:

@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ import pytest
 from functions.lambdas import LAMBDAS
 from infra.bench import BASELINE_MB, largest_packages
 from infra.bundling import build_bundle, bundle_size_bytes, plan_bundle
+from tests.fake_aws_http import FakeAws, serving
 
 NEVER_SHIPPED = ("moto", "pytest", "_pytest", "boto3-stubs", "botocore-stubs", "mypy_boto3_dynamodb", "mypy",
                  "sandbox", "tests", "aws_cdk", "jsii", "cfnlint", "ruff", "importlinter", "playwright")
@@ -130,50 +129,13 @@ def test_each_bundle_is_at_most_half_of_what_it_was(bundles):
 # -- smoke: the bundle alone imports and serves -------------------------------------------------------------------
 
 
-class _FakeAws(BaseHTTPRequestHandler):
-    """Answers every AWS JSON-protocol call with an empty result, recording its target and signature."""
-
-    calls: list[dict[str, str]] = []
-    api: dict[str, bytes] = {}  # REST API path -> JSON body, for the MCP gateway's reads
-
-    def do_GET(self) -> None:
-        self.calls.append({"target": f"GET {self.path}", "authorization": self.headers.get("Authorization", "")})
-        data = self.api.get(self.path.split("?")[0])
-        self.send_response(200 if data is not None else 404)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data or b"")))
-        self.end_headers()
-        self.wfile.write(data or b"")
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        target = self.headers.get("X-Amz-Target", "")
-        self.calls.append({"target": target, "authorization": self.headers.get("Authorization", "")})
-        body = {"Items": [], "Count": 0, "ScannedCount": 0} if target.endswith((".Query", ".Scan")) else {}
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-
 @pytest.fixture(scope="module")
 def fake_aws() -> Iterator[str]:
     from functions.api.handler import openapi_document
 
-    _FakeAws.api = {"/v1/openapi.json": json.dumps(openapi_document()).encode(),
-                    "/v1/me": json.dumps({"sub": "u", "roles": ["admin"], "role": "admin"}).encode()}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeAws)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with serving({"/v1/openapi.json": json.dumps(openapi_document()).encode(),
+                  "/v1/me": json.dumps({"sub": "u", "roles": ["admin"], "role": "admin"}).encode()}) as url:
+        yield url
 
 
 _PRELUDE = """
@@ -297,40 +259,40 @@ def _smoke(name: str, bundle: Path, endpoint: str, tmp_path: Path) -> dict[str, 
 
 
 def test_the_api_bundle_alone_serves_a_route_that_reads_dynamodb(bundles, fake_aws, tmp_path):
-    _FakeAws.calls.clear()
+    FakeAws.calls.clear()
     answers = _smoke("api", bundles["api"], fake_aws, tmp_path)
     assert answers["status"] == 200, answers
     assert answers["body"]["items"] == []
     # the request was built from the DynamoDB model, its endpoint resolved and signed (SigV4) by the bundle's botocore
-    queries = [c for c in _FakeAws.calls if c["target"] == "DynamoDB_20120810.Query"]
+    queries = [c for c in FakeAws.calls if c["target"] == "DynamoDB_20120810.Query"]
     assert queries and queries[0]["authorization"].startswith("AWS4-HMAC-SHA256 ")
     assert answers["xray_botocore"] is True  # the Tracer patched botocore (aws_xray_sdk.ext.botocore is shipped)
 
 
 def test_the_steps_bundle_alone_loads_every_workflow_and_reads_its_operation(bundles, fake_aws, tmp_path):
-    _FakeAws.calls.clear()
+    FakeAws.calls.clear()
     answers = _smoke("steps", bundles["steps"], fake_aws, tmp_path)
     from functions.workflows.registry import WHERE
 
     assert answers["kinds"] == len(WHERE)
-    assert any(c["target"] == "DynamoDB_20120810.GetItem" for c in _FakeAws.calls), _FakeAws.calls
+    assert any(c["target"] == "DynamoDB_20120810.GetItem" for c in FakeAws.calls), FakeAws.calls
     assert answers["outcome"] == "PermanentStepError"  # the operation is not in the (empty) table: read, not crashed
     assert answers["xray_botocore"] is True
 
 
 def test_the_mcp_bundle_alone_lists_the_tools_it_reads_from_the_rest_api(bundles, fake_aws, tmp_path):
-    _FakeAws.calls.clear()
+    FakeAws.calls.clear()
     answers = _smoke("mcp", bundles["mcp"], fake_aws, tmp_path)
     # the catalog came over HTTP (httpx2) from the REST API's OpenAPI document, with the caller's token
-    assert {"target": "GET /v1/openapi.json", "authorization": "Bearer t"} in _FakeAws.calls
+    assert {"target": "GET /v1/openapi.json", "authorization": "Bearer t"} in FakeAws.calls
     assert answers["status"] == 200 and answers["tools"] > 30, answers
 
 
 def test_the_live_bundle_alone_closes_a_socket_record(bundles, fake_aws, tmp_path):
-    _FakeAws.calls.clear()
+    FakeAws.calls.clear()
     answers = _smoke("live", bundles["live"], fake_aws, tmp_path)
     assert answers["status"] == 200
-    assert any(c["target"].startswith("DynamoDB_20120810.") for c in _FakeAws.calls), _FakeAws.calls
+    assert any(c["target"].startswith("DynamoDB_20120810.") for c in FakeAws.calls), FakeAws.calls
 
 
 @pytest.mark.parametrize("name", ["events", "follow", "liveauth"])
