@@ -5,7 +5,9 @@ clock or a browser, so they start at once, beside the static checks (lint, the t
 Started all at once, the run was longer: the two cores were oversubscribed while the longest suite had most to do.
 
 Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result and
-wall time, and fails when any failed (all always run to the end: one red suite does not hide another's).
+wall time, and fails when any failed (all always run to the end: one red suite does not hide another's). A failed
+suite's failure lines (pytest's FAILED/ERROR summary, node's `not ok`, vitest's FAIL) are repeated under its result:
+whoever reads only the end of the output (CI shows a tail) still sees which tests failed.
 
     python -m tests.suites "e2e=<command>" "checks=<command>" "unit<checks=<command>" [...]
 
@@ -14,12 +16,17 @@ wall time, and fails when any failed (all always run to the end: one red suite d
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
+
+# pytest's short summary, node --test's TAP, vitest's file and test lines
+FAILURE_LINE = re.compile("^\\s*(FAILED |ERROR |not ok |FAIL |\u00d7 )".encode())
+MAX_FAILURE_LINES = 30
 
 
 @dataclass
@@ -30,6 +37,7 @@ class Suite:
     started: float = 0.0
     returncode: int | None = None
     seconds: float = 0.0
+    failures: list[bytes] = field(default_factory=list)
     ended: threading.Event = field(default_factory=threading.Event)
 
 
@@ -42,6 +50,8 @@ def _run_one(suite: Suite, after: Suite | None, lock: threading.Lock) -> None:
     assert proc.stdout is not None
     prefix = f"[{suite.name}] ".encode()
     for line in iter(proc.stdout.readline, b""):
+        if FAILURE_LINE.match(line) and len(suite.failures) < MAX_FAILURE_LINES:
+            suite.failures.append(line.rstrip()[:300])
         with lock:
             sys.stdout.buffer.write(prefix + line)
             sys.stdout.buffer.flush()
@@ -65,6 +75,9 @@ def run(suites: list[Suite]) -> int:
         verdict = "passed" if suite.returncode == 0 else f"FAILED (exit {suite.returncode})"
         start = (suite.started - began) / 60
         print(f"  {suite.name:10s} {verdict} in {suite.seconds / 60:.1f} min (from {start:.1f}): {suite.command}")
+        if suite.returncode != 0:
+            for line in suite.failures:
+                print(f"      {line.decode(errors='replace').strip()}")
     print(f"  all suites in {(time.monotonic() - began) / 60:.1f} min")
     return 0 if all(s.returncode == 0 for s in suites) else 1
 

@@ -20,6 +20,12 @@ from functions.domain.principal import Principal
 from functions.observability import logger, metrics
 
 
+def _name(value: Any) -> str | None:
+    """A target name as the caller sent it, if it is one: a refused request may carry any JSON there (a number, an
+    object), and its refusal is audited all the same."""
+    return value[:256] if isinstance(value, str) and value else None
+
+
 def _header(headers: Any, name: str) -> str | None:
     if not headers:
         return None
@@ -55,7 +61,7 @@ def build(app: APIGatewayRestResolver, status: int, body: str, replay: bool) -> 
     op_target = (op or {}).get("target") or {}
     cluster = args.get("cluster") or op_target.get("cluster")
     if cluster is None and isinstance(sent, dict) and event.path.rstrip("/") in ("/v1/clusters", "/v1/clusters/import"):
-        cluster = sent.get("podstart_name") or sent.get("name")
+        cluster = _name(sent.get("podstart_name")) or _name(sent.get("name"))
     identity = event.request_context.identity
     return AuditRecord(
         id=uuid.uuid4().hex, at=now_iso(),
@@ -65,8 +71,8 @@ def build(app: APIGatewayRestResolver, status: int, body: str, replay: bool) -> 
         user_agent=(_header(event.headers, "User-Agent") or "")[:256] or None,
         action=route.func.__name__ if route is not None else f"{event.http_method} {event.path}",
         method=event.http_method, path=event.path,
-        target=AuditTarget(cluster=cluster, region=query.get("region") or op_target.get("region")
-                           or (sent.get("region") if isinstance(sent, dict) else None),
+        target=AuditTarget(cluster=cluster, region=_name(query.get("region")) or op_target.get("region")
+                           or (_name(sent.get("region")) if isinstance(sent, dict) else None),
                            resource=args.get("group") or op_target.get("resource"),
                            operation_id=args.get("operation_id") or (op or {}).get("id")),
         # one redaction, on every path (refusals too): fields secret by schema, credential-looking values, keys

@@ -115,6 +115,18 @@ def test_each_mutation_is_audited_once_with_face_and_principal(api: Any, viewer:
     assert face["items"] == []
 
 
+def test_a_refused_request_with_odd_json_where_names_go_is_audited_all_the_same(api: Any) -> None:
+    # a name, a region and a query region that are not strings: refused (422), and the refusal is on the trail
+    key = uuid.uuid4().hex
+    r = api.post("/v1/clusters", json={"name": 42, "region": {"a": 1}, "instance_groups": []}, key=key,
+                 params={"region": ["us-west-2", "eu-west-1"]})
+    assert r.status_code == 422, r.text
+    mine = [a for a in api.get("/v1/audit", params={"limit": 50}).json()["items"] if a["idempotency_key"] == key]
+    assert len(mine) == 1, mine
+    assert mine[0]["action"] == "create_cluster" and mine[0]["result"]["status"] == 422
+    assert mine[0]["request"]["body"]["name"] == 42 and mine[0]["target"]["cluster"] is None
+
+
 def test_a_hundred_concurrent_identical_requests_make_one_operation_one_call_one_record(
         sandbox: Any, made: dict[str, Any]) -> None:
     # Given 100 clients sending the same scale with one Idempotency-Key at the same moment

@@ -3,13 +3,39 @@ they started comes due, not on every tick: an idle sandbox costs next to nothing
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 
+import pytest
+
+from sandbox.kube.operators import base
+from sandbox.kube.operators import loop as loop_module
 from sandbox.kube.operators.base import ReconcileContext
 from sandbox.kube.operators.loop import ControllerLoop
 from sandbox.kube.store import ClusterStore
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}}
+
+
+class Clock:
+    """The loop's and the contexts' monotonic clock, moved by the test: no test depends on how fast the machine is."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    c = Clock()
+    fake = SimpleNamespace(monotonic=c.monotonic)
+    monkeypatch.setattr(loop_module, "time", fake)
+    monkeypatch.setattr(base, "time", fake)
+    return c
 
 
 def loop_with(store: ClusterStore, *reconcilers: object, full_every: float = 60.0) -> ControllerLoop:
@@ -46,7 +72,7 @@ def test_what_a_reconciler_writes_makes_the_next_tick_run_until_nothing_changes(
     assert store.count("v1", "ConfigMap") == 3 and len(runs) == 4  # three writes, one look that wrote nothing
 
 
-def test_a_wait_brings_the_controller_back_when_it_is_due_and_not_before() -> None:
+def test_a_wait_brings_the_controller_back_when_it_is_due_and_not_before(clock: Clock) -> None:
     store, seen = ClusterStore("wait"), []
     store.create(dict(CM))
 
@@ -58,18 +84,22 @@ def test_a_wait_brings_the_controller_back_when_it_is_due_and_not_before() -> No
     loop = loop_with(store, ready_after_a_while)
     loop.tick()
     loop.tick()
+    clock.sleep(0.29)
+    loop.tick()
     assert seen == [False]  # waiting: not asked again before it is due
-    time.sleep(0.35)
+    clock.sleep(0.02)
     loop.tick()
     loop.tick()
     assert seen == [False, True]
 
 
-def test_every_cluster_is_looked_at_now_and_then_whatever_happened() -> None:
+def test_every_cluster_is_looked_at_now_and_then_whatever_happened(clock: Clock) -> None:
     store, runs = ClusterStore("net"), []
     loop = loop_with(store, lambda ctx: runs.append(1), full_every=0.2)
     loop.tick()
+    clock.sleep(0.19)
     loop.tick()
-    time.sleep(0.25)
+    assert len(runs) == 1
+    clock.sleep(0.02)
     loop.tick()
     assert len(runs) == 2

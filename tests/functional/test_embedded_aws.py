@@ -530,4 +530,4 @@ def test_fsx_persistent_2_takes_minutes_on_the_time_scale(sandbox: EmbeddedAws) 
     fs_id = fsx.create_file_system(**_lustre(subnet, group, "token-fsx-2"))["FileSystem"]["FileSystemId"]
     wait_for(lambda: fsx.describe_file_systems(FileSystemIds=[fs_id])["FileSystems"][0]["Lifecycle"] == "AVAILABLE")
     elapsed = time.monotonic() - started
-    assert 600 / sandbox.time_scale <= elapsed <= 900 / sandbox.time_scale + 2, elapsed
+    assert 600 / sandbox.time_scale <= elapsed <= 900 / sandbox.time_scale + 10, elapsed  # not at once, nor stuck

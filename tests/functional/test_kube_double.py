@@ -239,7 +239,7 @@ def test_watch_streams_added_modified_deleted_and_times_out(api: client.ApiClien
         for e in watch.Watch().stream(v1.list_namespaced_config_map, namespace, resource_version=rv, timeout_seconds=1)
     ]
     assert events == [("ADDED", "w"), ("MODIFIED", "w"), ("DELETED", "w")]
-    assert 0.9 <= time.monotonic() - started < 4
+    assert 0.9 <= time.monotonic() - started < 10  # it ended on its timeout (a loaded machine may be slow)
 
 
 def test_watch_without_resource_version_lists_current_objects_first(api: client.ApiClient, namespace: str) -> None:

@@ -84,6 +84,17 @@ def test_settings_of_an_enabled_feature_change_it_in_place() -> None:
     assert plan({"autoscaling": {"instance_groups": ["a"]}}, live()) == []
 
 
+def test_a_setting_sent_as_null_is_unchanged_like_an_absent_one() -> None:
+    auto = {"instance_groups": ["a"], "cpu_limit": 1000, "consolidate_after": "30s", "disruption_budget": "10%"}
+    state = live("tiered_checkpointing", "autoscaling", tiered_checkpointing={"memory_percent": 20}, autoscaling=auto)
+    assert plan({"tiered_checkpointing": {"memory_percent": None}}, state) == []
+    assert plan({"autoscaling": {k: None for k in auto}}, state) == []
+    mixed = {"autoscaling": {"cpu_limit": None, "consolidate_after": "5m"}}
+    assert plan(mixed, state) == [("autoscaling", "requested")]
+    [change] = fchg.plan_changes(FeaturesPatch.model_validate(mixed), state)
+    assert change.settings == {"consolidate_after": "5m"}
+
+
 def test_the_patch_refuses_unknown_features_and_out_of_range_settings() -> None:
     for bad in ({"karpenter": {"enabled": True}}, {"tiered_checkpointing": {"memory_percent": 101}},
                 {"autoscaling": {"instance_groups": ["A_B"]}}, {"autoscaling": {"instance_groups": ["a", "a"]}},

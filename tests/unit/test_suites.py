@@ -23,3 +23,15 @@ def test_a_suite_that_waits_starts_when_the_other_ended_and_a_red_one_fails_the_
 def test_a_malformed_suite_or_an_unknown_wait_is_refused(arg: str) -> None:
     with pytest.raises(SystemExit):
         suites.parse([arg])
+
+
+def test_a_red_suites_failure_lines_are_repeated_under_its_result_a_green_ones_are_not(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    red = "printf 'FAILED tests/a.py::test_one - assert 1 == 2\\nnoise\\nnot ok 3 - a walk\\n'; exit 1"
+    run = suites.parse([f"red={red}", "green=echo '  not ok 1 - retried, then passed'"])
+    assert suites.run(run) == 1
+    summary = capsys.readouterr().out.split("== suites ==")[1].splitlines()
+    at = next(i for i, line in enumerate(summary) if "red        FAILED" in line)
+    assert [line.strip() for line in summary[at + 1:at + 3]] == ["FAILED tests/a.py::test_one - assert 1 == 2",
+                                                                 "not ok 3 - a walk"]
+    assert not any(line.strip().startswith("not ok 1") for line in summary)

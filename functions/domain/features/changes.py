@@ -140,7 +140,8 @@ class DependencyConflict(Exception):
 
 
 def _settings_sent(patch: BaseModel) -> dict[str, Any]:
-    sent = {k: v for k, v in patch.model_dump(exclude_unset=True).items() if k != "enabled"}
+    # a setting sent as null is unchanged, as an absent one is (it never clears what AWS holds)
+    sent = {k: v for k, v in patch.model_dump(exclude_unset=True).items() if k != "enabled" and v is not None}
     return {k: sorted(v) if isinstance(v, list) else v for k, v in sent.items()}
 
 
