@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
-from sandbox.aws import ec2, eks, events, fsx, lambdas, quotas, reads, s3, sagemaker, stepfunctions
+from sandbox.aws import dynamodb, ec2, eks, events, fsx, lambdas, quotas, reads, s3, sagemaker, stepfunctions
 from sandbox.aws.calls import CallLog, ClientHooks, FaultInjector, KubeHooks
 from sandbox.aws.runtime import ACCOUNT_ID, RUNTIME, KubeRegistry
 
@@ -98,6 +98,7 @@ class EmbeddedAws:
         RUNTIME.kube = self.kube
         lambdas.patch_lambda_invoke()
         stepfunctions.patch()
+        dynamodb.patch()
         eks.patch()
         sagemaker.patch()
         quotas.patch()

@@ -10,6 +10,7 @@ import pytest
 from moto import mock_aws
 
 from functions.adapters import aws
+from sandbox.aws import dynamodb
 
 REGION = "us-west-2"
 
@@ -19,6 +20,7 @@ def mocked_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                  "AWS_DEFAULT_REGION": REGION}.items():
         monkeypatch.setenv(k, v)
+    dynamodb.patch()  # conditional writes atomic, as in DynamoDB (moto's are not across threads)
     with mock_aws():
         aws.client.cache_clear()
         aws._session.cache_clear()
