@@ -72,7 +72,9 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 # (two pytest workers, each taking one test file at a time: tests/conftest.py groups them; all of infra is one group,
 # synthesized once) and the UI's typecheck and vitest start when the checks are done. The e2e and browser suites
 # mostly wait on a sandbox's clock or a browser; the others fill the cores they leave idle (started all at once, the
-# suites oversubscribed the two cores and the run was longer). `make test PYTEST_PAR= E2E_PAR=` runs each pytest
+# suites oversubscribed the two cores and the run was longer). The e2e suite, the longest (8-9 min alone, ~560 s of
+# CPU), runs at normal priority and the others niced below it: they have minutes of slack, it has none. Alone, the
+# browser suite takes ~6 min and ~320 s of CPU, unit ~150, the checks ~110, the UI's tests ~60. `make test PYTEST_PAR= E2E_PAR=` runs each pytest
 # suite in one process. Each pytest suite ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
 E2E_PAR ?= -n 3 --dist loadgroup
@@ -83,10 +85,10 @@ test: ## every layer: lint, template, unit, functional, infra, e2e, UI, browser
 	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium cli tools
 	$(PY) -m tests.suites \
 		"e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
-		"browser=cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e" \
-		"checks=$(MAKE) --no-print-directory -j2 --output-sync=target lint template-check" \
-		"unit<checks=$(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
-		"web<checks=cd web && npm run typecheck && npm test"
+		"browser=nice -n 4 bash -c 'cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e'" \
+		"checks=nice -n 15 $(MAKE) --no-print-directory -j2 --output-sync=target lint template-check" \
+		"unit<checks=nice -n 10 $(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
+		"web<checks=nice -n 10 bash -c 'cd web && npm run typecheck && npm test'"
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
 	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py tests/functional/test_node_actions.py

@@ -4,10 +4,11 @@ clock or a browser, so they start at once, beside the static checks (lint, the t
 (unit/functional/infra, the UI's tests) start when the checks are done, filling the cores the long ones leave idle.
 Started all at once, the run was longer: the two cores were oversubscribed while the longest suite had most to do.
 
-Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result and
-wall time, and fails when any failed (all always run to the end: one red suite does not hide another's). A failed
-suite's failure lines (pytest's FAILED/ERROR summary, node's `not ok`, vitest's FAIL) are repeated under its result:
-whoever reads only the end of the output (CI shows a tail) still sees which tests failed.
+Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result, wall
+time and CPU time (what it cost the shared cores), and fails when any failed (all always run to the end: one red
+suite does not hide another's). A failed suite's failure lines (pytest's FAILED/ERROR summary, node's `not ok`,
+vitest's FAIL) are repeated under its result: whoever reads only the end of the output (CI shows a tail) still sees
+which tests failed.
 
     python -m tests.suites "e2e=<command>" "checks=<command>" "unit<checks=<command>" [...]
 
@@ -16,6 +17,7 @@ whoever reads only the end of the output (CI shows a tail) still sees which test
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -37,6 +39,7 @@ class Suite:
     started: float = 0.0
     returncode: int | None = None
     seconds: float = 0.0
+    cpu: float = 0.0  # user + system seconds of the suite's processes (those its command waited for)
     failures: list[bytes] = field(default_factory=list)
     ended: threading.Event = field(default_factory=threading.Event)
 
@@ -55,7 +58,9 @@ def _run_one(suite: Suite, after: Suite | None, lock: threading.Lock) -> None:
         with lock:
             sys.stdout.buffer.write(prefix + line)
             sys.stdout.buffer.flush()
-    suite.returncode = proc.wait()
+    _, status, usage = os.wait4(proc.pid, 0)
+    suite.returncode = proc.returncode = os.waitstatus_to_exitcode(status)
+    suite.cpu = usage.ru_utime + usage.ru_stime
     suite.seconds = time.monotonic() - suite.started
     suite.ended.set()
 
@@ -74,7 +79,8 @@ def run(suites: list[Suite]) -> int:
     for suite in suites:
         verdict = "passed" if suite.returncode == 0 else f"FAILED (exit {suite.returncode})"
         start = (suite.started - began) / 60
-        print(f"  {suite.name:10s} {verdict} in {suite.seconds / 60:.1f} min (from {start:.1f}): {suite.command}")
+        print(f"  {suite.name:10s} {verdict} in {suite.seconds / 60:.1f} min (from {start:.1f}, "
+              f"{suite.cpu:.0f} CPU-s): {suite.command}")
         if suite.returncode != 0:
             for line in suite.failures:
                 print(f"      {line.decode(errors='replace').strip()}")

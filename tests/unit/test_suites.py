@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests import suites
@@ -35,3 +37,11 @@ def test_a_red_suites_failure_lines_are_repeated_under_its_result_a_green_ones_a
     assert [line.strip() for line in summary[at + 1:at + 3]] == ["FAILED tests/a.py::test_one - assert 1 == 2",
                                                                  "not ok 3 - a walk"]
     assert not any(line.strip().startswith("not ok 1") for line in summary)
+
+
+def test_each_suite_reports_the_cpu_its_processes_spent_not_its_wall_time(capsys: pytest.CaptureFixture[str]) -> None:
+    busy = f"{sys.executable} -c 'sum(range(30_000_000))'"
+    idle, burner = suites.parse(["idle=sleep 0.5", f"busy={busy}"])
+    assert suites.run([idle, burner]) == 0
+    assert idle.cpu < 0.2 and burner.cpu > 0.3
+    assert f"{burner.cpu:.0f} CPU-s)" in capsys.readouterr().out
