@@ -1,8 +1,6 @@
-"""`make test`'s last stage: its suites run side by side, the longest first. The e2e suite (a sandbox per worker)
-and the browser suite (a sandbox per file) take the longest and spend most of their time waiting on a sandbox's
-clock or a browser, so they start at once, beside the static checks (lint, the template check); the shorter suites
-(unit/functional/infra, the UI's tests) start when the checks are done, filling the cores the long ones leave idle.
-Started all at once, the run was longer: the two cores were oversubscribed while the longest suite had most to do.
+"""`make test`'s last stage: its suites run side by side. The Makefile says which start at once, which wait for
+another (`NAME<AFTER=...`), and at what priority each runs (nice): the e2e suite, the critical path, ahead of the
+others, which fill the cores it leaves idle while it waits on a sandbox's clock.
 
 Each suite's lines are printed as they come, prefixed with its name; the run ends with each suite's result, wall
 time and CPU time (what it cost the shared cores), and fails when any failed (all always run to the end: one red
