@@ -65,19 +65,20 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 	$(VENV)/bin/lint-imports
 
 # First, side by side (make -j, each target's output kept together), what the suites need: the venvs, the UI build,
-# Chromium, the aws CLI and kubectl. Then every suite starts at once (tests/suites.py prefixes each one's lines,
+# Chromium, the aws CLI and kubectl. Then the suites run side by side (tests/suites.py prefixes each one's lines,
 # prints each one's result, start, wall and CPU time, and fails if any fails; all run to the end), prioritized with
-# nice: the e2e suite is the critical path (four workers, a sandbox each, the longest files dealt out first; ~9 min
-# alone, most of it waiting on sandbox clocks) and runs at normal priority; the browser suite (a sandbox per file,
-# ~6 min alone) just below it; unit/functional/infra (two pytest workers, one test file at a time: tests/conftest.py
-# groups them; all of infra is one group, synthesized once) and the UI's typecheck and vitest below that; lint and
-# the template check last. The lower suites take the CPU the higher ones leave idle. Measured from fresh clones
-# (2 cores): without priorities, 15.9 min; the checks first and unit/UI after them, 15.0 (e2e three workers) and
-# 15.6 (four: the starved checks held unit/UI back). CPU per suite in a run: e2e ~700 s, browser ~380, checks ~150,
+# nice. The e2e suite is the critical path (three workers, a sandbox each, the longest files dealt out first; ~9 min
+# alone, most of it waiting on sandbox clocks): it starts first at normal priority, with the browser suite (a
+# sandbox per file, ~6 min alone) just below it and lint + the template check far below; unit/functional/infra (two
+# pytest workers, one test file at a time: tests/conftest.py groups them; all of infra is one group, synthesized
+# once) and the UI's typecheck and vitest start when the checks end. The lower suites take the CPU the higher ones
+# leave idle. Measured from fresh clones (2 cores): without priorities, 15.9 min; as here, 15.0; with four e2e
+# workers 15.6 (e2e 12.0, but the starved checks held unit/UI back); with every suite started at once, 16.1 (and
+# the infra tests' synth, starved, timed out). CPU per suite in a run: e2e ~700 s, browser ~380, checks ~150,
 # unit ~100, UI ~70. `make test PYTEST_PAR= E2E_PAR=` runs each pytest suite in one process. Each pytest suite
 # ends with its 20 slowest tests.
 PYTEST_PAR ?= -n 2 --dist loadgroup
-E2E_PAR ?= -n 4 --dist loadgroup
+E2E_PAR ?= -n 3 --dist loadgroup
 
 tools: $(TOOLS_STAMP) ## the template check's own venv (checkov)
 
@@ -86,9 +87,9 @@ test: ## every layer: lint, template, unit, functional, infra, e2e, UI, browser
 	$(PY) -m tests.suites \
 		"e2e=$(PY) -m pytest $(E2E_PAR) --durations=20 tests/e2e" \
 		"browser=nice -n 4 bash -c 'cd web && PODSTART_E2E_REQUIRE_CLUSTERS=1 npm run e2e'" \
-		"unit=nice -n 8 $(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
-		"web=nice -n 8 bash -c 'cd web && npm run typecheck && npm test'" \
-		"checks=nice -n 12 $(MAKE) --no-print-directory -j2 --output-sync=target lint template-check"
+		"checks=nice -n 15 $(MAKE) --no-print-directory -j2 --output-sync=target lint template-check" \
+		"unit<checks=nice -n 10 $(PY) -m pytest $(PYTEST_PAR) --durations=20 tests/unit tests/functional tests/infra" \
+		"web<checks=nice -n 10 bash -c 'cd web && npm run typecheck && npm test'"
 
 FAST_TESTS := tests/unit tests/functional/test_port_contracts.py tests/functional/test_operation_service.py \
 	tests/functional/test_admission.py tests/functional/test_engine_and_projector.py tests/functional/test_node_actions.py
