@@ -72,7 +72,7 @@ lint: install ## ruff, mypy, and the import contract (domain imports neither bot
 # sandbox per file, ~6 min alone) just below it and lint + the template check far below; unit/functional/infra (two
 # pytest workers, one test file at a time: tests/conftest.py groups them; all of infra is one group, synthesized
 # once) and the UI's typecheck and vitest start when the checks end. The lower suites take the CPU the higher ones
-# leave idle. Measured from fresh clones (2 cores): without priorities, 15.9 min; as here, 15.0; with four e2e
+# leave idle. Measured from fresh clones (2 cores): without priorities, 15.9 min; as here, 15.0 and 14.0; with four e2e
 # workers 15.6 (e2e 12.0, but the starved checks held unit/UI back); with every suite started at once, 16.1 (and
 # the infra tests' synth, starved, timed out). CPU per suite in a run: e2e ~700 s, browser ~380, checks ~150,
 # unit ~100, UI ~70. `make test PYTEST_PAR= E2E_PAR=` runs each pytest suite in one process. Each pytest suite
