@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,12 +18,12 @@ import pytest
 from tests.e2e.conftest import eventually, kube_client
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 from tests.e2e.test_mcp_sandbox import over_http, text
+from tests.reference import json_schema
 
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
 ACCOUNT = "123456789012"
 SERVER = f"arn:aws:sagemaker:us-west-2:{ACCOUNT}:mlflow-tracking-server/podstart-demo"
 FIELD = ["body", "mlflow", "tracking_server_arn"]
-REF = Path("/work/shared/reference/crds")
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +123,7 @@ def test_submit_with_mlflow_runs_scoped_and_links_the_ui(api: Any, viewer: Any, 
     env = {e["name"]: e["value"] for e in pod_spec["containers"][0]["env"]}
     assert env["MLFLOW_TRACKING_URI"] == SERVER and env["MLFLOW_EXPERIMENT_NAME"] == "llama-sft"
     assert pod_spec["serviceAccountName"] == "sft-mlflow"
-    schema = json.loads((REF / "hyperpodpytorchjob_spec.schema.json").read_text())
+    schema = json_schema("hyperpodpytorchjob_spec.schema.json")
     jsonschema.Draft202012Validator(schema).validate(obj["spec"])
     sa = client.ApiClient(kube.configuration).sanitize_for_serialization(
         client.CoreV1Api(kube).read_namespaced_service_account("sft-mlflow", "default"))

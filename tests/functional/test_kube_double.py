@@ -19,8 +19,9 @@ from kubernetes.client.rest import ApiException
 from kubernetes.dynamic import DynamicClient
 
 from sandbox.kube import KubeApiServer
+from tests.reference import load_crd
 
-RAYCLUSTER_CRD = Path("/work/shared/reference/crds/kuberay_v1.7.0_rayclusters.yaml")
+RAYCLUSTER_CRD = "kuberay_v1.7.0_rayclusters.yaml"
 TOKEN = "k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8"
 KUBECTL = shutil.which("kubectl")
 
@@ -194,8 +195,7 @@ def test_server_side_apply_deployment_becomes_ready(api: client.ApiClient, names
 def test_crd_registration_then_custom_objects_crud(api: client.ApiClient, namespace: str) -> None:
     ext, co = client.ApiextensionsV1Api(api), client.CustomObjectsApi(api)
     # Given the KubeRay RayCluster CRD
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    crd = ext.create_custom_resource_definition(yaml.load(RAYCLUSTER_CRD.read_text(), Loader=loader))
+    crd = ext.create_custom_resource_definition(load_crd(RAYCLUSTER_CRD))
     assert {c.type: c.status for c in crd.status.conditions}["Established"] == "True"
     groups = {g.name for g in client.ApisApi(api).get_api_versions().groups}
     assert "ray.io" in groups
@@ -540,8 +540,7 @@ def test_the_adapter_sees_a_crd_go_and_come_back_whatever_a_discovery_cache_says
     server.add_cluster("crd-cache")
     api = _api(server.clusters()["crd-cache"])
     adapter = KubeCluster(api=api)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    crd = yaml.load(RAYCLUSTER_CRD.read_text(), Loader=loader)
+    crd = load_crd(RAYCLUSTER_CRD)
     ext = client.ApiextensionsV1Api(api)
     assert not adapter.has_kind("ray.io/v1", "RayCluster")
     ext.create_custom_resource_definition(crd)

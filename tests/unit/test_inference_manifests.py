@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
 import pytest
-import yaml
 from pydantic import ValidationError
 
 from functions.assets import download_script, pool_worker_script
 from functions.domain.inference import manifests as im
 from functions.domain.inference.endpoints import EndpointCreate
 from functions.domain.inference.requests import DOWNLOAD_IMAGE, ModelDownload, PoolCreate, download_job_name
+from tests.reference import crd_schema
 
-CRDS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "crds"
-if not CRDS.is_dir():
-    CRDS = Path("/work/shared/reference/crds")
 K8S_VERSION = "1.33"
-
-
-def crd_schema(file: str, version: str = "v1") -> dict[str, Any]:
-    crd = yaml.load((CRDS / file).read_text(), Loader=yaml.CSafeLoader)
-    return next(v for v in crd["spec"]["versions"] if v["name"] == version)["schema"]["openAPIV3Schema"]
 
 
 def validate_crd(obj: dict[str, Any], file: str, version: str = "v1") -> None:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import kubernetes_validate
 import pytest
-import yaml
 
 from functions.assets import download_script, gate_script
 from functions.domain import manifests
@@ -15,8 +12,7 @@ from functions.domain.inference import manifests as inference_manifests
 from functions.domain.inference.requests import DOWNLOAD_IMAGE, download_job_name
 from functions.domain.namespaces import models as namespaces
 from functions.domain.storage import volumes as storage
-
-REFERENCE = Path("/work/shared/reference/crds")
+from tests.reference import CRDS, load_crd
 
 K8S_VERSION = "1.33"
 OBJECTS = [*manifests.dependency_components("us-west-2"), *manifests.s3_volume("bucket", "us-west-2"),
@@ -73,10 +69,10 @@ def test_every_object_the_kuberay_feature_applies_validates(obj: dict) -> None:
 
 @pytest.mark.parametrize("plural", kuberay.CRD_PLURALS)
 def test_the_shipped_kuberay_crds_are_the_upstream_v1_7_0_ones_unchanged(plural: str) -> None:
-    ref = REFERENCE / f"kuberay_v1.7.0_{plural}.yaml"
-    if not ref.exists():
-        pytest.skip(f"{ref} is not on this machine")
-    assert kuberay.crd(plural) == yaml.load(ref.read_text(), Loader=yaml.CSafeLoader)
+    file = f"kuberay_v1.7.0_{plural}.yaml"
+    if not (CRDS / file).exists():
+        pytest.skip(f"{CRDS / file} is not on this machine")
+    assert kuberay.crd(plural) == load_crd(file)
 
 
 def test_the_kuberay_operator_runs_pinned_non_root_with_least_privilege() -> None:

@@ -4,29 +4,26 @@ or safety refuses, with the reason (and the numbers for GPUs)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import yaml
 from pydantic import ValidationError
 
 from functions.domain.errors import InvalidInput
 from functions.domain.training import jobs as training
 from functions.domain.training import recipes
+from tests.reference import crd_schema, json_schema
 
-REF = Path("/work/shared/reference/crds")
 IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/train:2.5.1"
 
 
 def _hp_schema() -> dict[str, Any]:
-    return json.loads((REF / "hyperpodpytorchjob_spec.schema.json").read_text())
+    return json_schema("hyperpodpytorchjob_spec.schema.json")
 
 
 def _rayjob_schema() -> dict[str, Any]:
-    crd = yaml.load((REF / "kuberay_v1.7.0_rayjobs.yaml").read_text(), Loader=yaml.CSafeLoader)  # libyaml: MBs of CRD
-    return next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
+    return crd_schema("kuberay_v1.7.0_rayjobs.yaml")
 
 
 def job(**over: Any) -> training.JobSubmit:
