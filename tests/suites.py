@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 # pytest's short summary, node --test's TAP, vitest's file and test lines
-FAILURE_LINE = re.compile("^\\s*(FAILED |ERROR |not ok |FAIL |\u00d7 )".encode())
+FAILURE_LINE = re.compile("^\\s*(FAILED \\S|ERROR \\S|not ok |FAIL |\u00d7 )".encode())  # not "ERROR    logger:"
 MAX_FAILURE_LINES = 30
 
 

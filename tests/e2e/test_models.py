@@ -16,6 +16,7 @@ import kubernetes_validate
 import pytest
 
 from functions.domain.inference.requests import download_job_name
+from sandbox.kube.operators import downloads as sandbox_downloads
 from tests.e2e.plan_calls import request_writes, unplanned, writes
 
 GPU_TYPE = "ml.g5.8xlarge"
@@ -104,7 +105,10 @@ def test_dry_run_plans_the_job_and_the_prefix_at_no_cost_and_writes_nothing(api:
 
 
 def test_download_writes_the_files_with_progress_lists_the_model_and_keeps_the_token_secret(
-        api: Any, sandbox: Any, aws: Any, cluster: str, bucket: str) -> None:
+        api: Any, sandbox: Any, aws: Any, cluster: str, bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Five real minutes a file (1 s at the tests' time scale): the download outlasts the step's one-second floor
+    # between looks (a Wait state's seconds are whole) several times, so its progress is seen on a loaded machine too
+    monkeypatch.setattr(sandbox_downloads, "SECONDS_PER_FILE", 300.0)
     body = {"source": "huggingface", "model_id": "Qwen/Qwen3-1.7B", "revision": "main", "token_secret": "hf-token"}
     plan = api.post(f"/v1/clusters/{cluster}/models", params={"dry_run": "true"}, json=body).json()
     since = api.mark()

@@ -29,7 +29,8 @@ def test_a_malformed_suite_or_an_unknown_wait_is_refused(arg: str) -> None:
 
 def test_a_red_suites_failure_lines_are_repeated_under_its_result_a_green_ones_are_not(
         capsys: pytest.CaptureFixture[str]) -> None:
-    red = "printf 'FAILED tests/a.py::test_one - assert 1 == 2\\nnoise\\nnot ok 3 - a walk\\n'; exit 1"
+    red = ("printf 'FAILED tests/a.py::test_one - assert 1 == 2\\nnoise\\nERROR    tracer:tracer.py:360 a log line\\n"
+           "not ok 3 - a walk\\n'; exit 1")
     run = suites.parse([f"red={red}", "green=echo '  not ok 1 - retried, then passed'"])
     assert suites.run(run) == 1
     summary = capsys.readouterr().out.split("== suites ==")[1].splitlines()
