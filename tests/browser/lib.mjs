@@ -300,6 +300,23 @@ export async function viewOperationFromFlash(page, kind) {
   }
 }
 
+/** Choose `option` in the Select whose trigger is `trigger` (a locator), as a user would: open it, pick the option,
+ * and see the trigger show it; a pick that did not take (the list re-rendered under the pointer on a loaded machine)
+ * is made again, up to three times. */
+export async function choose(page, trigger, option) {
+  const item = page.getByRole("option", { name: option, exact: true });
+  for (let attempt = 1; ; attempt++) {
+    if (!(await item.isVisible())) await trigger.click();
+    await item.click();
+    try {
+      await trigger.filter({ hasText: option }).waitFor({ timeout: 5000 });
+      return;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+}
+
 /** Follow a side navigation link (opening the navigation first when a narrow window closed it). */
 export async function sideNav(page, name) {
   const link = page.getByRole("navigation", { name: "Navigation" }).getByRole("link", { name, exact: true });

@@ -2,7 +2,7 @@
 // Run: cd web && npm run build && npm run e2e     (needs /usr/bin/chromium: apt-get install -y chromium)
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { checkPage, launch, newPage, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
+import { checkPage, choose, launch, newPage, shot, sideNav, signIn, startSandbox, viewOperationFromFlash } from "./lib.mjs";
 
 const REGION = "us-west-2";
 const ZONE = "us-west-2a";
@@ -348,15 +348,14 @@ describe("PodStart web UI", () => {
     await page.getByTestId("settings-role").filter({ hasText: me.role }).waitFor();
     for (const [k, v] of Object.entries(me.limits)) assert.equal(await page.getByTestId(`limit-${k}`).innerText(), String(v), k);
     await page.getByTestId("color-scheme").filter({ hasText: /^(light|dark)$/ }).waitFor();
-    await page.getByRole("button", { name: /Default region/ }).click();
-    await page.getByRole("option", { name: "us-east-1", exact: true }).click();
+    const regionSelect = page.getByRole("button", { name: /Default region/ });
+    await choose(page, regionSelect, "us-east-1");
     await page.getByRole("button", { name: "Save preferences" }).click();
     await page.getByText(/Preferences saved: .*default region us-east-1/).waitFor();
     assert.equal((await sb.api("/v1/preferences")).json.default_region, "us-east-1");
     await checkPage(page, "settings");
     // put it back (the other walks start from us-west-2 by choosing it)
-    await page.getByRole("button", { name: /Default region/ }).click();
-    await page.getByRole("option", { name: "None", exact: true }).click();
+    await choose(page, regionSelect, "None");
     await page.getByRole("button", { name: "Save preferences" }).click();
     await page.getByText(/Preferences saved: .*default region none/).waitFor();
     assert.deepEqual(problems, []);
