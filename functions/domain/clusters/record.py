@@ -89,6 +89,10 @@ def record_key(region: str, name: str) -> tuple[str, str]:
 MUTATE_TRIES = 10
 
 
+class RecordContended(RuntimeError):
+    """Others wrote the record each time it was read (MUTATE_TRIES times): the change was not made."""
+
+
 class ClusterRecords:
     """Cluster records over any StateStore (DynamoDB in AWS, a fake in tests)."""
 
@@ -132,7 +136,7 @@ class ClusterRecords:
                 return rec
             if self.state.put_rev(*key, new.model_dump(mode="json"), rev):
                 return new
-        raise RuntimeError(f"cluster record {region}/{name} kept changing; try again")
+        raise RecordContended(f"cluster record {region}/{name} kept changing; try again")
 
     def update(self, region: str, name: str, **changes: Any) -> ClusterRecord | None:
         return self.mutate(region, name, lambda rec: rec.model_copy(update=changes))

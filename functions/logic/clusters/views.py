@@ -8,7 +8,7 @@ from typing import Any
 
 from functions.domain import manifests
 from functions.domain.clusters.plan import group_capacity
-from functions.domain.clusters.record import ClusterRecord, GroupRecord
+from functions.domain.clusters.record import ClusterRecord, GroupRecord, RecordContended
 from functions.domain.errors import InvalidInput, NotFound
 from functions.domain.operations import Operation, now_iso
 from functions.domain.plans import Capacity
@@ -214,7 +214,10 @@ def follow_live(deps: Deps, rec: ClusterRecord, hp: dict[str, Any], seen: str, s
 
     updated = follow(rec)
     if updated != rec and save:  # onto the record as it is now: a group added meanwhile stays
-        return deps.records.mutate(rec.region, rec.name, follow) or updated
+        try:
+            return deps.records.mutate(rec.region, rec.name, follow) or updated
+        except RecordContended:  # many readers at once, each writing what HyperPod said: theirs stands, this
+            return updated        # request answers what it saw
     return updated
 
 
