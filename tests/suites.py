@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 # pytest's short summary, node --test's TAP, vitest's file and test lines
 FAILURE_LINE = re.compile("^\\s*(FAILED \\S|ERROR \\S|not ok |FAIL |\u00d7 )".encode())  # not "ERROR    logger:"
 MAX_FAILURE_LINES = 30
+COLOUR = re.compile(rb"\x1b\[[0-9;]*m")  # vitest colours its lines even into a pipe
 
 
 @dataclass
@@ -51,8 +52,9 @@ def _run_one(suite: Suite, after: Suite | None, lock: threading.Lock) -> None:
     assert proc.stdout is not None
     prefix = f"[{suite.name}] ".encode()
     for line in iter(proc.stdout.readline, b""):
-        if FAILURE_LINE.match(line) and len(suite.failures) < MAX_FAILURE_LINES:
-            suite.failures.append(line.rstrip()[:300])
+        plain = COLOUR.sub(b"", line)
+        if FAILURE_LINE.match(plain) and len(suite.failures) < MAX_FAILURE_LINES:
+            suite.failures.append(plain.rstrip()[:300])
         with lock:
             sys.stdout.buffer.write(prefix + line)
             sys.stdout.buffer.flush()

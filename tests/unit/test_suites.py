@@ -30,13 +30,13 @@ def test_a_malformed_suite_or_an_unknown_wait_is_refused(arg: str) -> None:
 def test_a_red_suites_failure_lines_are_repeated_under_its_result_a_green_ones_are_not(
         capsys: pytest.CaptureFixture[str]) -> None:
     red = ("printf 'FAILED tests/a.py::test_one - assert 1 == 2\\nnoise\\nERROR    tracer:tracer.py:360 a log line\\n"
-           "not ok 3 - a walk\\n'; exit 1")
+           "not ok 3 - a walk\\n\\033[31m   \\033[31m\u00d7\\033[31m a coloured vitest line\\033[39m\\n'; exit 1")
     run = suites.parse([f"red={red}", "green=echo '  not ok 1 - retried, then passed'"])
     assert suites.run(run) == 1
     summary = capsys.readouterr().out.split("== suites ==")[1].splitlines()
     at = next(i for i, line in enumerate(summary) if "red        FAILED" in line)
-    assert [line.strip() for line in summary[at + 1:at + 3]] == ["FAILED tests/a.py::test_one - assert 1 == 2",
-                                                                 "not ok 3 - a walk"]
+    assert [line.strip() for line in summary[at + 1:at + 4]] == ["FAILED tests/a.py::test_one - assert 1 == 2",
+                                                                 "not ok 3 - a walk", "\u00d7 a coloured vitest line"]
     assert not any(line.strip().startswith("not ok 1") for line in summary)
 
 

@@ -247,3 +247,31 @@ describe("ConfirmModal", () => {
     expect(onConfirm).toHaveBeenCalledOnce();
   });
 });
+
+describe("a plan's gate", () => {
+  it("learns a refusal in the same render the plan shows it: a form that leaves the review at once keeps its field errors", async () => {
+    const { PlanView, usePlan, usePlanGate } = await import("../src/components/PlanPanel");
+    const problem = { status: 422, title: "Invalid input", errors: [{ loc: ["body", "image"], msg: "the image tag `latest` is not pinned" }] };
+    const load = () => Promise.reject(new ApiError(422, problem));
+    const seen: [string, boolean][] = [];
+    function Plan({ refused }: { refused: boolean }) {
+      const s = usePlan(load, []);
+      seen.push([s.state, refused]);
+      return <PlanView state={s} />;
+    }
+    function Form() {
+      const gate = usePlanGate();
+      return (
+        <gate.Provider>
+          <Plan refused={gate.refused} />
+          <span data-testid="field">{gate.fieldErrors(["image"]).image ?? ""}</span>
+        </gate.Provider>
+      );
+    }
+    render(<Form />);
+    expect((await screen.findByTestId("plan-error")).textContent).toMatch(/HTTP 422/);
+    expect(screen.getByTestId("field").textContent).toBe("the image tag `latest` is not pinned");
+    // never a render where the plan says refused and the form's gate does not know it yet
+    expect(seen.filter(([state, refused]) => state === "refused" && !refused)).toEqual([]);
+  });
+});

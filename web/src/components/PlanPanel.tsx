@@ -113,12 +113,18 @@ export function usePlan(load: ((signal: AbortSignal) => Promise<Plan>) | null, d
     if (!load) return;
     const ctl = new AbortController();
     setS({ state: "loading" });
+    // The answer reaches the gate in the same render as the panel (not an effect later): a form that leaves the
+    // review at once (Back) still has the refusal's field errors.
+    const settle = (next: PlanState) => {
+      setS(next);
+      report?.(id, next);
+    };
     load(ctl.signal)
-      .then((plan) => { if (!ctl.signal.aborted) setS({ state: "ready", plan }); })
+      .then((plan) => { if (!ctl.signal.aborted) settle({ state: "ready", plan }); })
       .catch((e: Error & { status?: number; problem?: Problem }) => {
         if (ctl.signal.aborted || e.name === "AbortError") return;
-        if (e.status && e.status >= 400 && e.status < 500) setS({ state: "refused", status: e.status, message: refusal(e.status, e.message, e.problem), problem: e.problem });
-        else setS({ state: "error", message: e.message });
+        if (e.status && e.status >= 400 && e.status < 500) settle({ state: "refused", status: e.status, message: refusal(e.status, e.message, e.problem), problem: e.problem });
+        else settle({ state: "error", message: e.message });
       });
     return () => ctl.abort();
     // eslint-disable-next-line react-hooks/exhaustive-deps
