@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import httpx
@@ -170,12 +171,27 @@ def test_ctrl_c_answers_a_long_poll_and_does_not_wait_for_it(tmp_path: Path) -> 
             started.proc.communicate()
 
 
+def _settled(api: httpx.Client, op_id: str, quiet: float = 2.0, timeout: float = 60) -> dict[str, Any]:
+    """The operation once its version has not moved for `quiet` seconds: its first steps have recorded their phases
+    and it waits on AWS (at time scale 1 the NAT gateway's first look is 72 s away), however loaded the machine."""
+    deadline = time.monotonic() + timeout
+    op = api.get(f"/v1/operations/{op_id}").json()
+    since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = api.get(f"/v1/operations/{op_id}").json()
+        if now["version"] != op["version"]:
+            op, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            assert op["status"] == "RUNNING", op
+            return dict(op)
+    pytest.fail(f"operation {op_id} kept changing for {timeout} s")
+
+
 def _long_poll_then_interrupt(started: Running) -> None:
     started.wait_healthy()
     api = _admin(started)
-    op = api.post("/v1/clusters", json=CREATE).json()
-    time.sleep(2)  # the first steps record their phase; then the EKS control plane takes minutes
-    op = api.get(f"/v1/operations/{op['id']}").json()
+    op = _settled(api, api.post("/v1/clusters", json=CREATE).json()["id"])
     answers: list[int] = []
 
     def long_poll() -> None:
@@ -184,7 +200,7 @@ def _long_poll_then_interrupt(started: Running) -> None:
 
     poller = threading.Thread(target=long_poll)
     poller.start()
-    time.sleep(1.0)
+    time.sleep(2.0)  # the poll has reached the server and waits there (its answer is 20 s away)
     code, out, seconds = started.interrupt()
     poller.join(timeout=10)
     assert code == 0 and "Traceback" not in out and "ERROR" not in out, out
